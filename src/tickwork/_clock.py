@@ -1,0 +1,60 @@
+"""The only module that reads wall time or sleeps.
+
+Everything else takes "now" from a ``Clock`` so that ``tickwork.testing.FakeClock`` can
+drive the whole engine (trio's ``MockClock`` is the model).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Clock", "SystemClock", "from_ms", "monotonic", "sleep", "to_ms", "wait"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """A source of "now" as an aware UTC datetime."""
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def __repr__(self) -> str:
+        return "SystemClock()"
+
+
+def to_ms(when: datetime) -> int:
+    """An aware datetime as UTC epoch milliseconds (how every store keeps instants)."""
+    if when.tzinfo is None:
+        raise ValueError(f"naive datetime {when!r}: pass an aware datetime")
+    return round(when.timestamp() * 1000)
+
+
+def from_ms(ms: int) -> datetime:
+    """UTC epoch milliseconds as an aware UTC datetime."""
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def monotonic() -> float:
+    """Seconds on a clock that never goes back, for measuring how long things take."""
+    return time.monotonic()
+
+
+def sleep(seconds: float) -> None:
+    """Block the calling thread (used only for connection back-off)."""
+    time.sleep(seconds)
+
+
+def wait(event: threading.Event, seconds: float) -> bool:
+    """Wait until ``event`` is set or ``seconds`` pass; True when it was set."""
+    return event.wait(max(0.0, seconds))
+
+

@@ -1,0 +1,124 @@
+"""Every exception tickwork raises, in one tree.
+
+::
+
+    TickworkError                      base of everything below; has a stable ``.code``
+    ├── ConfigError (+ ValueError)     something a user passed is invalid
+    │   ├── CronError                  a cron expression is invalid (``.field``, ``.reason``)
+    │   ├── UnknownWorkflowError       no workflow of that name is registered (``.workflow``)
+    │   └── InputValidationError       an input is not JSON or fails its annotation
+    ├── ScheduleConflict               a key is registered with another definition
+    ├── RunFailed                      ``RunHandle.result()``: the run failed (``.run_id``)
+    ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
+    ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
+    └── StoreError                     the database failed; the driver error is ``__cause__``
+
+``.code`` is the same string on the wire (HTTP API, ``Client``) and in the CLI's ``--json``
+output, so a remote caller can raise the very same class.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CronError",
+    "InputValidationError",
+    "RunCancelled",
+    "RunFailed",
+    "RunTimeout",
+    "ScheduleConflict",
+    "StoreError",
+    "TickworkError",
+    "UnknownWorkflowError",
+]
+
+
+class TickworkError(Exception):
+    """Base of every tickwork error."""
+
+    code = "TICKWORK_ERROR"
+
+
+class ConfigError(TickworkError, ValueError):
+    """Something a user passed (an option, a duration, a URL, a zone...) is invalid.
+
+    Raised before anything is stored.
+    """
+
+    code = "CONFIG_ERROR"
+
+
+class CronError(ConfigError):
+    """A cron expression cannot be parsed or can never occur.
+
+    ``field`` names the part that is wrong ("minute", "day-of-month", "expression"...),
+    ``reason`` says why, ``expr`` is the expression as given.
+    """
+
+    code = "CRON_ERROR"
+
+    def __init__(self, expr: str, field: str, reason: str) -> None:
+        self.expr = expr
+        self.field = field
+        self.reason = reason
+        super().__init__(f"Bad cron expression {expr!r}: {field}: {reason}")
+
+
+class UnknownWorkflowError(ConfigError):
+    """No workflow of that name is registered with this engine."""
+
+    code = "UNKNOWN_WORKFLOW"
+
+    def __init__(self, workflow: str) -> None:
+        self.workflow = workflow
+        super().__init__(f"Unknown workflow {workflow!r}: register it with @engine.workflow")
+
+
+class InputValidationError(ConfigError):
+    """An input is not a JSON value, or does not match the workflow's ``input`` annotation."""
+
+    code = "INPUT_INVALID"
+
+
+class ScheduleConflict(TickworkError):
+    """A schedule key is already registered with a different definition."""
+
+    code = "SCHEDULE_CONFLICT"
+
+
+class RunFailed(TickworkError):
+    """The run ended as ``failed``; ``error`` is the stored error text."""
+
+    code = "RUN_FAILED"
+
+    def __init__(self, run_id: str, error: str | None) -> None:
+        self.run_id = run_id
+        self.error = error
+        super().__init__(f"Run {run_id} failed: {error}")
+
+
+class RunCancelled(TickworkError):
+    """The run ended as ``cancelled``."""
+
+    code = "RUN_CANCELLED"
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        super().__init__(f"Run {run_id} was cancelled")
+
+
+class RunTimeout(TickworkError, TimeoutError):
+    """Waiting for a run's result took longer than the timeout given; the run goes on."""
+
+    code = "RUN_TIMEOUT"
+
+    def __init__(self, run_id: str, status: str) -> None:
+        self.run_id = run_id
+        self.status = status
+        super().__init__(f"Run {run_id} is still {status}")
+
+
+class StoreError(TickworkError):
+    """The database could not do what was asked; the driver's error is ``__cause__``."""
+
+    code = "STORE_ERROR"

@@ -1,0 +1,61 @@
+"""Helpers for users' own tests: a clock you move by hand."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from ._clock import Clock
+from ._durations import Duration, parse_duration
+
+__all__ = ["FakeClock"]
+
+
+class FakeClock(Clock):
+    """A clock that stands still until told to move.
+
+    ``Engine(url, clock=FakeClock(start))`` uses it for every notion of "now": due
+    schedules, run delays, durable sleeps, retry back-off and leases. A background worker
+    waiting on it is woken whenever it moves.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("FakeClock needs an aware datetime, e.g. datetime(..., tzinfo=UTC)")
+        self._now = start
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance(self, duration: Duration | timedelta) -> datetime:
+        """Move forward by ``duration`` (any form ``parse_duration`` accepts)."""
+        step = parse_duration(duration)
+        with self._lock:
+            self._now += step
+            now = self._now
+        self._notify()
+        return now
+
+    def set(self, when: datetime) -> datetime:
+        """Jump to ``when`` (forward or back)."""
+        if when.tzinfo is None:
+            raise ValueError("FakeClock.set needs an aware datetime")
+        with self._lock:
+            self._now = when
+        self._notify()
+        return when
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever the clock moves (workers use it to wake up)."""
+        self._listeners.append(listener)
+
+    def _notify(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def __repr__(self) -> str:
+        return f"FakeClock({self._now.isoformat()})"
