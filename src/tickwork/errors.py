@@ -11,6 +11,7 @@
     ├── RunFailed                      ``RunHandle.result()``: the run failed (``.run_id``)
     ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
+    ├── StepFailed                     replay of a step whose tries ran out (``.step``)
     └── StoreError                     the database failed; the driver error is ``__cause__``
 
 ``.code`` is the same string on the wire (HTTP API, ``Client``) and in the CLI's ``--json``
@@ -27,6 +28,7 @@ __all__ = [
     "RunFailed",
     "RunTimeout",
     "ScheduleConflict",
+    "StepFailed",
     "StoreError",
     "TickworkError",
     "UnknownWorkflowError",
@@ -116,6 +118,22 @@ class RunTimeout(TickworkError, TimeoutError):
         self.run_id = run_id
         self.status = status
         super().__init__(f"Run {run_id} is still {status}")
+
+
+class StepFailed(TickworkError):
+    """A step failed for good earlier in this run and the workflow went on past it.
+
+    The first time, a failing step raises the step's own exception into the workflow. When
+    the run is later replayed (after a sleep or a crash), that exception cannot be rebuilt
+    from storage, so this is raised instead; ``error`` is the stored "Type: message".
+    """
+
+    code = "STEP_FAILED"
+
+    def __init__(self, step: str, error: str | None) -> None:
+        self.step = step
+        self.error = error
+        super().__init__(f"Step {step!r} failed: {error}")
 
 
 class StoreError(TickworkError):

@@ -1,0 +1,46 @@
+"""tickwork: durable workflows that run on a schedule.
+
+The public surface is exactly ``__all__``; everything else is internal.
+"""
+
+from ._context import Context as Context
+from ._durations import parse_duration as parse_duration
+from ._engine import Engine as Engine
+from ._engine import RunHandle as RunHandle
+from ._models import RunInfo as RunInfo
+from ._models import RunStatus as RunStatus
+from ._models import StepInfo as StepInfo
+from ._retry import Retry as Retry
+from .errors import ConfigError as ConfigError
+from .errors import CronError as CronError
+from .errors import InputValidationError as InputValidationError
+from .errors import RunCancelled as RunCancelled
+from .errors import RunFailed as RunFailed
+from .errors import RunTimeout as RunTimeout
+from .errors import ScheduleConflict as ScheduleConflict
+from .errors import StepFailed as StepFailed
+from .errors import StoreError as StoreError
+from .errors import TickworkError as TickworkError
+from .errors import UnknownWorkflowError as UnknownWorkflowError
+
+__all__ = [
+    "ConfigError",
+    "Context",
+    "CronError",
+    "Engine",
+    "InputValidationError",
+    "Retry",
+    "RunCancelled",
+    "RunFailed",
+    "RunHandle",
+    "RunInfo",
+    "RunStatus",
+    "RunTimeout",
+    "ScheduleConflict",
+    "StepFailed",
+    "StepInfo",
+    "StoreError",
+    "TickworkError",
+    "UnknownWorkflowError",
+    "parse_duration",
+]

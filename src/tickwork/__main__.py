@@ -1,0 +1,3 @@
+from tickwork.cli import main
+
+main(prog_name="tickwork")

@@ -1,0 +1,287 @@
+"""``Context``: what a workflow uses to checkpoint steps, sleep durably and read the time.
+
+A workflow function is re-run from the top whenever its run resumes (after a sleep, a
+retry, a crash). Each checkpoint is looked up by (kind, name) in the run's stored log:
+found, its stored outcome is returned without running anything; missing, the work is done
+and its outcome is stored before the workflow goes on. Calling the same name twice in one
+run (a loop) is allowed: the n-th call of "fetch" is stored as "fetch#n".
+
+Leaving the function early (to sleep, to wait for a step retry, because the run was
+cancelled or timed out) is done with ``BaseException`` subclasses, so that a workflow's
+``except Exception`` cannot swallow them (trio's ``Cancelled`` is the model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from . import _clock
+from ._durations import Duration, to_ms
+from ._ids import canonical_json
+from ._models import RunInfo, RunStatus, StepInfo
+from ._registry import WorkflowDef
+from ._retry import NO_RETRY, Retry
+from ._store import ClaimedRun, StepRecord, Store
+from .errors import ConfigError, StepFailed
+
+__all__ = ["AttemptTimedOut", "CancelRequested", "Context", "Suspend", "describe_error"]
+
+
+class Suspend(BaseException):  # noqa: N818 - a signal, not an error
+    """Leave the workflow now and resume it at ``available_ms`` with ``status``."""
+
+    def __init__(self, available_ms: int, status: RunStatus) -> None:
+        super().__init__(available_ms, status)
+        self.available_ms = available_ms
+        self.status = status
+
+
+class CancelRequested(BaseException):  # noqa: N818 - a signal, not an error
+    """The run was cancelled while running: stop at this step boundary."""
+
+
+class AttemptTimedOut(BaseException):  # noqa: N818 - a signal, not an error
+    """The attempt ran past its workflow's ``timeout``."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """How an exception is stored: "Type: message"."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+@dataclass
+class _Lease:
+    """The execution's hold on its run, shared with the worker that renews it."""
+
+    store: Store
+    token: str
+    lease_ms: int
+    cancel_requested: bool = False
+
+
+class Context:
+    """Handed to every workflow call as its first argument."""
+
+    def __init__(
+        self,
+        *,
+        claim: ClaimedRun,
+        definition: WorkflowDef,
+        store: Store,
+        clock: _clock.Clock,
+        lease_ms: int,
+        input: Any,
+    ) -> None:
+        info = claim.info
+        self.run_id: str = info.id
+        self.workflow: str = info.workflow
+        self.attempt: int = info.attempt
+        self.input: Any = input
+        self.schedule_key: str | None = info.schedule_key
+        self.scheduled_for: datetime | None = info.scheduled_for
+        self._info = info
+        self._definition = definition
+        self._clock = clock
+        self._lease = _Lease(store, claim.lease_token, lease_ms, claim.cancel_requested)
+        self._log: dict[tuple[str, str], StepInfo] = {(s.kind, s.name): s for s in claim.steps}
+        self._calls: dict[tuple[str, str], int] = {}
+        self._seq = len(claim.steps)
+        self._deadline_ms = (
+            claim.attempt_started_ms + definition.timeout_ms
+            if definition.timeout_ms is not None
+            else None
+        )
+
+    @property
+    def info(self) -> RunInfo:
+        """The run as it was when this execution began."""
+        return self._info
+
+    def request_cancel(self) -> None:
+        """Stop at the next step boundary (called when a lease renewal sees a cancel)."""
+        self._lease.cancel_requested = True
+
+    # -- checkpoints -------------------------------------------------------------------
+
+    def step(
+        self, name: str, fn: Callable[..., Any], *args: Any, retry: Retry | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run ``fn(*args, **kwargs)`` once for this run and return its (stored) result.
+
+        In an ``async def`` workflow, ``await`` it. The result must be a JSON value and is
+        returned as stored (a tuple comes back as a list, on the first run as on replays).
+        On failure the step alone is tried again after ``retry``'s back-off, durably; when
+        its tries run out its exception is raised into the workflow.
+        """
+        key = self._key("step", name)
+        if retry is not None and not isinstance(retry, Retry):
+            raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
+        if self._definition.is_async:
+            return self._step_async(key, fn, args, kwargs, retry or NO_RETRY)
+        replayed = self._replay_step(key, retry or NO_RETRY)
+        if replayed is not _MISSING:
+            return replayed
+        started = self._now_ms()
+        try:
+            value = fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_awaited(value))
+        except Exception as exc:
+            self._record_failure(key, started, exc, retry or NO_RETRY)
+            raise
+        return self._record_success(key, started, value)
+
+    async def _step_async(
+        self, key: str, fn: Callable[..., Any], args: Any, kwargs: Any, retry: Retry
+    ) -> Any:
+        replayed = self._replay_step(key, retry)
+        if replayed is not _MISSING:
+            return replayed
+        started = self._now_ms()
+        try:
+            value = fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            self._record_failure(key, started, exc, retry)
+            raise
+        return self._record_success(key, started, value)
+
+    def sleep(self, name: str, duration: Duration) -> Any:
+        """Suspend the run for ``duration``, durably: the worker is freed meanwhile.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        key = self._key("sleep", name)
+        wake = self._wake_ms(key, lambda now: now + to_ms(duration))
+        return self._sleep_or_suspend(wake)
+
+    def sleep_until(self, name: str, when: datetime) -> Any:
+        """Suspend the run until the aware datetime ``when`` (no wait if it has passed)."""
+        if not isinstance(when, datetime) or when.tzinfo is None:
+            raise ConfigError(f"sleep_until needs an aware datetime, not {when!r}")
+        key = self._key("sleep", name)
+        wake = self._wake_ms(key, lambda _now: _clock.to_ms(when))
+        return self._sleep_or_suspend(wake)
+
+    def now(self) -> datetime:
+        """The current time, recorded on first call so replays see the same value."""
+        key = self._key("now", "now")
+        stored = self._log.get(("now", key))
+        if stored is not None:
+            return _clock.from_ms(int(stored.result))
+        now = self._now_ms()
+        self._write(StepRecord("now", key, self._next_seq(), "completed", str(now), None, 1,
+                               now, now))  # fmt: skip
+        return _clock.from_ms(now)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _key(self, kind: str, name: str) -> str:
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"A {kind} needs a non-empty name, not {name!r}")
+        count = self._calls.get((kind, name), 0) + 1
+        self._calls[(kind, name)] = count
+        return name if count == 1 else f"{name}#{count}"
+
+    def _replay_step(self, key: str, retry: Retry) -> Any:
+        stored = self._log.get(("step", key))
+        if stored is not None:
+            if stored.status == "completed":
+                return stored.result
+            if not retry.allows_another(stored.attempts):
+                raise StepFailed(key, stored.error)
+        self._check_boundary()
+        return _MISSING
+
+    def _record_success(self, key: str, started: int, value: Any) -> Any:
+        try:
+            text = canonical_json(value, what=f"The result of step {key!r}")
+        except ConfigError as exc:
+            self._record_failure(key, started, exc, NO_RETRY)
+            raise
+        attempts = self._previous_tries(key) + 1
+        self._write(StepRecord("step", key, self._next_seq(), "completed", text, None,
+                               attempts, started, self._now_ms()))  # fmt: skip
+        return json.loads(text)
+
+    def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:
+        attempts = self._previous_tries(key) + 1
+        self._write(StepRecord("step", key, self._next_seq(), "failed", None,
+                               describe_error(exc), attempts, started, self._now_ms()))  # fmt: skip
+        if retry.allows_another(attempts):
+            raise Suspend(self._now_ms() + retry.delay_ms(attempts), RunStatus.PENDING)
+
+    def _previous_tries(self, key: str) -> int:
+        stored = self._log.get(("step", key))
+        return stored.attempts if stored is not None and stored.status == "failed" else 0
+
+    def _wake_ms(self, key: str, compute: Callable[[int], int]) -> int:
+        stored = self._log.get(("sleep", key))
+        if stored is not None:
+            return int(stored.result)
+        self._check_boundary()
+        now = self._now_ms()
+        wake = compute(now)
+        self._write(StepRecord("sleep", key, self._next_seq(), "completed", str(wake), None, 1,
+                               now, now))  # fmt: skip
+        return wake
+
+    def _sleep_or_suspend(self, wake_ms: int) -> Any:
+        if self._now_ms() < wake_ms:
+            raise Suspend(wake_ms, RunStatus.SLEEPING)
+        return _done() if self._definition.is_async else None
+
+    def _check_boundary(self) -> None:
+        if self._lease.cancel_requested:
+            raise CancelRequested
+        if self._deadline_ms is not None and self._now_ms() >= self._deadline_ms:
+            raise AttemptTimedOut
+
+    def _write(self, record: StepRecord) -> None:
+        lease = self._lease
+        cancel = lease.store.record_step(
+            run_id=self.run_id, token=lease.token, step=record, now_ms=self._now_ms(),
+            lease_ms=lease.lease_ms,
+        )  # fmt: skip
+        lease.cancel_requested = lease.cancel_requested or cancel
+        self._log[(record.kind, record.name)] = StepInfo(
+            run_id=self.run_id, name=record.name, kind=record.kind, status=record.status,
+            result=None if record.result_json is None else json.loads(record.result_json),
+            error=record.error, attempts=record.attempts,
+            started_at=_clock.from_ms(record.started_ms),
+            finished_at=_clock.from_ms(record.finished_ms),
+        )  # fmt: skip
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _now_ms(self) -> int:
+        return _clock.to_ms(self._clock.now())
+
+    def __repr__(self) -> str:
+        return f"<Context run={self.run_id} workflow={self.workflow} attempt={self.attempt}>"
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+async def _done() -> None:
+    return None

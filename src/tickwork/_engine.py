@@ -1,0 +1,444 @@
+"""``Engine``: the public API for registering workflows, starting runs and running workers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar, overload
+
+from . import _clock
+from ._durations import Duration, to_ms
+from ._ids import canonical_json, new_run_id, new_worker_id
+from ._models import RunInfo, RunStatus, StepInfo
+from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
+from ._retry import NO_RETRY, Retry
+from ._store import NewRun, Store, open_store
+from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
+from .errors import (
+    ConfigError,
+    RunCancelled,
+    RunFailed,
+    RunTimeout,
+    TickworkError,
+    UnknownWorkflowError,
+)
+
+__all__ = ["DEFAULT_URL", "Engine", "RunHandle"]
+
+DEFAULT_URL = "sqlite:///tickwork.db"
+F = TypeVar("F", bound=Callable[..., Any])
+_MAX_ID = 200
+
+
+class RunHandle:
+    """A started run: ask its status, wait for its result, cancel it."""
+
+    def __init__(self, engine: Engine, run_id: str) -> None:
+        self._engine = engine
+        self.id = run_id
+
+    def status(self) -> RunStatus:
+        run = self._engine.get_run(self.id)
+        if run is None:
+            raise TickworkError(f"Run {self.id} no longer exists")
+        return run.status
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Wait until the run ends; return its result or raise ``RunFailed`` /
+        ``RunCancelled``. With ``timeout`` (seconds), give up with ``RunTimeout``.
+        """
+        deadline = None if timeout is None else _clock.monotonic() + timeout
+        finished = self._engine._core.finished
+        while True:
+            run = self._engine.get_run(self.id)
+            if run is None:
+                raise TickworkError(f"Run {self.id} no longer exists")
+            if run.status is RunStatus.COMPLETED:
+                return run.result
+            if run.status is RunStatus.FAILED:
+                raise RunFailed(run.id, run.error)
+            if run.status is RunStatus.CANCELLED:
+                raise RunCancelled(run.id)
+            wait = 0.1  # other processes finish runs too: look again at least this often
+            if deadline is not None:
+                remaining = deadline - _clock.monotonic()
+                if remaining <= 0:
+                    raise RunTimeout(run.id, run.status.value)
+                wait = min(wait, remaining)
+            with finished:
+                finished.wait(wait)
+
+    async def result_async(self, timeout: float | None = None) -> Any:
+        return await asyncio.to_thread(self.result, timeout)
+
+    def cancel(self) -> bool:
+        return self._engine.cancel(self.id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunHandle) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"RunHandle({self.id!r})"
+
+
+class Engine:
+    """Workflows, runs and workers over one database (SQLite file or PostgreSQL)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        clock: _clock.Clock | None = None,
+        pools: Sequence[str] | None = None,
+        lease: Duration = "30s",
+        on_error: Callable[[BaseException, dict[str, Any]], Any] | None = None,
+    ) -> None:
+        self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
+        if clock is not None and not isinstance(clock, _clock.Clock):
+            raise ConfigError(f"clock must have a now() method, not {clock!r}")
+        if isinstance(pools, str) or (pools is not None and not pools):
+            raise ConfigError(f"pools must be a non-empty list of pool names, not {pools!r}")
+        if on_error is not None and not callable(on_error):
+            raise ConfigError(f"on_error must be callable, not {on_error!r}")
+        self.clock = clock or _clock.SystemClock()
+        store = open_store(self.url)
+        self._registry = Registry()
+        self._core = Core(
+            store=store,
+            registry=self._registry,
+            clock=self.clock,
+            pools=tuple(check_pool(p) for p in (pools or ["default"])),
+            lease_ms=to_ms(lease),
+            hooks=Hooks(on_error=on_error),
+            worker_id=f"{socket.gethostname()}:{os.getpid()}:{new_worker_id()[:6]}",
+        )
+        self._migrated = False
+        self._migrate_lock = threading.Lock()
+        listen = getattr(self.clock, "add_listener", None)
+        if callable(listen):
+            listen(self._core.wake.set)  # a FakeClock moved: look again at what is due
+
+    # -- registration --------------------------------------------------------------------
+
+    @overload
+    def workflow(self, name: F, /) -> F: ...
+
+    @overload
+    def workflow(
+        self,
+        name: str | None = None,
+        *,
+        version: str = "1",
+        retry: Retry | None = None,
+        concurrency: int | None = None,
+        pool: str = "default",
+        priority: int = 0,
+        timeout: Duration | None = None,
+        schedule: Any = None,
+    ) -> Callable[[F], F]: ...
+
+    def workflow(
+        self,
+        name: Any = None,
+        *,
+        version: str = "1",
+        retry: Retry | None = None,
+        concurrency: int | None = None,
+        pool: str = "default",
+        priority: int = 0,
+        timeout: Duration | None = None,
+        schedule: Any = None,
+    ) -> Any:
+        """Register a workflow: ``@engine.workflow`` or ``@engine.workflow("name", ...)``."""
+        if callable(name):
+            return self.workflow()(name)
+        if name is not None and (not isinstance(name, str) or not name or len(name) > _MAX_ID):
+            raise ConfigError(f"A workflow name must be a non-empty string, not {name!r}")
+        if not isinstance(version, str) or not version:
+            raise ConfigError(f"version must be a non-empty string, not {version!r}")
+        if retry is not None and not isinstance(retry, Retry):
+            raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
+        if concurrency is not None and (
+            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+        ):
+            raise ConfigError(f"concurrency must be an int >= 1 or None, not {concurrency!r}")
+        options = dict(
+            version=version, retry=retry or NO_RETRY, concurrency=concurrency,
+            pool=check_pool(pool), priority=check_priority(priority),
+            timeout_ms=None if timeout is None else to_ms(timeout), schedule=schedule,
+        )  # fmt: skip
+
+        def register(fn: F) -> F:
+            is_async, takes_input, adapter = inspect_workflow(fn)
+            definition = WorkflowDef(
+                name=name or fn.__name__, fn=fn, is_async=is_async, takes_input=takes_input,
+                adapter=adapter, **options,  # type: ignore[arg-type]
+            )  # fmt: skip
+            self._registry.add(definition)
+            fn.__tickwork_workflow__ = definition.name  # type: ignore[attr-defined]
+            self._core.wake.set()
+            return fn
+
+        return register
+
+    def workflows(self) -> list[str]:
+        """Names of the workflows registered with this engine."""
+        return self._registry.names()
+
+    def on_run_started(self, hook: Hook) -> Hook:
+        """Call ``hook(run_info)`` when a run first begins executing."""
+        self._core.hooks.started.append(hook)
+        return hook
+
+    def on_run_completed(self, hook: Hook) -> Hook:
+        """Call ``hook(run_info)`` when a run completes."""
+        self._core.hooks.completed.append(hook)
+        return hook
+
+    def on_run_failed(self, hook: Hook) -> Hook:
+        """Call ``hook(run_info)`` when a run fails for good (its retries spent)."""
+        self._core.hooks.failed.append(hook)
+        return hook
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start(
+        self,
+        workflow: str | Callable[..., Any],
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        priority: int | None = None,
+        pool: str | None = None,
+        delay: Duration | None = None,
+    ) -> RunHandle:
+        """Start a run now (or after ``delay``). Idempotent by ``run_id``: starting an id
+        that exists returns a handle to the existing run and changes nothing.
+        """
+        definition = self._definition(workflow)
+        value = definition.validate_input(input)
+        if run_id is not None and (
+            not isinstance(run_id, str) or not run_id or len(run_id) > _MAX_ID
+        ):
+            raise ConfigError(f"run_id must be a non-empty string of at most {_MAX_ID} chars")
+        now = self._now_ms()
+        run = NewRun(
+            id=run_id or new_run_id(), workflow=definition.name, version=definition.version,
+            input_json=None if value is None else canonical_json(value),
+            priority=definition.priority if priority is None else check_priority(priority),
+            pool=definition.pool if pool is None else check_pool(pool),
+            created_ms=now, available_ms=now + (0 if delay is None else to_ms(delay)),
+        )  # fmt: skip
+        stored, _inserted = self._store.insert_run(run)
+        self._core.wake.set()
+        return RunHandle(self, stored.id)
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        """The run with this id, or None."""
+        return self._store.get_run(run_id)
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | str | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        """Runs matching every filter given, newest first."""
+        if status is not None:
+            try:
+                status = RunStatus(status)
+            except ValueError:
+                raise ConfigError(
+                    f"Unknown status {status!r}: expected one of {[s.value for s in RunStatus]}"
+                ) from None
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+            raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")
+        return self._store.list_runs(
+            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
+        )
+
+    def list_steps(self, run_id: str) -> list[StepInfo]:
+        """The checkpoints a run has recorded, in order (steps, sleeps, ``now()``s)."""
+        return self._store.list_steps(run_id)
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run: at once if pending or sleeping, at its next step if running.
+
+        False when the run is unknown or already finished.
+        """
+        cancelled = self._store.cancel_run(run_id, now_ms=self._now_ms())
+        if cancelled:
+            with self._core.finished:
+                self._core.finished.notify_all()
+        return cancelled
+
+    # -- executing -----------------------------------------------------------------------
+
+    def tick(self) -> list[str]:
+        """One scheduler pass at ``clock.now()``; the ids of the runs it started."""
+        self._ready()
+        return []
+
+    def run_until_idle(self) -> int:
+        """Execute, in this thread, every run runnable at ``clock.now()`` until none is.
+
+        Returns how many run attempts were executed.
+        """
+        self._ready()
+        keeper = LeaseKeeper(self._core)
+        executed = 0
+        try:
+            while claims := self._core.claim(1):
+                self._core.run_claimed(claims[0], keeper)
+                executed += 1
+        finally:
+            keeper.stop()
+        return executed
+
+    def run_worker(
+        self, *, threads: int = 8, drain_timeout: Duration = "30s", poll_interval: Duration = "1s"
+    ) -> None:
+        """Fire schedules and execute runs until SIGINT or SIGTERM, then drain and return."""
+        worker = self._make_worker(threads, drain_timeout, poll_interval)
+        previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, lambda _signum, _frame: worker.stop())
+        try:
+            worker.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    @contextlib.contextmanager
+    def worker(
+        self, *, threads: int = 8, drain_timeout: Duration = "30s", poll_interval: Duration = "1s"
+    ) -> Iterator[Worker]:
+        """The worker loop on a background thread for the duration of a ``with`` block."""
+        worker = self._make_worker(threads, drain_timeout, poll_interval)
+        thread = threading.Thread(target=worker.run, name="tickwork-worker", daemon=True)
+        thread.start()
+        try:
+            yield worker
+        finally:
+            worker.stop()
+            thread.join()
+
+    def _make_worker(self, threads: int, drain_timeout: Duration, poll_interval: Duration) -> Worker:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
+        self._ready()
+        return Worker(
+            self._core, threads=threads, drain_timeout=to_ms(drain_timeout) / 1000,
+            poll_interval=to_ms(poll_interval) / 1000, tick=self.tick,
+        )  # fmt: skip
+
+    # -- cadence preview -----------------------------------------------------------------
+
+    def preview(
+        self,
+        *,
+        cron: str | None = None,
+        every: Duration | None = None,
+        timezone: str = "UTC",
+        after: datetime | None = None,
+        count: int = 5,
+    ) -> list[datetime]:
+        """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
+        from ._cadence import preview
+
+        return preview(
+            cron=cron, every=every, timezone=timezone, after=after or self.clock.now(), count=count
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Apply pending schema migrations now; return the schema version."""
+        with self._migrate_lock:
+            version = self._core.store.migrate()
+            self._migrated = True
+        return version
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._core.store.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Engine({self.url!r})"
+
+    # -- async twins ---------------------------------------------------------------------
+
+    async def start_async(
+        self,
+        workflow: str | Callable[..., Any],
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        priority: int | None = None,
+        pool: str | None = None,
+        delay: Duration | None = None,
+    ) -> RunHandle:
+        return await asyncio.to_thread(
+            lambda: self.start(
+                workflow, input, run_id=run_id, priority=priority, pool=pool, delay=delay
+            )
+        )
+
+    async def get_run_async(self, run_id: str) -> RunInfo | None:
+        return await asyncio.to_thread(self.get_run, run_id)
+
+    async def list_runs_async(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | str | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        return await asyncio.to_thread(
+            lambda: self.list_runs(
+                workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
+            )
+        )
+
+    async def cancel_async(self, run_id: str) -> bool:
+        return await asyncio.to_thread(self.cancel, run_id)
+
+    # -- internals -----------------------------------------------------------------------
+
+    @property
+    def _store(self) -> Store:
+        self._ready()
+        return self._core.store
+
+    def _ready(self) -> None:
+        if not self._migrated:
+            self.migrate()
+
+    def _now_ms(self) -> int:
+        return _clock.to_ms(self.clock.now())
+
+    def _definition(self, workflow: str | Callable[..., Any]) -> WorkflowDef:
+        name = getattr(workflow, "__tickwork_workflow__", workflow)
+        if not isinstance(name, str):
+            raise UnknownWorkflowError(repr(workflow))
+        return self._registry.get(name)
+

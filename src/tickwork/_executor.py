@@ -1,0 +1,119 @@
+"""One attempt of one run: call the workflow and store what came of it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import _clock
+from ._context import AttemptTimedOut, CancelRequested, Context, Suspend, describe_error
+from ._ids import canonical_json
+from ._models import RunInfo, RunStatus
+from ._registry import WorkflowDef
+from ._store import ClaimedRun, LeaseLost, Store
+
+__all__ = ["Outcome", "execute"]
+
+log = logging.getLogger("tickwork")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one execution did: the run as stored after it, or None if the lease was lost."""
+
+    run: RunInfo | None
+    finished: bool
+
+
+def execute(
+    claim: ClaimedRun,
+    definition: WorkflowDef,
+    *,
+    store: Store,
+    clock: _clock.Clock,
+    lease_ms: int,
+    on_context: Callable[[Context | None], None] = lambda _ctx: None,
+) -> Outcome:
+    """Execute the claimed run until it finishes, suspends or fails this attempt.
+
+    ``on_context`` receives the context while it runs (and None after) so the caller can
+    flag a cancellation seen by a lease renewal.
+    """
+    info = claim.info
+    token = claim.lease_token
+
+    def now_ms() -> int:
+        return _clock.to_ms(clock.now())
+
+    def finish(status: RunStatus, result: str | None = None, error: str | None = None) -> Outcome:
+        run = store.finish_run(
+            run_id=info.id, token=token, status=status, result_json=result, error=error,
+            now_ms=now_ms(),
+        )  # fmt: skip
+        return Outcome(run, True)
+
+    try:
+        if claim.cancel_requested:
+            return finish(RunStatus.CANCELLED)
+        ctx = Context(
+            claim=claim, definition=definition, store=store, clock=clock, lease_ms=lease_ms,
+            input=definition.load_input(info.input),
+        )  # fmt: skip
+        on_context(ctx)
+        try:
+            value = _call(definition, ctx)
+            result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
+        except Suspend as suspend:
+            run = store.reschedule_run(
+                run_id=info.id, token=token, status=suspend.status,
+                available_ms=suspend.available_ms, attempt=info.attempt, error=None,
+                new_attempt=False,
+            )  # fmt: skip
+            return Outcome(run, False)
+        except CancelRequested:
+            return finish(RunStatus.CANCELLED)
+        except AttemptTimedOut:
+            return _failed_attempt(
+                claim, definition, store, now_ms(),
+                f"TimeoutError: attempt {info.attempt} ran longer than its timeout",
+            )  # fmt: skip
+        except Exception as exc:
+            return _failed_attempt(claim, definition, store, now_ms(), describe_error(exc))
+        finally:
+            on_context(None)
+        return finish(RunStatus.COMPLETED, result=result)
+    except LeaseLost:
+        # Another worker took the run (our lease expired) or it was cancelled; whatever
+        # we did not write is theirs to do.
+        log.warning("tickwork: lost the lease on run %s; leaving it to its new owner", info.id)
+        return Outcome(None, False)
+
+
+def _call(definition: WorkflowDef, ctx: Context) -> Any:
+    args = (ctx, ctx.input) if definition.takes_input else (ctx,)
+    if definition.is_async:
+        return asyncio.run(definition.fn(*args))
+    return definition.fn(*args)
+
+
+def _failed_attempt(
+    claim: ClaimedRun, definition: WorkflowDef, store: Store, now_ms: int, error: str
+) -> Outcome:
+    """Retry after the back-off while the policy allows, else fail the run for good."""
+    info = claim.info
+    retry = definition.retry
+    if retry.allows_another(info.attempt):
+        run = store.reschedule_run(
+            run_id=info.id, token=claim.lease_token, status=RunStatus.PENDING,
+            available_ms=now_ms + retry.delay_ms(info.attempt), attempt=info.attempt + 1,
+            error=error, new_attempt=True,
+        )  # fmt: skip
+        return Outcome(run, False)
+    run = store.finish_run(
+        run_id=info.id, token=claim.lease_token, status=RunStatus.FAILED, result_json=None,
+        error=error, now_ms=now_ms,
+    )  # fmt: skip
+    return Outcome(run, True)

@@ -1,0 +1,138 @@
+"""Workflow definitions: what ``@engine.workflow`` records, and input validation.
+
+Inputs are validated against the ``input`` parameter's annotation with pydantic's
+``TypeAdapter`` (a well-kept validator; no hand-written checks), once when a run is started
+or scheduled (so a bad input is refused before anything is stored) and again when the run
+executes (so the function receives the annotated type, e.g. a pydantic model).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from ._ids import JSON, canonical_json
+from ._retry import NO_RETRY, Retry
+from .errors import ConfigError, InputValidationError, UnknownWorkflowError
+
+__all__ = ["Registry", "WorkflowDef", "check_pool", "check_priority"]
+
+
+@dataclass(frozen=True)
+class WorkflowDef:
+    """A registered workflow and its options."""
+
+    name: str
+    fn: Callable[..., Any]
+    version: str
+    retry: Retry
+    concurrency: int | None
+    pool: str
+    priority: int
+    timeout_ms: int | None
+    is_async: bool
+    takes_input: bool
+    adapter: pydantic.TypeAdapter[Any] | None
+    schedule: Any = field(default=None, compare=False)
+
+    def validate_input(self, value: JSON) -> JSON:
+        """``value`` checked and normalised to JSON; ``InputValidationError`` when bad."""
+        if not self.takes_input:
+            if value is not None:
+                raise InputValidationError(
+                    f"Workflow {self.name!r} takes no input, but one was given: {value!r}"
+                )
+            return None
+        if self.adapter is not None:
+            try:
+                value = self.adapter.dump_python(self.adapter.validate_python(value), mode="json")
+            except pydantic.ValidationError as exc:
+                raise InputValidationError(
+                    f"Input of workflow {self.name!r} does not match its annotation: {exc}"
+                ) from exc
+        canonical_json(value, what=f"Input of workflow {self.name!r}")
+        return value
+
+    def load_input(self, value: JSON) -> Any:
+        """The stored input as the type the function's annotation asks for."""
+        if self.adapter is None:
+            return value
+        return self.adapter.validate_python(value)
+
+
+def check_pool(pool: object) -> str:
+    if not isinstance(pool, str) or not pool:
+        raise ConfigError(f"pool must be a non-empty string, not {pool!r}")
+    return pool
+
+
+def check_priority(priority: object) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ConfigError(f"priority must be an int, not {priority!r}")
+    return priority
+
+
+class Registry:
+    """The workflows one engine knows, by name."""
+
+    def __init__(self) -> None:
+        self._workflows: dict[str, WorkflowDef] = {}
+
+    def add(self, definition: WorkflowDef) -> None:
+        existing = self._workflows.get(definition.name)
+        if existing is not None and existing.fn is not definition.fn:
+            raise ConfigError(f"Workflow {definition.name!r} is already registered")
+        self._workflows[definition.name] = definition
+
+    def get(self, name: str) -> WorkflowDef:
+        try:
+            return self._workflows[name]
+        except (KeyError, TypeError):
+            raise UnknownWorkflowError(str(name)) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._workflows
+
+    def __iter__(self) -> Iterator[WorkflowDef]:
+        return iter(list(self._workflows.values()))
+
+    def names(self) -> list[str]:
+        return sorted(self._workflows)
+
+
+def inspect_workflow(fn: Callable[..., Any]) -> tuple[bool, bool, pydantic.TypeAdapter[Any] | None]:
+    """(is_async, takes_input, adapter) for a workflow function, or ``ConfigError``."""
+    if not callable(fn):
+        raise ConfigError(f"A workflow must be a function, not {fn!r}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"Cannot read the signature of {fn!r}: {exc}") from exc
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if not params or len(params) > 2:
+        raise ConfigError(
+            f"Workflow {getattr(fn, '__name__', fn)!r} must take (ctx) or (ctx, input)"
+        )
+    takes_input = len(params) == 2
+    adapter = None
+    if takes_input:
+        try:
+            hints = typing.get_type_hints(fn)
+        except Exception as exc:  # any failure to resolve annotations is a config error
+            raise ConfigError(f"Cannot resolve the annotations of {fn!r}: {exc}") from exc
+        annotation = hints.get(params[1].name)
+        if annotation is not None and annotation is not Any:
+            try:
+                adapter = pydantic.TypeAdapter(annotation)
+            except pydantic.PydanticUserError as exc:
+                raise ConfigError(f"Cannot validate input type {annotation!r}: {exc}") from exc
+    return inspect.iscoroutinefunction(fn), takes_input, adapter

@@ -1,0 +1,56 @@
+"""Retry policies and their exponential back-off."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from ._durations import Duration, to_ms
+from .errors import ConfigError
+
+__all__ = ["NO_RETRY", "Retry"]
+
+
+@dataclass(frozen=True, init=False)
+class Retry:
+    """Try up to ``max_attempts`` times; wait ``backoff * factor**(n-1)`` after failure n.
+
+    The wait is capped at ``max_backoff``. Used on workflows (a failed attempt is retried
+    with its completed steps kept) and on steps (the step alone is tried again).
+    """
+
+    max_attempts: int
+    backoff: timedelta
+    factor: float
+    max_backoff: timedelta
+
+    def __init__(
+        self,
+        max_attempts: int = 3,
+        backoff: Duration = "1s",
+        factor: float = 2.0,
+        max_backoff: Duration = "5m",
+    ) -> None:
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise ConfigError(f"Retry.max_attempts must be an int >= 1, not {max_attempts!r}")
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
+            raise ConfigError(f"Retry.factor must be a number >= 1, not {factor!r}")
+        object.__setattr__(self, "max_attempts", max_attempts)
+        object.__setattr__(self, "backoff", timedelta(milliseconds=to_ms(backoff)))
+        object.__setattr__(self, "factor", float(factor))
+        object.__setattr__(self, "max_backoff", timedelta(milliseconds=to_ms(max_backoff)))
+
+    def delay_ms(self, failed_attempt: int) -> int:
+        """Milliseconds to wait after the ``failed_attempt``-th attempt (1-based) failed."""
+        base = self.backoff.total_seconds() * 1000
+        cap = self.max_backoff.total_seconds() * 1000
+        # Bound the exponent so a huge attempt count cannot overflow a float.
+        exponent = min(failed_attempt - 1, 64)
+        return int(min(base * self.factor**exponent, cap))
+
+    def allows_another(self, failed_attempt: int) -> bool:
+        """Whether an attempt may follow the ``failed_attempt``-th failure."""
+        return failed_attempt < self.max_attempts
+
+
+NO_RETRY = Retry(max_attempts=1)

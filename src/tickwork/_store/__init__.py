@@ -1,0 +1,26 @@
+"""Stores: the contract and its SQL backends, opened by URL."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
+
+__all__ = ["ClaimedRun", "LeaseLost", "NewRun", "StepRecord", "Store", "open_store"]
+
+
+def open_store(url: str) -> Store:
+    """The store a URL names: ``sqlite:///file.db`` or ``postgresql://...``."""
+    if not isinstance(url, str):
+        raise ConfigError(f"Bad database URL {url!r}: expected a string")
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(url)
+    if scheme in ("postgresql", "postgres"):
+        raise ConfigError("PostgreSQL support is not available yet in this version")
+    raise ConfigError(
+        f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
+    )

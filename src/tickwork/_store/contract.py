@@ -1,0 +1,216 @@
+"""The store contract: what every backend (SQLite, PostgreSQL) guarantees.
+
+Rules that hold for every method unless its docstring says otherwise:
+
+- Each method is one transaction: it happens whole or not at all.
+- Time is an argument. ``now_ms`` (UTC epoch milliseconds) is always passed in; a store
+  never reads a clock and its SQL never calls ``NOW()``. Instants are stored as UTC epoch
+  milliseconds, JSON values as canonical JSON text.
+- A run being executed is held by a *lease*: a token given by ``claim_runs`` and valid until
+  ``lease_expires_at``. Every write on behalf of an execution (``record_step``,
+  ``finish_run``, ``reschedule_run``, ``renew_leases``) names the token and changes nothing
+  when the token is no longer the run's: the run was taken over after the lease expired, or
+  cancelled, or released. So a stale owner can never write a step or a result.
+- Driver errors are raised as ``tickwork.errors.StoreError`` with the driver error as cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .._models import RunInfo, RunStatus, StepInfo
+
+__all__ = ["ClaimedRun", "LeaseLost", "NewRun", "StepRecord", "Store"]
+
+
+class LeaseLost(BaseException):  # noqa: N818 - a signal, not an error
+    """The execution's lease is no longer the run's; the executor must stop writing.
+
+    A ``BaseException`` so that a workflow's ``except Exception`` cannot swallow it.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class NewRun:
+    """A run to insert. ``available_ms`` is when it may first execute."""
+
+    id: str
+    workflow: str
+    version: str
+    input_json: str | None
+    priority: int
+    pool: str
+    created_ms: int
+    available_ms: int
+    schedule_key: str | None = None
+    schedule_revision: int | None = None
+    scheduled_for_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """A checkpoint to write: ``status`` is "completed" or "failed" (a failed try)."""
+
+    kind: str
+    name: str
+    seq: int
+    status: str
+    result_json: str | None
+    error: str | None
+    attempts: int
+    started_ms: int
+    finished_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A run handed to one executor, with the checkpoints recorded so far.
+
+    ``attempt_started_ms`` is when the current attempt first began executing (kept across
+    sleeps and take-overs, reset by a retry); ``resumed`` is True when the run had already
+    started before this claim; ``cancel_requested`` asks the executor to stop at once.
+    """
+
+    info: RunInfo
+    lease_token: str
+    steps: Sequence[StepInfo]
+    attempt_started_ms: int
+    resumed: bool
+    cancel_requested: bool
+
+
+class Store(Protocol):
+    """Durable state of runs and their checkpoints."""
+
+    def migrate(self) -> int:
+        """Apply pending schema migrations; return the schema version now in force.
+
+        Safe to call from many processes at once: each migration is applied once.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections. The store is unusable afterwards."""
+        ...
+
+    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
+        """Insert ``run`` as ``pending`` unless a run with its id exists.
+
+        Returns the stored run and whether it was inserted now. An existing run is returned
+        unchanged (whatever its definition): ``start`` is idempotent by run id.
+        """
+        ...
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        """The run with this id, or None."""
+        ...
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        """Runs matching every filter given, newest first (by creation, then id)."""
+        ...
+
+    def list_steps(self, run_id: str) -> list[StepInfo]:
+        """The run's checkpoints in the order they were first recorded."""
+        ...
+
+    def claim_runs(
+        self,
+        *,
+        now_ms: int,
+        lease_ms: int,
+        worker: str,
+        pools: Sequence[str],
+        limits: Mapping[str, int | None],
+        limit: int,
+    ) -> list[ClaimedRun]:
+        """Take up to ``limit`` runnable runs for ``worker``, each under a new lease.
+
+        Runnable: workflow among ``limits``' keys, pool among ``pools``, and either
+        ``pending``/``sleeping`` with ``available_at <= now_ms`` or ``running`` with an
+        expired lease (its previous owner is presumed dead). Higher priority first, then
+        earlier ``available_at``. A workflow whose limit is N never has more than N runs
+        under a live lease, across every process sharing the store. Claimed runs become
+        ``running``; a run never started before gets ``started_at = now_ms``.
+        """
+        ...
+
+    def renew_leases(
+        self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
+    ) -> dict[str, bool]:
+        """Extend the leases of ``{run_id: token}``.
+
+        Returns ``{run_id: cancel_requested}`` for the runs still held; the others are lost.
+        """
+        ...
+
+    def record_step(
+        self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
+    ) -> bool:
+        """Store (or replace) one checkpoint and renew the lease, atomically.
+
+        Returns True when cancellation of the run was requested. Raises ``LeaseLost``, with
+        nothing written, when ``token`` no longer holds the run.
+        """
+        ...
+
+    def finish_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        result_json: str | None,
+        error: str | None,
+        now_ms: int,
+    ) -> RunInfo:
+        """End the run as ``completed``, ``failed`` or ``cancelled`` and drop its lease.
+
+        Raises ``LeaseLost``, with nothing written, when ``token`` no longer holds the run.
+        """
+        ...
+
+    def reschedule_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        available_ms: int,
+        attempt: int,
+        error: str | None,
+        new_attempt: bool,
+    ) -> RunInfo:
+        """Put the run back as ``pending`` or ``sleeping`` until ``available_ms``.
+
+        Used for durable sleeps, retry back-off and handing a run back at shutdown. With
+        ``new_attempt`` the failed tries of steps are forgotten and the attempt clock resets
+        (completed steps are always kept). Raises ``LeaseLost`` when the token is stale.
+        """
+        ...
+
+    def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
+        """Cancel a run: at once when ``pending`` or ``sleeping``; when ``running``, flag it
+        so its executor stops at its next step boundary.
+
+        Returns False when the run is unknown or already finished.
+        """
+        ...
+
+    def release_leases(self, *, tokens: Sequence[str], now_ms: int) -> int:
+        """Expire the given leases now so another worker may take the runs at once."""
+        ...
+
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
+        """The earliest ``available_at`` of any run ``claim_runs`` could take, or None."""
+        ...

@@ -1,0 +1,390 @@
+"""The store contract in SQL, shared by every backend.
+
+Statements are named constants with a comment each, written with ``?`` placeholders; a
+dialect (``sqlite.py``, ``postgres.py``) supplies connections, transactions and the few
+words that differ. Decisions stay in Python; the SQL only reads and writes.
+
+A running run's ``available_at`` holds its lease expiry, so one index answers both "which
+pending or sleeping runs are due" and "which leases have expired".
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from .._clock import from_ms
+from .._ids import from_json, new_run_id
+from .._models import RunInfo, RunStatus, StepInfo
+from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
+
+__all__ = ["Cursor", "SqlStore"]
+
+_RUN_COLUMNS = (
+    "id, workflow, version, status, input, result, error, attempt, priority, pool, "
+    "schedule_key, scheduled_for, created_at, started_at, finished_at"
+)
+_STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at, finished_at"
+
+# Insert a new run unless one with the same id exists (start is idempotent by id).
+INSERT_RUN = """
+INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
+    schedule_key, schedule_revision, scheduled_for, created_at, available_at)
+VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING
+"""
+SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM tickwork_runs WHERE id = ?"
+SELECT_STEPS = f"SELECT {_STEP_COLUMNS} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
+# Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it.
+# {filters} becomes "AND pool IN (...) AND workflow IN (...)" with placeholders.
+SELECT_CLAIMABLE = f"""
+SELECT {_RUN_COLUMNS}, attempt_started_at, cancel_requested FROM tickwork_runs
+WHERE status IN ('pending', 'sleeping', 'running') AND available_at <= ? {{filters}}
+ORDER BY priority DESC, available_at, id
+LIMIT ?
+"""
+# Runs of one workflow under a live lease (for concurrency limits).
+COUNT_LIVE = """
+SELECT workflow, COUNT(*) FROM tickwork_runs
+WHERE status = 'running' AND available_at > ? GROUP BY workflow
+"""
+# Take one run under a new lease; started_at and attempt_started_at are set once.
+CLAIM_RUN = """
+UPDATE tickwork_runs SET status = 'running', worker = ?, lease_token = ?, available_at = ?,
+    started_at = COALESCE(started_at, ?), attempt_started_at = COALESCE(attempt_started_at, ?)
+WHERE id = ?
+"""
+# Renew a lease still held (status and token unchanged).
+RENEW_LEASE = """
+UPDATE tickwork_runs SET available_at = ?
+WHERE id = ? AND lease_token = ? AND status = 'running'
+RETURNING cancel_requested
+"""
+# Write a checkpoint; a failed try is replaced by the next try's outcome.
+UPSERT_STEP = """
+INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
+    started_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
+    result = excluded.result, error = excluded.error, attempts = excluded.attempts,
+    started_at = excluded.started_at, finished_at = excluded.finished_at
+"""
+# End a held run for good.
+FINISH_RUN = f"""
+UPDATE tickwork_runs SET status = ?, result = ?, error = ?, finished_at = ?,
+    worker = NULL, lease_token = NULL, available_at = ?
+WHERE id = ? AND lease_token = ? AND status = 'running'
+RETURNING {_RUN_COLUMNS}
+"""
+# Hand a held run back until later (sleep, retry back-off, shutdown).
+RESCHEDULE_RUN = f"""
+UPDATE tickwork_runs SET status = ?, available_at = ?, attempt = ?, error = ?,
+    worker = NULL, lease_token = NULL,
+    attempt_started_at = CASE WHEN ? THEN NULL ELSE attempt_started_at END
+WHERE id = ? AND lease_token = ? AND status = 'running'
+RETURNING {_RUN_COLUMNS}
+"""
+# A new attempt forgets the failed tries of the previous one (completed steps stay).
+FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 'failed'"
+# Cancel a run that is not executing right now.
+CANCEL_IDLE_RUN = """
+UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, worker = NULL,
+    lease_token = NULL
+WHERE id = ? AND status IN ('pending', 'sleeping')
+"""
+# Ask the executor of a running run to stop at its next step boundary.
+REQUEST_CANCEL = """
+UPDATE tickwork_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'
+"""
+# Let another worker take these runs at once; dropping the token fences off the old owner.
+RELEASE_LEASE = """
+UPDATE tickwork_runs SET available_at = ?, worker = NULL, lease_token = NULL
+WHERE lease_token = ? AND status = 'running'
+"""
+# The earliest instant at which some run becomes claimable.
+NEXT_DUE = """
+SELECT MIN(available_at) FROM tickwork_runs
+WHERE status IN ('pending', 'sleeping', 'running')
+"""
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the store uses (sqlite3 and psycopg both fit)."""
+
+    rowcount: int
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+def run_from_row(row: Sequence[Any]) -> RunInfo:
+    return RunInfo(
+        id=row[0],
+        workflow=row[1],
+        version=row[2],
+        status=RunStatus(row[3]),
+        input=from_json(row[4]),
+        result=from_json(row[5]),
+        error=row[6],
+        attempt=row[7],
+        priority=row[8],
+        pool=row[9],
+        schedule_key=row[10],
+        scheduled_for=None if row[11] is None else from_ms(row[11]),
+        created_at=from_ms(row[12]),
+        started_at=None if row[13] is None else from_ms(row[13]),
+        finished_at=None if row[14] is None else from_ms(row[14]),
+    )
+
+
+def step_from_row(row: Sequence[Any]) -> StepInfo:
+    return StepInfo(
+        run_id=row[0],
+        name=row[1],
+        kind=row[2],
+        status=row[3],
+        result=from_json(row[4]),
+        error=row[5],
+        attempts=row[6],
+        started_at=from_ms(row[7]),
+        finished_at=from_ms(row[8]),
+    )
+
+
+class SqlStore(Store):
+    """Every contract method, over a dialect's ``_transaction``."""
+
+    #: appended to the claim query (PostgreSQL: "FOR UPDATE SKIP LOCKED")
+    lock_suffix = ""
+
+    def _transaction(self, *, write: bool) -> contextlib.AbstractContextManager[Cursor]:
+        raise NotImplementedError
+
+    def _sql(self, statement: str) -> str:
+        """The statement in the dialect's placeholder style."""
+        return statement
+
+    @contextlib.contextmanager
+    def _tx(self, *, write: bool) -> Iterator[_Executor]:
+        with self._transaction(write=write) as cursor:
+            yield _Executor(cursor, self._sql)
+
+    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
+        with self._tx(write=True) as tx:
+            tx.execute(
+                INSERT_RUN,
+                run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
+                run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
+                run.created_ms, run.available_ms,
+            )
+            inserted = tx.rowcount == 1
+            row = tx.execute(SELECT_RUN, run.id).fetchone()
+        return run_from_row(row), inserted
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        with self._tx(write=False) as tx:
+            row = tx.execute(SELECT_RUN, run_id).fetchone()
+        return None if row is None else run_from_row(row)
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        clauses, params = [], []
+        for column, value in (("workflow", workflow), ("status", status),
+                              ("schedule_key", schedule_key)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(str(value))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        statement = (
+            f"SELECT {_RUN_COLUMNS} FROM tickwork_runs {where} "  # noqa: S608 - fixed columns
+            "ORDER BY created_at DESC, id DESC LIMIT ?"
+        )
+        with self._tx(write=False) as tx:
+            rows = tx.execute(statement, *params, limit).fetchall()
+        return [run_from_row(row) for row in rows]
+
+    def list_steps(self, run_id: str) -> list[StepInfo]:
+        with self._tx(write=False) as tx:
+            rows = tx.execute(SELECT_STEPS, run_id).fetchall()
+        return [step_from_row(row) for row in rows]
+
+    def claim_runs(
+        self,
+        *,
+        now_ms: int,
+        lease_ms: int,
+        worker: str,
+        pools: Sequence[str],
+        limits: Mapping[str, int | None],
+        limit: int,
+    ) -> list[ClaimedRun]:
+        if limit <= 0 or not limits or not pools:
+            return []
+        with self._tx(write=True) as tx:
+            live: dict[str, int] = {}
+            if any(cap is not None for cap in limits.values()):
+                live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+            # Full workflows are left out in SQL so they cannot crowd out the others.
+            open_workflows = [
+                name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
+            ]
+            if not open_workflows:
+                return []
+            statement = SELECT_CLAIMABLE.format(filters=_in_filters(pools, open_workflows))
+            rows = tx.execute(
+                statement + self.lock_suffix, now_ms, *pools, *open_workflows, limit * 2
+            ).fetchall()
+            claimed = []
+            for row in rows:
+                workflow = row[1]
+                cap = limits[workflow]
+                if cap is not None and live.get(workflow, 0) >= cap:
+                    continue
+                live[workflow] = live.get(workflow, 0) + 1
+                token = f"{worker}.{new_run_id()[:12]}"
+                tx.execute(CLAIM_RUN, worker, token, now_ms + lease_ms, now_ms, now_ms, row[0])
+                info = run_from_row(row)
+                claimed.append(
+                    ClaimedRun(
+                        info=replace(
+                            info,
+                            status=RunStatus.RUNNING,
+                            started_at=info.started_at or from_ms(now_ms),
+                        ),
+                        lease_token=token,
+                        steps=[
+                            step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()
+                        ],
+                        attempt_started_ms=row[15] if row[15] is not None else now_ms,
+                        resumed=info.started_at is not None,
+                        cancel_requested=bool(row[16]),
+                    )
+                )
+                if len(claimed) == limit:
+                    break
+        return claimed
+
+    def renew_leases(
+        self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
+    ) -> dict[str, bool]:
+        held = {}
+        with self._tx(write=True) as tx:
+            for run_id, token in tokens.items():
+                row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
+                if row is not None:
+                    held[run_id] = bool(row[0])
+        return held
+
+    def record_step(
+        self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
+    ) -> bool:
+        with self._tx(write=True) as tx:
+            row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
+            if row is None:
+                raise LeaseLost(run_id)
+            tx.execute(
+                UPSERT_STEP,
+                run_id, step.kind, step.name, step.seq, step.status, step.result_json,
+                step.error, step.attempts, step.started_ms, step.finished_ms,
+            )
+        return bool(row[0])
+
+    def finish_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        result_json: str | None,
+        error: str | None,
+        now_ms: int,
+    ) -> RunInfo:
+        with self._tx(write=True) as tx:
+            row = tx.execute(
+                FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token
+            ).fetchone()
+            if row is None:
+                raise LeaseLost(run_id)
+        return run_from_row(row)
+
+    def reschedule_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        available_ms: int,
+        attempt: int,
+        error: str | None,
+        new_attempt: bool,
+    ) -> RunInfo:
+        with self._tx(write=True) as tx:
+            row = tx.execute(
+                RESCHEDULE_RUN,
+                str(status), available_ms, attempt, error, new_attempt, run_id, token,
+            ).fetchone()
+            if row is None:
+                raise LeaseLost(run_id)
+            if new_attempt:
+                tx.execute(FORGET_FAILED_STEPS, run_id)
+        return run_from_row(row)
+
+    def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
+        with self._tx(write=True) as tx:
+            tx.execute(CANCEL_IDLE_RUN, now_ms, run_id)
+            if tx.rowcount == 1:
+                return True
+            tx.execute(REQUEST_CANCEL, run_id)
+            return tx.rowcount == 1
+
+    def release_leases(self, *, tokens: Sequence[str], now_ms: int) -> int:
+        released = 0
+        with self._tx(write=True) as tx:
+            for token in tokens:
+                tx.execute(RELEASE_LEASE, now_ms, token)
+                released += tx.rowcount
+        return released
+
+    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
+        if not pools or not workflows:
+            return None
+        statement = f"{NEXT_DUE} {_in_filters(pools, workflows)}"
+        with self._tx(write=False) as tx:
+            row = tx.execute(statement, *pools, *workflows).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+
+def _in_filters(pools: Sequence[str], workflows: Sequence[str]) -> str:
+    """SQL restricting runs to some pools and workflows, with one placeholder per value."""
+    pool_marks = ", ".join("?" * len(pools))
+    workflow_marks = ", ".join("?" * len(workflows))
+    return f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
+
+
+class _Executor:
+    """A cursor that translates placeholders and takes parameters positionally."""
+
+    __slots__ = ("_cursor", "_sql")
+
+    def __init__(self, cursor: Cursor, translate: Any) -> None:
+        self._cursor = cursor
+        self._sql = translate
+
+    def execute(self, statement: str, *params: Any) -> Cursor:
+        self._cursor.execute(self._sql(statement), params)
+        return self._cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount

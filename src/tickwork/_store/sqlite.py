@@ -1,0 +1,138 @@
+"""The SQLite dialect: one file, WAL, ``BEGIN IMMEDIATE`` for every write.
+
+Several processes may share the file: ``BEGIN IMMEDIATE`` takes SQLite's single write lock
+at the start of a transaction, so a claim reads and writes with no other writer in
+between, and the busy timeout makes the others wait their turn instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import ConfigError, StoreError
+from . import migrations
+from .sql import Cursor, SqlStore
+
+__all__ = ["SQLiteStore", "parse_sqlite_url"]
+
+_SYNCHRONOUS = {"off", "normal", "full", "extra"}
+
+
+def parse_sqlite_url(url: str) -> tuple[Path, str, float]:
+    """``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` -> (path, synchronous, timeout).
+
+    ``?synchronous=full`` makes every commit survive a power cut (WAL with ``normal``, the
+    default, survives any process crash, which is what tickwork promises).
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "sqlite" or parts.netloc or not parts.path.startswith("/"):
+        raise ConfigError(f"Bad SQLite URL {url!r}: expected sqlite:///path/to/file.db")
+    path = parts.path[1:]
+    if not path or path == ":memory:":
+        raise ConfigError(f"Bad SQLite URL {url!r}: name a file (several threads share it)")
+    query = parse_qs(parts.query)
+    unknown = set(query) - {"synchronous", "timeout"}
+    if unknown:
+        raise ConfigError(f"Bad SQLite URL {url!r}: unknown option(s) {sorted(unknown)}")
+    synchronous = query.get("synchronous", ["normal"])[-1].lower()
+    if synchronous not in _SYNCHRONOUS:
+        raise ConfigError(f"Bad SQLite URL {url!r}: synchronous must be one of {_SYNCHRONOUS}")
+    try:
+        timeout = float(query.get("timeout", ["30"])[-1])
+    except ValueError:
+        raise ConfigError(f"Bad SQLite URL {url!r}: timeout must be seconds") from None
+    return Path(path), synchronous, timeout
+
+
+class SQLiteStore(SqlStore):
+    """The store on one SQLite file; one connection per thread."""
+
+    dialect = "sqlite"
+
+    def __init__(self, url: str) -> None:
+        self.path, self._synchronous, self._timeout = parse_sqlite_url(url)
+        self.url = url
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        if self._closed:
+            raise StoreError("The store is closed")
+        try:
+            if not self.path.parent.exists():
+                raise ConfigError(f"Folder {str(self.path.parent)!r} of the SQLite file is missing")
+            # check_same_thread=False only so close() may run on any thread; each connection
+            # is otherwise used by the thread that opened it.
+            conn = sqlite3.connect(
+                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open SQLite database {str(self.path)!r}: {exc}") from exc
+        self._local.conn = conn
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Cursor]:
+        conn = self._connection()
+        try:
+            cursor = conn.cursor()
+            cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite: {exc}") from exc
+        try:
+            yield cursor
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.rollback()
+            raise StoreError(f"SQLite: {exc}") from exc
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.rollback()
+            raise
+        try:
+            conn.commit()
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.rollback()
+            raise StoreError(f"SQLite commit failed: {exc}") from exc
+
+    def migrate(self) -> int:
+        try:
+            with self._transaction(write=True) as cursor:
+                cursor.execute(
+                    "CREATE TABLE IF NOT EXISTS tickwork_schema (version INTEGER NOT NULL)"
+                )
+                cursor.execute("SELECT MAX(version) FROM tickwork_schema")
+                current = cursor.fetchone()[0] or 0
+                for version, name in migrations.pending(self.dialect, current):
+                    for statement in migrations.statements(self.dialect, name):
+                        cursor.execute(statement)
+                    cursor.execute("INSERT INTO tickwork_schema (version) VALUES (?)", (version,))
+                    current = version
+                return int(current)
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite migration failed: {exc}") from exc
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            connections, self._all = self._all, []
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()

@@ -1,0 +1,282 @@
+"""The worker loop: fire due schedules, claim runnable runs, keep their leases, drain.
+
+The loop never polls blindly: it sleeps until the earliest moment something becomes due
+(asked of the store by index) or until woken by a change made in this process, and at
+most ``poll_interval`` so that changes made by other processes are seen promptly.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _clock
+from ._context import Context
+from ._executor import execute
+from ._models import RunInfo, RunStatus
+from ._registry import Registry
+from ._store import ClaimedRun, Store
+
+__all__ = ["Core", "Hooks", "LeaseKeeper", "Worker"]
+
+log = logging.getLogger("tickwork")
+
+Hook = Callable[[RunInfo], Any]
+ErrorHook = Callable[[BaseException, dict[str, Any]], Any]
+
+
+@dataclass
+class Hooks:
+    """Callbacks for run events; their own errors go to ``on_error``, never further."""
+
+    on_error: ErrorHook | None = None
+    started: list[Hook] = field(default_factory=list)
+    completed: list[Hook] = field(default_factory=list)
+    failed: list[Hook] = field(default_factory=list)
+
+    def report(self, error: BaseException, info: dict[str, Any]) -> None:
+        """Hand an error to ``on_error``, or log it when there is no hook (never drop it)."""
+        if self.on_error is not None:
+            try:
+                self.on_error(error, info)
+                return
+            except Exception:
+                log.exception("tickwork: the on_error hook itself failed")
+        log.error("tickwork: %s", info.get("where", "error"), exc_info=error, extra=info)
+
+    def fire(self, hooks: list[Hook], run: RunInfo) -> None:
+        for hook in hooks:
+            try:
+                hook(run)
+            except Exception as exc:
+                self.report(exc, {"where": f"hook {getattr(hook, '__name__', hook)}",
+                                  "run_id": run.id})  # fmt: skip
+
+
+@dataclass
+class Core:
+    """What the loop, the executor threads and ``Engine`` share."""
+
+    store: Store
+    registry: Registry
+    clock: _clock.Clock
+    pools: tuple[str, ...]
+    lease_ms: int
+    hooks: Hooks
+    worker_id: str
+    wake: threading.Event = field(default_factory=threading.Event)
+    finished: threading.Condition = field(default_factory=threading.Condition)
+
+    def now_ms(self) -> int:
+        return _clock.to_ms(self.clock.now())
+
+    def limits(self) -> dict[str, int | None]:
+        """Concurrency limit of each workflow this process can execute, by name."""
+        return {d.name: d.concurrency for d in self.registry}
+
+    def claim(self, limit: int) -> list[ClaimedRun]:
+        return self.store.claim_runs(
+            now_ms=self.now_ms(), lease_ms=self.lease_ms, worker=self.worker_id,
+            pools=self.pools, limits=self.limits(), limit=limit,
+        )  # fmt: skip
+
+    def run_claimed(self, claim: ClaimedRun, keeper: LeaseKeeper) -> None:
+        """Execute one claimed run, keeping its lease alive, then fire the run hooks."""
+        definition = self.registry.get(claim.info.workflow)
+        if not claim.resumed:
+            self.hooks.fire(self.hooks.started, claim.info)
+        keeper.hold(claim.info.id, claim.lease_token)
+        try:
+            outcome = execute(
+                claim, definition, store=self.store, clock=self.clock, lease_ms=self.lease_ms,
+                on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
+            )  # fmt: skip
+        finally:
+            keeper.drop(claim.info.id)
+        run = outcome.run
+        if run is not None and outcome.finished:
+            with self.finished:
+                self.finished.notify_all()
+            if run.status is RunStatus.COMPLETED:
+                self.hooks.fire(self.hooks.completed, run)
+            elif run.status is RunStatus.FAILED:
+                self.hooks.fire(self.hooks.failed, run)
+
+
+class LeaseKeeper:
+    """Renews the leases of runs being executed, every third of the lease, on a thread."""
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+        self._held: dict[str, tuple[str, Context | None]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, run_id: str, token: str) -> None:
+        with self._lock:
+            self._held[run_id] = (token, None)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="tickwork-leases", daemon=True
+                )
+                self._thread.start()
+
+    def attach(self, run_id: str, ctx: Context | None) -> None:
+        with self._lock:
+            if run_id in self._held:
+                self._held[run_id] = (self._held[run_id][0], ctx)
+
+    def drop(self, run_id: str) -> None:
+        with self._lock:
+            self._held.pop(run_id, None)
+
+    def tokens(self) -> list[str]:
+        with self._lock:
+            return [token for token, _ in self._held.values()]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _loop(self) -> None:
+        interval = self._core.lease_ms / 3000
+        while not _clock.wait(self._stop, interval):
+            with self._lock:
+                held = dict(self._held)
+            if not held:
+                continue
+            try:
+                alive = self._core.store.renew_leases(
+                    tokens={run_id: token for run_id, (token, _) in held.items()},
+                    now_ms=self._core.now_ms(), lease_ms=self._core.lease_ms,
+                )  # fmt: skip
+            except Exception as exc:
+                self._core.hooks.report(exc, {"where": "renewing leases"})
+                continue
+            for run_id, cancel in alive.items():
+                ctx = held[run_id][1]
+                if cancel and ctx is not None:
+                    ctx.request_cancel()
+
+
+class Worker:
+    """Fires schedules and executes runs on ``threads`` threads until stopped."""
+
+    def __init__(
+        self,
+        core: Core,
+        *,
+        threads: int = 8,
+        poll_interval: float = 1.0,
+        drain_timeout: float = 30.0,
+        tick: Callable[[], object] = lambda: None,
+        next_tick_ms: Callable[[], int | None] = lambda: None,
+    ) -> None:
+        self._core = core
+        self._threads = threads
+        self._poll = poll_interval
+        self._drain_timeout = drain_timeout
+        self._tick = tick
+        self._next_tick_ms = next_tick_ms
+        self._stopping = threading.Event()
+        self._queue: queue.Queue[ClaimedRun | None] = queue.Queue()
+        self._in_flight = 0
+        self._idle = threading.Condition()
+        self._keeper = LeaseKeeper(core)
+
+    def stop(self) -> None:
+        """Stop claiming; ``run`` then drains in-flight runs and returns."""
+        self._stopping.set()
+        self._core.wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def run(self) -> None:
+        """The loop, in the calling thread, until ``stop``; then drain and release."""
+        pool = [
+            threading.Thread(target=self._execute_forever, name=f"tickwork-run-{i}", daemon=True)
+            for i in range(self._threads)
+        ]
+        for thread in pool:
+            thread.start()
+        log.info("tickwork: worker %s started (pools %s)", self._core.worker_id,
+                 ", ".join(self._core.pools))  # fmt: skip
+        try:
+            while not self._stopping.is_set():
+                self._core.wake.clear()
+                timeout = self._pass()
+                if timeout > 0:
+                    _clock.wait(self._core.wake, timeout)
+        finally:
+            self._drain(pool)
+
+    def _pass(self) -> float:
+        """One pass: tick, claim into free slots; return how long to sleep after it."""
+        core = self._core
+        try:
+            self._tick()
+            with self._idle:
+                free = self._threads - self._in_flight
+            if free > 0:
+                claimed = core.claim(free)
+                with self._idle:
+                    self._in_flight += len(claimed)
+                for claim in claimed:
+                    self._queue.put(claim)
+                if len(claimed) == free:
+                    return 0.0  # there may be more right now
+            return self._sleep_seconds()
+        except Exception as exc:
+            core.hooks.report(exc, {"where": "worker loop"})
+            return self._poll
+
+    def _sleep_seconds(self) -> float:
+        core = self._core
+        now = core.now_ms()
+        candidates = [
+            core.store.next_due_ms(pools=core.pools, workflows=core.registry.names()),
+            self._next_tick_ms(),
+        ]
+        due = min((c for c in candidates if c is not None), default=None)
+        if due is None:
+            return self._poll
+        return min(self._poll, max(0.0, (due - now) / 1000))
+
+    def _execute_forever(self) -> None:
+        while True:
+            claim = self._queue.get()
+            if claim is None:
+                return
+            try:
+                self._core.run_claimed(claim, self._keeper)
+            except Exception as exc:
+                self._core.hooks.report(exc, {"where": "executing run", "run_id": claim.info.id})
+            finally:
+                with self._idle:
+                    self._in_flight -= 1
+                    self._idle.notify_all()
+                self._core.wake.set()
+
+    def _drain(self, pool: list[threading.Thread]) -> None:
+        deadline = _clock.monotonic() + self._drain_timeout
+        with self._idle:
+            while self._in_flight and _clock.monotonic() < deadline:
+                self._idle.wait(max(0.0, deadline - _clock.monotonic()))
+            unfinished = self._in_flight
+        tokens = self._keeper.tokens()
+        if tokens:
+            try:
+                self._core.store.release_leases(tokens=tokens, now_ms=self._core.now_ms())
+            except Exception as exc:
+                self._core.hooks.report(exc, {"where": "releasing leases"})
+        self._keeper.stop()
+        for _ in pool:
+            self._queue.put(None)
+        log.info("tickwork: worker %s stopped (%d run(s) left to other workers)",
+                 self._core.worker_id, unfinished)  # fmt: skip

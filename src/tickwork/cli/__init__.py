@@ -1,0 +1,20 @@
+"""The ``tickwork`` command: one module per command group, added to ``main`` here."""
+
+from __future__ import annotations
+
+import click
+
+from . import cron, db, worker
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tickwork")
+def main() -> None:
+    """tickwork: durable workflows that run on a schedule."""
+
+
+main.add_command(worker.command)
+main.add_command(db.command)
+main.add_command(cron.command)
