@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import cron, db, worker
+from . import db, worker
 
 __all__ = ["main"]
 
@@ -17,4 +17,3 @@ def main() -> None:
 
 main.add_command(worker.command)
 main.add_command(db.command)
-main.add_command(cron.command)
