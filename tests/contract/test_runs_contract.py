@@ -1,0 +1,210 @@
+"""The store contract for runs, leases and checkpoints, on every backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from tickwork import RunStatus
+from tickwork._store import LeaseLost, NewRun, StepRecord, Store
+
+T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
+LEASE = 30_000
+
+
+def new_run(run_id: str, *, workflow: str = "wf", at: int = T0, **extra: object) -> NewRun:
+    fields: dict[str, object] = dict(
+        id=run_id, workflow=workflow, version="1", input_json='{"n":1}', priority=0,
+        pool="default", created_ms=at, available_ms=at,
+    )  # fmt: skip
+    fields.update(extra)
+    return NewRun(**fields)  # type: ignore[arg-type]
+
+
+def claim(store: Store, *, at: int = T0, limit: int = 10, worker: str = "w1",
+          limits: dict[str, int | None] | None = None, pools: tuple[str, ...] = ("default",)):  # fmt: skip
+    return store.claim_runs(
+        now_ms=at, lease_ms=LEASE, worker=worker, pools=pools,
+        limits=limits if limits is not None else {"wf": None}, limit=limit,
+    )  # fmt: skip
+
+
+def step(name: str, *, status: str = "completed", result: str | None = "1", attempts: int = 1,
+         seq: int = 1) -> StepRecord:  # fmt: skip
+    return StepRecord("step", name, seq, status, result, None, attempts, T0, T0)
+
+
+def test_insert_run_is_idempotent_by_id(store: Store) -> None:
+    first, inserted = store.insert_run(new_run("r1"))
+    again, inserted_again = store.insert_run(new_run("r1", input_json='{"n":2}'))
+    assert inserted and not inserted_again
+    assert again == first
+    assert again.input == {"n": 1}
+    assert again.status is RunStatus.PENDING
+
+
+def test_list_runs_is_newest_first_and_filters(store: Store) -> None:
+    store.insert_run(new_run("a", at=T0))
+    store.insert_run(new_run("b", at=T0 + 1, workflow="other"))
+    store.insert_run(new_run("c", at=T0 + 2, schedule_key="k"))
+    assert [r.id for r in store.list_runs()] == ["c", "b", "a"]
+    assert [r.id for r in store.list_runs(workflow="wf")] == ["c", "a"]
+    assert [r.id for r in store.list_runs(schedule_key="k")] == ["c"]
+    assert [r.id for r in store.list_runs(limit=1)] == ["c"]
+    assert store.list_runs(status=RunStatus.RUNNING) == []
+
+
+def test_claim_takes_due_runs_and_second_claimer_gets_nothing(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("later", available_ms=T0 + 5_000))
+    claimed = claim(store)
+    assert [c.info.id for c in claimed] == ["r1"]
+    assert claimed[0].info.status is RunStatus.RUNNING
+    assert claimed[0].info.started_at is not None
+    assert not claimed[0].resumed
+    assert claim(store, worker="w2") == []
+
+
+def test_claim_orders_by_priority_then_availability(store: Store) -> None:
+    store.insert_run(new_run("low-early", priority=0, available_ms=T0 - 10))
+    store.insert_run(new_run("high", priority=5))
+    store.insert_run(new_run("low-late", priority=0))
+    assert [c.info.id for c in claim(store)] == ["high", "low-early", "low-late"]
+
+
+def test_claim_respects_pools_and_registered_workflows(store: Store) -> None:
+    store.insert_run(new_run("other-pool", pool="gpu"))
+    store.insert_run(new_run("unknown-workflow", workflow="nope"))
+    assert claim(store) == []
+    assert [c.info.id for c in claim(store, pools=("gpu",))] == ["other-pool"]
+
+
+def test_concurrency_limit_holds_across_claims(store: Store) -> None:
+    for n in range(3):
+        store.insert_run(new_run(f"r{n}"))
+    first = claim(store, limits={"wf": 2})
+    assert len(first) == 2
+    assert claim(store, worker="w2", limits={"wf": 2}) == []
+    store.finish_run(run_id=first[0].info.id, token=first[0].lease_token,
+                     status=RunStatus.COMPLETED, result_json="1", error=None, now_ms=T0)  # fmt: skip
+    assert len(claim(store, worker="w2", limits={"wf": 2})) == 1
+
+
+def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (old,) = claim(store)
+    store.record_step(run_id="r1", token=old.lease_token, step=step("a"), now_ms=T0,
+                      lease_ms=LEASE)  # fmt: skip
+    assert claim(store, at=T0 + LEASE - 1, worker="w2") == []
+    (new,) = claim(store, at=T0 + LEASE, worker="w2")
+    assert new.resumed and [s.name for s in new.steps] == ["a"]
+    with pytest.raises(LeaseLost):
+        store.record_step(run_id="r1", token=old.lease_token, step=step("b", seq=2),
+                          now_ms=T0 + LEASE, lease_ms=LEASE)  # fmt: skip
+    with pytest.raises(LeaseLost):
+        store.finish_run(run_id="r1", token=old.lease_token, status=RunStatus.COMPLETED,
+                         result_json="1", error=None, now_ms=T0 + LEASE)  # fmt: skip
+    assert [s.name for s in store.list_steps("r1")] == ["a"]
+    assert store.renew_leases(tokens={"r1": old.lease_token}, now_ms=T0, lease_ms=LEASE) == {}
+    assert store.renew_leases(tokens={"r1": new.lease_token}, now_ms=T0, lease_ms=LEASE) == {
+        "r1": False
+    }
+
+
+def test_recording_a_step_renews_the_lease(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    later = T0 + LEASE - 1
+    store.record_step(run_id="r1", token=held.lease_token, step=step("a"), now_ms=later,
+                      lease_ms=LEASE)  # fmt: skip
+    assert claim(store, at=T0 + LEASE, worker="w2") == []
+
+
+def test_failed_try_is_replaced_by_the_next_outcome(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    store.record_step(run_id="r1", token=held.lease_token,
+                      step=step("a", status="failed", result=None), now_ms=T0, lease_ms=LEASE)  # fmt: skip
+    store.record_step(run_id="r1", token=held.lease_token,
+                      step=step("a", attempts=2, result='"ok"'), now_ms=T0, lease_ms=LEASE)  # fmt: skip
+    (only,) = store.list_steps("r1")
+    assert (only.status, only.result, only.attempts) == ("completed", "ok", 2)
+
+
+def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    store.record_step(run_id="r1", token=held.lease_token, step=step("done"), now_ms=T0,
+                      lease_ms=LEASE)  # fmt: skip
+    store.record_step(run_id="r1", token=held.lease_token,
+                      step=step("broken", status="failed", result=None, seq=2), now_ms=T0,
+                      lease_ms=LEASE)  # fmt: skip
+    run = store.reschedule_run(run_id="r1", token=held.lease_token, status=RunStatus.PENDING,
+                               available_ms=T0 + 1_000, attempt=2, error="ValueError: x",
+                               new_attempt=True)  # fmt: skip
+    assert (run.status, run.attempt, run.error) == (RunStatus.PENDING, 2, "ValueError: x")
+    assert [s.name for s in store.list_steps("r1")] == ["done"]
+    assert claim(store, at=T0 + 999) == []
+    (again,) = claim(store, at=T0 + 1_000)
+    assert again.attempt_started_ms == T0 + 1_000
+
+
+def test_sleeping_run_keeps_attempt_clock(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    store.reschedule_run(run_id="r1", token=held.lease_token, status=RunStatus.SLEEPING,
+                         available_ms=T0 + 60_000, attempt=1, error=None, new_attempt=False)  # fmt: skip
+    assert store.get_run("r1").status is RunStatus.SLEEPING  # type: ignore[union-attr]
+    (woken,) = claim(store, at=T0 + 60_000)
+    assert woken.attempt_started_ms == T0
+    assert woken.resumed
+
+
+def test_cancel_pending_is_immediate_and_running_is_flagged(store: Store) -> None:
+    store.insert_run(new_run("idle"))
+    store.insert_run(new_run("busy", priority=1))
+    (held,) = claim(store, limit=1)
+    assert held.info.id == "busy"
+    assert store.cancel_run("idle", now_ms=T0)
+    assert store.get_run("idle").status is RunStatus.CANCELLED  # type: ignore[union-attr]
+    assert store.cancel_run("busy", now_ms=T0)
+    assert store.get_run("busy").status is RunStatus.RUNNING  # type: ignore[union-attr]
+    assert store.record_step(run_id="busy", token=held.lease_token, step=step("a"), now_ms=T0,
+                             lease_ms=LEASE)  # fmt: skip
+    store.finish_run(run_id="busy", token=held.lease_token, status=RunStatus.CANCELLED,
+                     result_json=None, error=None, now_ms=T0)  # fmt: skip
+    assert not store.cancel_run("busy", now_ms=T0)
+    assert not store.cancel_run("missing", now_ms=T0)
+
+
+def test_released_lease_is_claimable_at_once_and_fenced(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    assert store.release_leases(tokens=[held.lease_token], now_ms=T0) == 1
+    (again,) = claim(store, worker="w2")
+    assert again.info.id == "r1"
+    with pytest.raises(LeaseLost):
+        store.record_step(run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0,
+                          lease_ms=LEASE)  # fmt: skip
+
+
+def test_next_due_is_the_earliest_claimable_instant(store: Store) -> None:
+    assert store.next_due_ms(pools=["default"], workflows=["wf"]) is None
+    store.insert_run(new_run("late", available_ms=T0 + 9_000))
+    store.insert_run(new_run("soon", available_ms=T0 + 3_000))
+    store.insert_run(new_run("elsewhere", pool="gpu", available_ms=T0 + 1))
+    assert store.next_due_ms(pools=["default"], workflows=["wf"]) == T0 + 3_000
+
+
+def test_finish_records_result_and_drops_lease(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    run = store.finish_run(run_id="r1", token=held.lease_token, status=RunStatus.COMPLETED,
+                           result_json='{"ok":true}', error=None, now_ms=T0 + 5)  # fmt: skip
+    assert run.result == {"ok": True}
+    assert run.finished_at is not None and run.status is RunStatus.COMPLETED
+    assert claim(store, at=T0 + 10 * LEASE) == []
+
+
+def test_migrate_twice_is_a_no_op(store: Store) -> None:
+    version = store.migrate()
+    assert store.migrate() == version >= 1

@@ -1,0 +1,203 @@
+"""Bad input gets the typed errors of DESIGN §6 and changes nothing stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+from tickwork import (
+    ConfigError,
+    Context,
+    Engine,
+    InputValidationError,
+    Retry,
+    UnknownWorkflowError,
+)
+from tickwork.testing import FakeClock
+
+
+class Order(pydantic.BaseModel):
+    id: int
+    total: float
+
+
+@pytest.fixture
+def typed(engine: Engine) -> Engine:
+    @engine.workflow("typed")
+    def typed(ctx: Context, input: Order) -> float:
+        assert isinstance(input, Order)  # the function receives the annotated type
+        return input.total
+
+    @engine.workflow("no-input")
+    def no_input(ctx: Context) -> None:
+        return None
+
+    @engine.workflow("anything")
+    def anything(ctx: Context, input: Any) -> Any:
+        return input
+
+    return engine
+
+
+def test_validated_input_reaches_the_function_as_its_annotated_type(typed: Engine) -> None:
+    handle = typed.start("typed", {"id": 1, "total": 9.5})
+    typed.run_until_idle()
+    assert handle.result() == 9.5
+
+
+@pytest.mark.parametrize(
+    ("workflow", "value"),
+    [
+        ("typed", {"id": "not a number", "total": 1}),
+        ("typed", {"total": 1}),
+        ("typed", None),
+        ("no-input", {"unexpected": True}),
+        ("anything", {1, 2}),
+        ("anything", float("nan")),
+        ("anything", {"when": object()}),
+    ],
+)
+def test_invalid_input_is_rejected_before_anything_is_stored(
+    typed: Engine, workflow: str, value: object
+) -> None:
+    with pytest.raises(InputValidationError):
+        typed.start(workflow, value)
+    assert typed.list_runs() == []
+
+
+def test_unknown_workflow_is_rejected(typed: Engine) -> None:
+    with pytest.raises(UnknownWorkflowError) as info:
+        typed.start("nope", None)
+    assert info.value.code == "UNKNOWN_WORKFLOW"
+    assert isinstance(info.value, ConfigError) and isinstance(info.value, ValueError)
+    assert typed.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"run_id": ""},
+        {"run_id": "x" * 201},
+        {"run_id": 5},
+        {"priority": "high"},
+        {"priority": True},
+        {"pool": ""},
+        {"delay": 0},
+        {"delay": "-1s"},
+        {"delay": "soon"},
+    ],
+)
+def test_invalid_start_options_are_rejected(typed: Engine, options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        typed.start("no-input", **options)
+    assert typed.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["mysql://localhost/db", "sqlite://relative.db", "sqlite:///", "sqlite:///:memory:",
+     "sqlite:///x.db?synchronous=sometimes", "sqlite:///x.db?colour=blue", "nonsense"],
+)  # fmt: skip
+def test_bad_database_url_is_a_config_error(url: str) -> None:
+    with pytest.raises(ConfigError):
+        Engine(url)
+
+
+def test_missing_folder_of_sqlite_file_is_a_config_error(tmp_path: Path) -> None:
+    engine = Engine(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
+    with pytest.raises(ConfigError):
+        engine.migrate()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"lease": 0},
+        {"lease": "forever"},
+        {"pools": []},
+        {"pools": "default"},
+        {"pools": [""]},
+        {"clock": "now"},
+        {"on_error": "print"},
+    ],
+)
+def test_invalid_engine_options_are_rejected(db_url: str, options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        Engine(db_url, **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"concurrency": 0},
+        {"concurrency": "2"},
+        {"priority": 1.5},
+        {"pool": None},
+        {"timeout": "0s"},
+        {"retry": 3},
+        {"version": ""},
+    ],
+)
+def test_invalid_workflow_options_are_rejected(engine: Engine, options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+
+        @engine.workflow("bad", **options)
+        def bad(ctx: Context) -> None:
+            return None
+
+    assert engine.workflows() == []
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"max_attempts": 0}, {"backoff": "0s"}, {"factor": 0.5}, {"max_backoff": -1}],
+)
+def test_invalid_retry_is_rejected(options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        Retry(**options)
+
+
+def test_workflow_must_take_ctx_and_at_most_one_input(engine: Engine) -> None:
+    with pytest.raises(ConfigError):
+
+        @engine.workflow()
+        def too_many(ctx: Context, a: int, b: int) -> None:
+            return None
+
+    with pytest.raises(ConfigError):
+        engine.workflow()(lambda: None)
+
+
+def test_registering_two_functions_under_one_name_is_refused(engine: Engine) -> None:
+    @engine.workflow("same")
+    def first(ctx: Context) -> None:
+        return None
+
+    with pytest.raises(ConfigError):
+
+        @engine.workflow("same")
+        def second(ctx: Context) -> None:
+            return None
+
+
+def test_bare_decorator_uses_the_function_name(db_url: str, clock: FakeClock) -> None:
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow
+        def plain(ctx: Context) -> str:
+            return "plain"
+
+        assert engine.workflows() == ["plain"]
+        handle = engine.start(plain)
+        engine.run_until_idle()
+        assert handle.result() == "plain"
+
+
+def test_bad_list_runs_filters_are_rejected(engine: Engine) -> None:
+    with pytest.raises(ConfigError):
+        engine.list_runs(status="sleepy")
+    with pytest.raises(ConfigError):
+        engine.list_runs(limit=0)
