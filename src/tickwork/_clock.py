@@ -56,5 +56,3 @@ def sleep(seconds: float) -> None:
 def wait(event: threading.Event, seconds: float) -> bool:
     """Wait until ``event`` is set or ``seconds`` pass; True when it was set."""
     return event.wait(max(0.0, seconds))
-
-

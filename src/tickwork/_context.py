@@ -33,7 +33,7 @@ from .errors import ConfigError, StepFailed
 __all__ = ["AttemptTimedOut", "CancelRequested", "Context", "Suspend", "describe_error"]
 
 
-class Suspend(BaseException):  # noqa: N818 - a signal, not an error
+class Suspend(BaseException):
     """Leave the workflow now and resume it at ``available_ms`` with ``status``."""
 
     def __init__(self, available_ms: int, status: RunStatus) -> None:
@@ -42,11 +42,11 @@ class Suspend(BaseException):  # noqa: N818 - a signal, not an error
         self.status = status
 
 
-class CancelRequested(BaseException):  # noqa: N818 - a signal, not an error
+class CancelRequested(BaseException):
     """The run was cancelled while running: stop at this step boundary."""
 
 
-class AttemptTimedOut(BaseException):  # noqa: N818 - a signal, not an error
+class AttemptTimedOut(BaseException):
     """The attempt ran past its workflow's ``timeout``."""
 
 
@@ -111,7 +111,11 @@ class Context:
     # -- checkpoints -------------------------------------------------------------------
 
     def step(
-        self, name: str, fn: Callable[..., Any], *args: Any, retry: Retry | None = None,
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        retry: Retry | None = None,
         **kwargs: Any,
     ) -> Any:
         """Run ``fn(*args, **kwargs)`` once for this run and return its (stored) result.
@@ -179,8 +183,9 @@ class Context:
         if stored is not None:
             return _clock.from_ms(int(stored.result))
         now = self._now_ms()
-        self._write(StepRecord("now", key, self._next_seq(), "completed", str(now), None, 1,
-                               now, now))  # fmt: skip
+        self._write(
+            StepRecord("now", key, self._next_seq(), "completed", str(now), None, 1, now, now)
+        )
         return _clock.from_ms(now)
 
     # -- internals ---------------------------------------------------------------------
@@ -209,14 +214,36 @@ class Context:
             self._record_failure(key, started, exc, NO_RETRY)
             raise
         attempts = self._previous_tries(key) + 1
-        self._write(StepRecord("step", key, self._next_seq(), "completed", text, None,
-                               attempts, started, self._now_ms()))  # fmt: skip
+        self._write(
+            StepRecord(
+                "step",
+                key,
+                self._next_seq(),
+                "completed",
+                text,
+                None,
+                attempts,
+                started,
+                self._now_ms(),
+            )
+        )
         return json.loads(text)
 
     def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:
         attempts = self._previous_tries(key) + 1
-        self._write(StepRecord("step", key, self._next_seq(), "failed", None,
-                               describe_error(exc), attempts, started, self._now_ms()))  # fmt: skip
+        self._write(
+            StepRecord(
+                "step",
+                key,
+                self._next_seq(),
+                "failed",
+                None,
+                describe_error(exc),
+                attempts,
+                started,
+                self._now_ms(),
+            )
+        )
         if retry.allows_another(attempts):
             raise Suspend(self._now_ms() + retry.delay_ms(attempts), RunStatus.PENDING)
 
@@ -231,8 +258,9 @@ class Context:
         self._check_boundary()
         now = self._now_ms()
         wake = compute(now)
-        self._write(StepRecord("sleep", key, self._next_seq(), "completed", str(wake), None, 1,
-                               now, now))  # fmt: skip
+        self._write(
+            StepRecord("sleep", key, self._next_seq(), "completed", str(wake), None, 1, now, now)
+        )
         return wake
 
     def _sleep_or_suspend(self, wake_ms: int) -> Any:
@@ -249,17 +277,24 @@ class Context:
     def _write(self, record: StepRecord) -> None:
         lease = self._lease
         cancel = lease.store.record_step(
-            run_id=self.run_id, token=lease.token, step=record, now_ms=self._now_ms(),
+            run_id=self.run_id,
+            token=lease.token,
+            step=record,
+            now_ms=self._now_ms(),
             lease_ms=lease.lease_ms,
-        )  # fmt: skip
+        )
         lease.cancel_requested = lease.cancel_requested or cancel
         self._log[(record.kind, record.name)] = StepInfo(
-            run_id=self.run_id, name=record.name, kind=record.kind, status=record.status,
+            run_id=self.run_id,
+            name=record.name,
+            kind=record.kind,
+            status=record.status,
             result=None if record.result_json is None else json.loads(record.result_json),
-            error=record.error, attempts=record.attempts,
+            error=record.error,
+            attempts=record.attempts,
             started_at=_clock.from_ms(record.started_ms),
             finished_at=_clock.from_ms(record.finished_ms),
-        )  # fmt: skip
+        )
 
     def _next_seq(self) -> int:
         self._seq += 1

@@ -172,17 +172,25 @@ class Engine:
         ):
             raise ConfigError(f"concurrency must be an int >= 1 or None, not {concurrency!r}")
         options = dict(
-            version=version, retry=retry or NO_RETRY, concurrency=concurrency,
-            pool=check_pool(pool), priority=check_priority(priority),
-            timeout_ms=None if timeout is None else to_ms(timeout), schedule=schedule,
-        )  # fmt: skip
+            version=version,
+            retry=retry or NO_RETRY,
+            concurrency=concurrency,
+            pool=check_pool(pool),
+            priority=check_priority(priority),
+            timeout_ms=None if timeout is None else to_ms(timeout),
+            schedule=schedule,
+        )
 
         def register(fn: F) -> F:
             is_async, takes_input, adapter = inspect_workflow(fn)
             definition = WorkflowDef(
-                name=name or fn.__name__, fn=fn, is_async=is_async, takes_input=takes_input,
-                adapter=adapter, **options,  # type: ignore[arg-type]
-            )  # fmt: skip
+                name=name or fn.__name__,
+                fn=fn,
+                is_async=is_async,
+                takes_input=takes_input,
+                adapter=adapter,
+                **options,
+            )
             self._registry.add(definition)
             fn.__tickwork_workflow__ = definition.name  # type: ignore[attr-defined]
             self._core.wake.set()
@@ -232,12 +240,15 @@ class Engine:
             raise ConfigError(f"run_id must be a non-empty string of at most {_MAX_ID} chars")
         now = self._now_ms()
         run = NewRun(
-            id=run_id or new_run_id(), workflow=definition.name, version=definition.version,
+            id=run_id or new_run_id(),
+            workflow=definition.name,
+            version=definition.version,
             input_json=None if value is None else canonical_json(value),
             priority=definition.priority if priority is None else check_priority(priority),
             pool=definition.pool if pool is None else check_pool(pool),
-            created_ms=now, available_ms=now + (0 if delay is None else to_ms(delay)),
-        )  # fmt: skip
+            created_ms=now,
+            available_ms=now + (0 if delay is None else to_ms(delay)),
+        )
         stored, _inserted = self._store.insert_run(run)
         self._core.wake.set()
         return RunHandle(self, stored.id)
@@ -335,14 +346,19 @@ class Engine:
             worker.stop()
             thread.join()
 
-    def _make_worker(self, threads: int, drain_timeout: Duration, poll_interval: Duration) -> Worker:
+    def _make_worker(
+        self, threads: int, drain_timeout: Duration, poll_interval: Duration
+    ) -> Worker:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
         self._ready()
         return Worker(
-            self._core, threads=threads, drain_timeout=to_ms(drain_timeout) / 1000,
-            poll_interval=to_ms(poll_interval) / 1000, tick=self.tick,
-        )  # fmt: skip
+            self._core,
+            threads=threads,
+            drain_timeout=to_ms(drain_timeout) / 1000,
+            poll_interval=to_ms(poll_interval) / 1000,
+            tick=self.tick,
+        )
 
     # -- cadence preview -----------------------------------------------------------------
 
@@ -441,4 +457,3 @@ class Engine:
         if not isinstance(name, str):
             raise UnknownWorkflowError(repr(workflow))
         return self._registry.get(name)
-

@@ -50,36 +50,51 @@ def execute(
 
     def finish(status: RunStatus, result: str | None = None, error: str | None = None) -> Outcome:
         run = store.finish_run(
-            run_id=info.id, token=token, status=status, result_json=result, error=error,
+            run_id=info.id,
+            token=token,
+            status=status,
+            result_json=result,
+            error=error,
             now_ms=now_ms(),
-        )  # fmt: skip
+        )
         return Outcome(run, True)
 
     try:
         if claim.cancel_requested:
             return finish(RunStatus.CANCELLED)
         ctx = Context(
-            claim=claim, definition=definition, store=store, clock=clock, lease_ms=lease_ms,
+            claim=claim,
+            definition=definition,
+            store=store,
+            clock=clock,
+            lease_ms=lease_ms,
             input=definition.load_input(info.input),
-        )  # fmt: skip
+        )
         on_context(ctx)
         try:
             value = _call(definition, ctx)
             result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
         except Suspend as suspend:
             run = store.reschedule_run(
-                run_id=info.id, token=token, status=suspend.status,
-                available_ms=suspend.available_ms, attempt=info.attempt, error=None,
+                run_id=info.id,
+                token=token,
+                status=suspend.status,
+                available_ms=suspend.available_ms,
+                attempt=info.attempt,
+                error=None,
                 new_attempt=False,
-            )  # fmt: skip
+            )
             return Outcome(run, False)
         except CancelRequested:
             return finish(RunStatus.CANCELLED)
         except AttemptTimedOut:
             return _failed_attempt(
-                claim, definition, store, now_ms(),
+                claim,
+                definition,
+                store,
+                now_ms(),
                 f"TimeoutError: attempt {info.attempt} ran longer than its timeout",
-            )  # fmt: skip
+            )
         except Exception as exc:
             return _failed_attempt(claim, definition, store, now_ms(), describe_error(exc))
         finally:
@@ -107,13 +122,21 @@ def _failed_attempt(
     retry = definition.retry
     if retry.allows_another(info.attempt):
         run = store.reschedule_run(
-            run_id=info.id, token=claim.lease_token, status=RunStatus.PENDING,
-            available_ms=now_ms + retry.delay_ms(info.attempt), attempt=info.attempt + 1,
-            error=error, new_attempt=True,
-        )  # fmt: skip
+            run_id=info.id,
+            token=claim.lease_token,
+            status=RunStatus.PENDING,
+            available_ms=now_ms + retry.delay_ms(info.attempt),
+            attempt=info.attempt + 1,
+            error=error,
+            new_attempt=True,
+        )
         return Outcome(run, False)
     run = store.finish_run(
-        run_id=info.id, token=claim.lease_token, status=RunStatus.FAILED, result_json=None,
-        error=error, now_ms=now_ms,
-    )  # fmt: skip
+        run_id=info.id,
+        token=claim.lease_token,
+        status=RunStatus.FAILED,
+        result_json=None,
+        error=error,
+        now_ms=now_ms,
+    )
     return Outcome(run, True)

@@ -17,7 +17,7 @@ from typing import Any
 import pydantic
 
 from ._ids import JSON, canonical_json
-from ._retry import NO_RETRY, Retry
+from ._retry import Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
 
 __all__ = ["Registry", "WorkflowDef", "check_pool", "check_priority"]

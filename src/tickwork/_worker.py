@@ -53,8 +53,9 @@ class Hooks:
             try:
                 hook(run)
             except Exception as exc:
-                self.report(exc, {"where": f"hook {getattr(hook, '__name__', hook)}",
-                                  "run_id": run.id})  # fmt: skip
+                self.report(
+                    exc, {"where": f"hook {getattr(hook, '__name__', hook)}", "run_id": run.id}
+                )
 
 
 @dataclass
@@ -80,9 +81,13 @@ class Core:
 
     def claim(self, limit: int) -> list[ClaimedRun]:
         return self.store.claim_runs(
-            now_ms=self.now_ms(), lease_ms=self.lease_ms, worker=self.worker_id,
-            pools=self.pools, limits=self.limits(), limit=limit,
-        )  # fmt: skip
+            now_ms=self.now_ms(),
+            lease_ms=self.lease_ms,
+            worker=self.worker_id,
+            pools=self.pools,
+            limits=self.limits(),
+            limit=limit,
+        )
 
     def run_claimed(self, claim: ClaimedRun, keeper: LeaseKeeper) -> None:
         """Execute one claimed run, keeping its lease alive, then fire the run hooks."""
@@ -92,9 +97,13 @@ class Core:
         keeper.hold(claim.info.id, claim.lease_token)
         try:
             outcome = execute(
-                claim, definition, store=self.store, clock=self.clock, lease_ms=self.lease_ms,
+                claim,
+                definition,
+                store=self.store,
+                clock=self.clock,
+                lease_ms=self.lease_ms,
                 on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
-            )  # fmt: skip
+            )
         finally:
             keeper.drop(claim.info.id)
         run = outcome.run
@@ -152,8 +161,9 @@ class LeaseKeeper:
             try:
                 alive = self._core.store.renew_leases(
                     tokens={run_id: token for run_id, (token, _) in held.items()},
-                    now_ms=self._core.now_ms(), lease_ms=self._core.lease_ms,
-                )  # fmt: skip
+                    now_ms=self._core.now_ms(),
+                    lease_ms=self._core.lease_ms,
+                )
             except Exception as exc:
                 self._core.hooks.report(exc, {"where": "renewing leases"})
                 continue
@@ -205,8 +215,11 @@ class Worker:
         ]
         for thread in pool:
             thread.start()
-        log.info("tickwork: worker %s started (pools %s)", self._core.worker_id,
-                 ", ".join(self._core.pools))  # fmt: skip
+        log.info(
+            "tickwork: worker %s started (pools %s)",
+            self._core.worker_id,
+            ", ".join(self._core.pools),
+        )
         try:
             while not self._stopping.is_set():
                 self._core.wake.clear()
@@ -278,5 +291,8 @@ class Worker:
         self._keeper.stop()
         for _ in pool:
             self._queue.put(None)
-        log.info("tickwork: worker %s stopped (%d run(s) left to other workers)",
-                 self._core.worker_id, unfinished)  # fmt: skip
+        log.info(
+            "tickwork: worker %s stopped (%d run(s) left to other workers)",
+            self._core.worker_id,
+            unfinished,
+        )

@@ -13,23 +13,46 @@ LEASE = 30_000
 
 def new_run(run_id: str, *, workflow: str = "wf", at: int = T0, **extra: object) -> NewRun:
     fields: dict[str, object] = dict(
-        id=run_id, workflow=workflow, version="1", input_json='{"n":1}', priority=0,
-        pool="default", created_ms=at, available_ms=at,
-    )  # fmt: skip
+        id=run_id,
+        workflow=workflow,
+        version="1",
+        input_json='{"n":1}',
+        priority=0,
+        pool="default",
+        created_ms=at,
+        available_ms=at,
+    )
     fields.update(extra)
     return NewRun(**fields)  # type: ignore[arg-type]
 
 
-def claim(store: Store, *, at: int = T0, limit: int = 10, worker: str = "w1",
-          limits: dict[str, int | None] | None = None, pools: tuple[str, ...] = ("default",)):  # fmt: skip
+def claim(
+    store: Store,
+    *,
+    at: int = T0,
+    limit: int = 10,
+    worker: str = "w1",
+    limits: dict[str, int | None] | None = None,
+    pools: tuple[str, ...] = ("default",),
+):
     return store.claim_runs(
-        now_ms=at, lease_ms=LEASE, worker=worker, pools=pools,
-        limits=limits if limits is not None else {"wf": None}, limit=limit,
-    )  # fmt: skip
+        now_ms=at,
+        lease_ms=LEASE,
+        worker=worker,
+        pools=pools,
+        limits=limits if limits is not None else {"wf": None},
+        limit=limit,
+    )
 
 
-def step(name: str, *, status: str = "completed", result: str | None = "1", attempts: int = 1,
-         seq: int = 1) -> StepRecord:  # fmt: skip
+def step(
+    name: str,
+    *,
+    status: str = "completed",
+    result: str | None = "1",
+    attempts: int = 1,
+    seq: int = 1,
+) -> StepRecord:
     return StepRecord("step", name, seq, status, result, None, attempts, T0, T0)
 
 
@@ -84,25 +107,41 @@ def test_concurrency_limit_holds_across_claims(store: Store) -> None:
     first = claim(store, limits={"wf": 2})
     assert len(first) == 2
     assert claim(store, worker="w2", limits={"wf": 2}) == []
-    store.finish_run(run_id=first[0].info.id, token=first[0].lease_token,
-                     status=RunStatus.COMPLETED, result_json="1", error=None, now_ms=T0)  # fmt: skip
+    store.finish_run(
+        run_id=first[0].info.id,
+        token=first[0].lease_token,
+        status=RunStatus.COMPLETED,
+        result_json="1",
+        error=None,
+        now_ms=T0,
+    )
     assert len(claim(store, worker="w2", limits={"wf": 2})) == 1
 
 
 def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (old,) = claim(store)
-    store.record_step(run_id="r1", token=old.lease_token, step=step("a"), now_ms=T0,
-                      lease_ms=LEASE)  # fmt: skip
+    store.record_step(run_id="r1", token=old.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE)
     assert claim(store, at=T0 + LEASE - 1, worker="w2") == []
     (new,) = claim(store, at=T0 + LEASE, worker="w2")
     assert new.resumed and [s.name for s in new.steps] == ["a"]
     with pytest.raises(LeaseLost):
-        store.record_step(run_id="r1", token=old.lease_token, step=step("b", seq=2),
-                          now_ms=T0 + LEASE, lease_ms=LEASE)  # fmt: skip
+        store.record_step(
+            run_id="r1",
+            token=old.lease_token,
+            step=step("b", seq=2),
+            now_ms=T0 + LEASE,
+            lease_ms=LEASE,
+        )
     with pytest.raises(LeaseLost):
-        store.finish_run(run_id="r1", token=old.lease_token, status=RunStatus.COMPLETED,
-                         result_json="1", error=None, now_ms=T0 + LEASE)  # fmt: skip
+        store.finish_run(
+            run_id="r1",
+            token=old.lease_token,
+            status=RunStatus.COMPLETED,
+            result_json="1",
+            error=None,
+            now_ms=T0 + LEASE,
+        )
     assert [s.name for s in store.list_steps("r1")] == ["a"]
     assert store.renew_leases(tokens={"r1": old.lease_token}, now_ms=T0, lease_ms=LEASE) == {}
     assert store.renew_leases(tokens={"r1": new.lease_token}, now_ms=T0, lease_ms=LEASE) == {
@@ -114,18 +153,29 @@ def test_recording_a_step_renews_the_lease(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
     later = T0 + LEASE - 1
-    store.record_step(run_id="r1", token=held.lease_token, step=step("a"), now_ms=later,
-                      lease_ms=LEASE)  # fmt: skip
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=later, lease_ms=LEASE
+    )
     assert claim(store, at=T0 + LEASE, worker="w2") == []
 
 
 def test_failed_try_is_replaced_by_the_next_outcome(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.record_step(run_id="r1", token=held.lease_token,
-                      step=step("a", status="failed", result=None), now_ms=T0, lease_ms=LEASE)  # fmt: skip
-    store.record_step(run_id="r1", token=held.lease_token,
-                      step=step("a", attempts=2, result='"ok"'), now_ms=T0, lease_ms=LEASE)  # fmt: skip
+    store.record_step(
+        run_id="r1",
+        token=held.lease_token,
+        step=step("a", status="failed", result=None),
+        now_ms=T0,
+        lease_ms=LEASE,
+    )
+    store.record_step(
+        run_id="r1",
+        token=held.lease_token,
+        step=step("a", attempts=2, result='"ok"'),
+        now_ms=T0,
+        lease_ms=LEASE,
+    )
     (only,) = store.list_steps("r1")
     assert (only.status, only.result, only.attempts) == ("completed", "ok", 2)
 
@@ -133,14 +183,25 @@ def test_failed_try_is_replaced_by_the_next_outcome(store: Store) -> None:
 def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.record_step(run_id="r1", token=held.lease_token, step=step("done"), now_ms=T0,
-                      lease_ms=LEASE)  # fmt: skip
-    store.record_step(run_id="r1", token=held.lease_token,
-                      step=step("broken", status="failed", result=None, seq=2), now_ms=T0,
-                      lease_ms=LEASE)  # fmt: skip
-    run = store.reschedule_run(run_id="r1", token=held.lease_token, status=RunStatus.PENDING,
-                               available_ms=T0 + 1_000, attempt=2, error="ValueError: x",
-                               new_attempt=True)  # fmt: skip
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("done"), now_ms=T0, lease_ms=LEASE
+    )
+    store.record_step(
+        run_id="r1",
+        token=held.lease_token,
+        step=step("broken", status="failed", result=None, seq=2),
+        now_ms=T0,
+        lease_ms=LEASE,
+    )
+    run = store.reschedule_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.PENDING,
+        available_ms=T0 + 1_000,
+        attempt=2,
+        error="ValueError: x",
+        new_attempt=True,
+    )
     assert (run.status, run.attempt, run.error) == (RunStatus.PENDING, 2, "ValueError: x")
     assert [s.name for s in store.list_steps("r1")] == ["done"]
     assert claim(store, at=T0 + 999) == []
@@ -151,8 +212,15 @@ def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> 
 def test_sleeping_run_keeps_attempt_clock(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.reschedule_run(run_id="r1", token=held.lease_token, status=RunStatus.SLEEPING,
-                         available_ms=T0 + 60_000, attempt=1, error=None, new_attempt=False)  # fmt: skip
+    store.reschedule_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.SLEEPING,
+        available_ms=T0 + 60_000,
+        attempt=1,
+        error=None,
+        new_attempt=False,
+    )
     assert store.get_run("r1").status is RunStatus.SLEEPING  # type: ignore[union-attr]
     (woken,) = claim(store, at=T0 + 60_000)
     assert woken.attempt_started_ms == T0
@@ -168,10 +236,17 @@ def test_cancel_pending_is_immediate_and_running_is_flagged(store: Store) -> Non
     assert store.get_run("idle").status is RunStatus.CANCELLED  # type: ignore[union-attr]
     assert store.cancel_run("busy", now_ms=T0)
     assert store.get_run("busy").status is RunStatus.RUNNING  # type: ignore[union-attr]
-    assert store.record_step(run_id="busy", token=held.lease_token, step=step("a"), now_ms=T0,
-                             lease_ms=LEASE)  # fmt: skip
-    store.finish_run(run_id="busy", token=held.lease_token, status=RunStatus.CANCELLED,
-                     result_json=None, error=None, now_ms=T0)  # fmt: skip
+    assert store.record_step(
+        run_id="busy", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
+    )
+    store.finish_run(
+        run_id="busy",
+        token=held.lease_token,
+        status=RunStatus.CANCELLED,
+        result_json=None,
+        error=None,
+        now_ms=T0,
+    )
     assert not store.cancel_run("busy", now_ms=T0)
     assert not store.cancel_run("missing", now_ms=T0)
 
@@ -183,8 +258,9 @@ def test_released_lease_is_claimable_at_once_and_fenced(store: Store) -> None:
     (again,) = claim(store, worker="w2")
     assert again.info.id == "r1"
     with pytest.raises(LeaseLost):
-        store.record_step(run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0,
-                          lease_ms=LEASE)  # fmt: skip
+        store.record_step(
+            run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
+        )
 
 
 def test_next_due_is_the_earliest_claimable_instant(store: Store) -> None:
@@ -198,8 +274,14 @@ def test_next_due_is_the_earliest_claimable_instant(store: Store) -> None:
 def test_finish_records_result_and_drops_lease(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
-    run = store.finish_run(run_id="r1", token=held.lease_token, status=RunStatus.COMPLETED,
-                           result_json='{"ok":true}', error=None, now_ms=T0 + 5)  # fmt: skip
+    run = store.finish_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.COMPLETED,
+        result_json='{"ok":true}',
+        error=None,
+        now_ms=T0 + 5,
+    )
     assert run.result == {"ok": True}
     assert run.finished_at is not None and run.status is RunStatus.COMPLETED
     assert claim(store, at=T0 + 10 * LEASE) == []

@@ -98,9 +98,16 @@ def test_invalid_start_options_are_rejected(typed: Engine, options: dict[str, An
 
 @pytest.mark.parametrize(
     "url",
-    ["mysql://localhost/db", "sqlite://relative.db", "sqlite:///", "sqlite:///:memory:",
-     "sqlite:///x.db?synchronous=sometimes", "sqlite:///x.db?colour=blue", "nonsense"],
-)  # fmt: skip
+    [
+        "mysql://localhost/db",
+        "sqlite://relative.db",
+        "sqlite:///",
+        "sqlite:///:memory:",
+        "sqlite:///x.db?synchronous=sometimes",
+        "sqlite:///x.db?colour=blue",
+        "nonsense",
+    ],
+)
 def test_bad_database_url_is_a_config_error(url: str) -> None:
     with pytest.raises(ConfigError):
         Engine(url)

@@ -27,8 +27,12 @@ def test_three_step_run_completes_with_its_result(engine: Engine) -> None:
     run = engine.get_run(handle.id)
     assert run is not None
     assert (run.status, run.attempt, run.version, run.pool, run.priority) == (
-        RunStatus.COMPLETED, 1, "1", "default", 0,
-    )  # fmt: skip
+        RunStatus.COMPLETED,
+        1,
+        "1",
+        "default",
+        0,
+    )
     assert run.input == {"x": 1}
     assert run.started_at is not None and run.finished_at is not None
     assert [s.name for s in engine.list_steps(handle.id)] == ["a", "b", "c"]
@@ -229,17 +233,24 @@ def test_context_describes_the_run(engine: Engine) -> None:
     @engine.workflow("describe")
     def describe(ctx: Context, input: dict[str, int]) -> dict[str, object]:
         return {
-            "run_id": ctx.run_id, "workflow": ctx.workflow, "attempt": ctx.attempt,
-            "input": ctx.input, "schedule_key": ctx.schedule_key,
+            "run_id": ctx.run_id,
+            "workflow": ctx.workflow,
+            "attempt": ctx.attempt,
+            "input": ctx.input,
+            "schedule_key": ctx.schedule_key,
             "scheduled_for": ctx.scheduled_for,
-        }  # fmt: skip
+        }
 
     handle = engine.start("describe", {"a": 1}, run_id="my-run")
     engine.run_until_idle()
     assert handle.result() == {
-        "run_id": "my-run", "workflow": "describe", "attempt": 1, "input": {"a": 1},
-        "schedule_key": None, "scheduled_for": None,
-    }  # fmt: skip
+        "run_id": "my-run",
+        "workflow": "describe",
+        "attempt": 1,
+        "input": {"a": 1},
+        "schedule_key": None,
+        "scheduled_for": None,
+    }
 
 
 def test_step_names_must_be_non_empty_strings(engine: Engine) -> None:

@@ -103,9 +103,7 @@ def _keeper(engine: Engine) -> Any:
     return LeaseKeeper(engine._core)
 
 
-def test_expired_lease_is_taken_over_without_rerunning_steps(
-    db_url: str, clock: FakeClock
-) -> None:
+def test_expired_lease_is_taken_over_without_rerunning_steps(db_url: str, clock: FakeClock) -> None:
     """A worker that died mid-run loses its lease; another finishes from the checkpoint."""
     calls: list[str] = []
     engines = [Engine(db_url, clock=clock, lease="10s") for _ in range(2)]
@@ -124,10 +122,12 @@ def test_expired_lease_is_taken_over_without_rerunning_steps(
         from tickwork._store import StepRecord
 
         dead._core.store.record_step(
-            run_id=handle.id, token=claim.lease_token,
+            run_id=handle.id,
+            token=claim.lease_token,
             step=StepRecord("step", "a", 1, "completed", "1", None, 1, 0, 0),
-            now_ms=dead._core.now_ms(), lease_ms=10_000,
-        )  # fmt: skip
+            now_ms=dead._core.now_ms(),
+            lease_ms=10_000,
+        )
         assert alive.run_until_idle() == 0  # the lease is still live
         clock.advance("10s")
         assert alive.run_until_idle() == 1
@@ -215,9 +215,7 @@ def test_failing_hook_is_reported_to_on_error_and_the_run_still_completes(
     assert info["run_id"] == handle.id
 
 
-def test_error_without_hook_is_logged(
-    engine: Engine, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_error_without_hook_is_logged(engine: Engine, caplog: pytest.LogCaptureFixture) -> None:
     engine.on_run_completed(lambda run: 1 / 0)
 
     @engine.workflow()
@@ -244,8 +242,12 @@ def test_async_twins_match_the_sync_api(engine: Engine) -> None:
         engine.run_until_idle()
         run = await engine.get_run_async("async")
         runs = await engine.list_runs_async(status="completed")
-        return handle.id, run, [r.id for r in runs], await handle.result_async(), (
-            await engine.cancel_async("async")
+        return (
+            handle.id,
+            run,
+            [r.id for r in runs],
+            await handle.result_async(),
+            (await engine.cancel_async("async")),
         )
 
     run_id, run, ids, result, cancelled = asyncio.run(scenario())

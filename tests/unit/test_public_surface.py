@@ -6,11 +6,26 @@ import tickwork
 from tickwork import errors
 
 EXPECTED = {
-    "ConfigError", "Context", "CronError", "Engine", "InputValidationError", "Retry",
-    "RunCancelled", "RunFailed", "RunHandle", "RunInfo", "RunStatus", "RunTimeout",
-    "ScheduleConflict", "StepFailed", "StepInfo", "StoreError", "TickworkError",
-    "UnknownWorkflowError", "parse_duration",
-}  # fmt: skip
+    "ConfigError",
+    "Context",
+    "CronError",
+    "Engine",
+    "InputValidationError",
+    "Retry",
+    "RunCancelled",
+    "RunFailed",
+    "RunHandle",
+    "RunInfo",
+    "RunStatus",
+    "RunTimeout",
+    "ScheduleConflict",
+    "StepFailed",
+    "StepInfo",
+    "StoreError",
+    "TickworkError",
+    "UnknownWorkflowError",
+    "parse_duration",
+}
 
 
 def test_all_is_sorted_and_complete() -> None:

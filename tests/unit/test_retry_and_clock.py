@@ -19,8 +19,11 @@ def test_backoff_grows_by_factor_and_is_capped() -> None:
 def test_retry_defaults_are_documented_ones() -> None:
     retry = Retry()
     assert (retry.max_attempts, retry.backoff, retry.factor, retry.max_backoff) == (
-        3, timedelta(seconds=1), 2.0, timedelta(minutes=5),
-    )  # fmt: skip
+        3,
+        timedelta(seconds=1),
+        2.0,
+        timedelta(minutes=5),
+    )
     assert retry.allows_another(2) and not retry.allows_another(3)
 
 
@@ -38,7 +41,7 @@ def test_fake_clock_moves_only_when_told() -> None:
 
 def test_fake_clock_refuses_naive_datetimes_and_bad_durations() -> None:
     with pytest.raises(ValueError):
-        FakeClock(datetime(2026, 1, 1))  # noqa: DTZ001
+        FakeClock(datetime(2026, 1, 1))
     clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
     with pytest.raises(ConfigError):
         clock.advance("-1s")

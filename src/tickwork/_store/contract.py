@@ -25,7 +25,7 @@ from .._models import RunInfo, RunStatus, StepInfo
 __all__ = ["ClaimedRun", "LeaseLost", "NewRun", "StepRecord", "Store"]
 
 
-class LeaseLost(BaseException):  # noqa: N818 - a signal, not an error
+class LeaseLost(BaseException):
     """The execution's lease is no longer the run's; the executor must stop writing.
 
     A ``BaseException`` so that a workflow's ``except Exception`` cannot swallow it.
@@ -209,8 +209,6 @@ class Store(Protocol):
         """Expire the given leases now so another worker may take the runs at once."""
         ...
 
-    def next_due_ms(
-        self, *, pools: Sequence[str], workflows: Sequence[str]
-    ) -> int | None:
+    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         """The earliest ``available_at`` of any run ``claim_runs`` could take, or None."""
         ...

@@ -11,8 +11,8 @@ pending or sleeping runs are due" and "which leases have expired".
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from .._clock import from_ms
@@ -113,7 +113,8 @@ WHERE status IN ('pending', 'sleeping', 'running')
 class Cursor(Protocol):
     """The part of a DB-API cursor the store uses (sqlite3 and psycopg both fit)."""
 
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
 
@@ -178,9 +179,17 @@ class SqlStore(Store):
         with self._tx(write=True) as tx:
             tx.execute(
                 INSERT_RUN,
-                run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
-                run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
-                run.created_ms, run.available_ms,
+                run.id,
+                run.workflow,
+                run.version,
+                run.input_json,
+                run.priority,
+                run.pool,
+                run.schedule_key,
+                run.schedule_revision,
+                run.scheduled_for_ms,
+                run.created_ms,
+                run.available_ms,
             )
             inserted = tx.rowcount == 1
             row = tx.execute(SELECT_RUN, run.id).fetchone()
@@ -200,14 +209,17 @@ class SqlStore(Store):
         limit: int = 100,
     ) -> list[RunInfo]:
         clauses, params = [], []
-        for column, value in (("workflow", workflow), ("status", status),
-                              ("schedule_key", schedule_key)):
+        for column, value in (
+            ("workflow", workflow),
+            ("status", status),
+            ("schedule_key", schedule_key),
+        ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         statement = (
-            f"SELECT {_RUN_COLUMNS} FROM tickwork_runs {where} "  # noqa: S608 - fixed columns
+            f"SELECT {_RUN_COLUMNS} FROM tickwork_runs {where} "
             "ORDER BY created_at DESC, id DESC LIMIT ?"
         )
         with self._tx(write=False) as tx:
@@ -295,8 +307,16 @@ class SqlStore(Store):
                 raise LeaseLost(run_id)
             tx.execute(
                 UPSERT_STEP,
-                run_id, step.kind, step.name, step.seq, step.status, step.result_json,
-                step.error, step.attempts, step.started_ms, step.finished_ms,
+                run_id,
+                step.kind,
+                step.name,
+                step.seq,
+                step.status,
+                step.result_json,
+                step.error,
+                step.attempts,
+                step.started_ms,
+                step.finished_ms,
             )
         return bool(row[0])
 
@@ -332,7 +352,13 @@ class SqlStore(Store):
         with self._tx(write=True) as tx:
             row = tx.execute(
                 RESCHEDULE_RUN,
-                str(status), available_ms, attempt, error, new_attempt, run_id, token,
+                str(status),
+                available_ms,
+                attempt,
+                error,
+                new_attempt,
+                run_id,
+                token,
             ).fetchone()
             if row is None:
                 raise LeaseLost(run_id)

@@ -11,9 +11,11 @@ from ._render import fail
 __all__ = ["command"]
 
 database_option = click.option(
-    "--database", envvar="TICKWORK_DATABASE_URL", default=None,
+    "--database",
+    envvar="TICKWORK_DATABASE_URL",
+    default=None,
     help="Database URL (default: $TICKWORK_DATABASE_URL, else sqlite:///tickwork.db).",
-)  # fmt: skip
+)
 
 
 @click.group("db")

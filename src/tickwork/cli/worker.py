@@ -14,10 +14,18 @@ __all__ = ["command"]
 @click.command("worker")
 @click.argument("app")
 @click.option("--threads", default=8, show_default=True, help="Runs executed at once.")
-@click.option("--drain-timeout", default="30s", show_default=True,
-              help="How long to let in-flight runs finish at shutdown.")  # fmt: skip
-@click.option("--log-level", default="INFO", show_default=True,
-              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False))  # fmt: skip
+@click.option(
+    "--drain-timeout",
+    default="30s",
+    show_default=True,
+    help="How long to let in-flight runs finish at shutdown.",
+)
+@click.option(
+    "--log-level",
+    default="INFO",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+)
 def command(app: str, threads: int, drain_timeout: str, log_level: str) -> None:
     """Fire schedules and execute runs of APP (module:engine or path/to/app.py:engine)."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
