@@ -62,16 +62,17 @@ def execute(
     try:
         if claim.cancel_requested:
             return finish(RunStatus.CANCELLED)
-        ctx = Context(
-            claim=claim,
-            definition=definition,
-            store=store,
-            clock=clock,
-            lease_ms=lease_ms,
-            input=definition.load_input(info.input),
-        )
-        on_context(ctx)
         try:
+            # Inside the try: an input the current code cannot load fails the attempt.
+            ctx = Context(
+                claim=claim,
+                definition=definition,
+                store=store,
+                clock=clock,
+                lease_ms=lease_ms,
+                input=definition.load_input(info.input),
+            )
+            on_context(ctx)
             value = _call(definition, ctx)
             result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
         except Suspend as suspend:
