@@ -6,13 +6,24 @@ derived ids hash, so the same value yields the same bytes on every machine and P
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InputValidationError
 
-__all__ = ["JSON", "canonical_json", "from_json", "new_run_id", "new_worker_id"]
+__all__ = [
+    "JSON",
+    "canonical_json",
+    "from_json",
+    "jitter_ms",
+    "new_run_id",
+    "new_worker_id",
+    "occurrence_run_id",
+    "schedule_key",
+]
 
 JSON = Any  # a JSON value: None, bool, int, float, str, list, dict with str keys
 
@@ -38,3 +49,29 @@ def new_run_id() -> str:
 def new_worker_id() -> str:
     """A fresh lease-owner token: unique per worker process and engine."""
     return uuid.uuid4().hex[:16]
+
+
+def occurrence_run_id(key: str, occurrence_ms: int) -> str:
+    """The run id of one occurrence of a schedule: the key and the instant in UTC.
+
+    The same on every worker, so the store's unique run id makes a second insert of the
+    same occurrence impossible (arq and DBOS do the same).
+    """
+    when = datetime.fromtimestamp(occurrence_ms / 1000, UTC)
+    return f"{key}@{when.strftime('%Y-%m-%dT%H:%M:%S')}.{occurrence_ms % 1000:03d}Z"
+
+
+def jitter_ms(key: str, occurrence_ms: int, jitter: int) -> int:
+    """A delay in ``[0, jitter)`` derived from (key, occurrence): every worker agrees."""
+    digest = hashlib.sha256(f"{key}\x00{occurrence_ms}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % jitter
+
+
+def schedule_key(workflow: str, definition: dict[str, JSON]) -> str:
+    """A key derived from a schedule's identity, stable across processes and versions.
+
+    ``definition`` holds the cadence (every / cron + timezone), the input and, when set,
+    pool and priority; its canonical JSON is hashed, so key order and spacing never matter.
+    """
+    digest = hashlib.sha256(canonical_json([workflow, definition]).encode()).hexdigest()
+    return f"{workflow}-{digest[:12]}"

@@ -6,11 +6,22 @@ Enum values are the strings stored in the database and sent on the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ACTIVE_STATUSES", "FINAL_STATUSES", "RunInfo", "RunStatus", "StepInfo"]
+__all__ = [
+    "ACTIVE_STATUSES",
+    "FINAL_STATUSES",
+    "Decision",
+    "HistoryEntry",
+    "Overlap",
+    "RunInfo",
+    "RunStatus",
+    "ScheduleInfo",
+    "ScheduleState",
+    "StepInfo",
+]
 
 
 class RunStatus(StrEnum):
@@ -60,3 +71,75 @@ class StepInfo:
     attempts: int
     started_at: datetime
     finished_at: datetime
+
+
+class ScheduleState(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    INACTIVE = "inactive"
+
+
+class Overlap(StrEnum):
+    """What to do with an occurrence while an earlier run of the schedule is unfinished."""
+
+    ALLOW = "allow"
+    SKIP = "skip"
+    BUFFER_ONE = "buffer_one"
+    CANCEL_PREVIOUS = "cancel_previous"
+
+
+class Decision(StrEnum):
+    """What became of an occurrence (one history entry each)."""
+
+    STARTED = "started"
+    SKIPPED_OVERLAP = "skipped_overlap"
+    BUFFERED = "buffered"
+    CANCELLED_PREVIOUS = "cancelled_previous"
+    DROPPED_CATCHUP = "dropped_catchup"
+    MISSED_PAUSED = "missed_paused"
+    TRIGGERED = "triggered"
+    ALREADY_STARTED = "already_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleInfo:
+    """A stored schedule. ``every`` and ``jitter`` are timedeltas; instants aware UTC."""
+
+    key: str
+    workflow: str
+    input: Any
+    cron: str | None
+    every: timedelta | None
+    timezone: str
+    overlap: Overlap
+    catchup: int | str
+    jitter: timedelta | None
+    pool: str
+    priority: int
+    state: ScheduleState
+    revision: int
+    next_fire_at: datetime | None
+    last_fire_at: datetime | None
+    last_run_id: str | None
+    last_run_status: RunStatus | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One decision about one occurrence (or, with ``count`` > 1, a span of them).
+
+    ``occurrence`` is the occurrence's instant (the first of the span), ``last_occurrence``
+    the last of a span, ``run_id`` the run started or concerned, ``reason`` the why.
+    """
+
+    key: str
+    occurrence: datetime
+    decision: Decision
+    reason: str
+    run_id: str | None
+    revision: int
+    decided_at: datetime
+    count: int = 1
+    last_occurrence: datetime | None = None

@@ -16,13 +16,23 @@ Rules that hold for every method unless its docstring says otherwise:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._models import RunInfo, RunStatus, StepInfo
+from .._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from .._planning import Plan
 
-__all__ = ["ClaimedRun", "LeaseLost", "NewRun", "StepRecord", "Store"]
+__all__ = [
+    "ClaimedRun",
+    "DueSchedule",
+    "LeaseLost",
+    "NewRun",
+    "Registration",
+    "ScheduleRecord",
+    "StepRecord",
+    "Store",
+]
 
 
 class LeaseLost(BaseException):
@@ -47,6 +57,7 @@ class NewRun:
     schedule_key: str | None = None
     schedule_revision: int | None = None
     scheduled_for_ms: int | None = None
+    retry_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +81,8 @@ class ClaimedRun:
 
     ``attempt_started_ms`` is when the current attempt first began executing (kept across
     sleeps and take-overs, reset by a retry); ``resumed`` is True when the run had already
-    started before this claim; ``cancel_requested`` asks the executor to stop at once.
+    started before this claim; ``cancel_requested`` asks the executor to stop at once;
+    ``retry_json`` is a retry policy that overrides the workflow's (from a schedule).
     """
 
     info: RunInfo
@@ -79,6 +91,7 @@ class ClaimedRun:
     attempt_started_ms: int
     resumed: bool
     cancel_requested: bool
+    retry_json: str | None = None
 
 
 class Store(Protocol):
@@ -212,3 +225,145 @@ class Store(Protocol):
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         """The earliest ``available_at`` of any run ``claim_runs`` could take, or None."""
         ...
+
+    # -- schedules -------------------------------------------------------------------------
+
+    def upsert_schedule(
+        self,
+        record: ScheduleRecord,
+        *,
+        now_ms: int,
+        anchor_ms: int,
+        first_fire_ms: int | None,
+        on_conflict: str,
+        paused: bool | None,
+    ) -> Registration:
+        """Register ``record`` under its key.
+
+        New key: stored as revision 1, ``active`` (``paused`` if ``paused``), first firing
+        at ``first_fire_ms``. Same definition: nothing changes (cadence, state and history
+        kept). Other definition: with ``on_conflict="update"`` the row is updated in place
+        and its revision bumped, keeping ``next_fire_at`` unless the cadence changed (then
+        ``anchor_ms`` and ``first_fire_ms`` apply); "keep" changes nothing; "error" changes
+        nothing and reports "conflict". ``paused`` (when not None) sets the state to
+        ``paused`` or ``active`` in every case but "conflict".
+        """
+        ...
+
+    def get_schedule(self, key: str) -> ScheduleInfo | None:
+        """The schedule with this key, with its last run's status, or None."""
+        ...
+
+    def list_schedules(
+        self, *, workflow: str | None = None, state: str | None = None, limit: int = 1000
+    ) -> list[ScheduleInfo]:
+        """Schedules matching the filters, by key."""
+        ...
+
+    def get_schedule_record(self, key: str) -> DueSchedule | None:
+        """The schedule's definition and firing state, for computing its occurrences."""
+        ...
+
+    def delete_schedule(self, key: str) -> bool:
+        """Remove the schedule and its history (its runs stay). False when unknown."""
+        ...
+
+    def set_schedule_state(
+        self, key: str, *, action: str, now_ms: int, next_fire_ms: int | None = None
+    ) -> bool:
+        """Apply "pause", "resume", "deactivate" or "activate". False when unknown.
+
+        Paused and inactive schedules are never due. ``resume`` keeps ``next_fire_at`` so
+        the occurrences missed meanwhile are decided by catch-up (and recorded as missed
+        while paused). ``activate`` starts afresh at ``next_fire_ms`` (computed from now).
+        Applying the state a schedule already has changes nothing.
+        """
+        ...
+
+    def fire_due(
+        self,
+        *,
+        now_ms: int,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        limit: int,
+        decide: Callable[[DueSchedule, int], Plan],
+    ) -> list[str]:
+        """Fire up to ``limit`` due schedules in ONE transaction; return the new run ids.
+
+        Due: ``active``, ``due_at <= now_ms``, workflow among ``workflows`` and pool among
+        ``pools``. For each, ``decide(schedule, now_ms)`` (pure) returns the plan; the store
+        cancels the runs it names, inserts its runs (a run id that exists is not inserted
+        again: the occurrence already started, recorded as "already_started"), appends its
+        decisions to the history and advances the schedule. Schedules claimed by another
+        transaction are skipped, never waited for.
+        """
+        ...
+
+    def trigger_schedule(self, key: str, *, now_ms: int, occurrence_ms: int,
+                         run: NewRun) -> str | None:  # fmt: skip
+        """Start ``run`` for the occurrence unless it has a run; return its run id.
+
+        Records "triggered" (or "already_started") in the history. None when unknown.
+        """
+        ...
+
+    def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
+        """The schedule's decisions, newest first."""
+        ...
+
+    def next_schedule_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
+        """The earliest ``due_at`` among schedules ``fire_due`` could take, or None."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRecord:
+    """A schedule's definition as registered. ``catchup`` None means "all".
+
+    ``definition`` is the canonical JSON of every field that defines the schedule (equal
+    strings mean an unchanged definition); ``cadence`` the canonical JSON of its cadence
+    alone (a change there recomputes the next occurrence).
+    """
+
+    key: str
+    workflow: str
+    input_json: str | None
+    cron: str | None
+    every_ms: int | None
+    timezone: str
+    overlap: str
+    catchup: int | None
+    catchup_window_ms: int | None
+    jitter_ms: int | None
+    pool: str
+    priority: int
+    retry_json: str | None
+    start_ms: int | None
+    end_ms: int | None
+    definition: str
+    cadence: str
+
+
+@dataclass(frozen=True, slots=True)
+class DueSchedule:
+    """A claimed schedule as the planner sees it, with its unfinished runs (oldest first)."""
+
+    record: ScheduleRecord
+    revision: int
+    anchor_ms: int
+    next_fire_ms: int | None
+    buffered_ms: int | None
+    paused_from_ms: int | None
+    active_run_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """What ``upsert_schedule`` did: "created", "unchanged", "updated", "kept" or
+    "conflict" (the key exists with another definition and ``on_conflict="error"``)."""
+
+    outcome: str
+    revision: int

@@ -19,6 +19,7 @@ from .._clock import from_ms
 from .._ids import from_json, new_run_id
 from .._models import RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
+from .sql_schedules import WAKE_BUFFERED, ScheduleSql
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -31,8 +32,8 @@ _STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at
 # Insert a new run unless one with the same id exists (start is idempotent by id).
 INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, created_at, available_at)
-VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?)
+    schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
+VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING
 """
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM tickwork_runs WHERE id = ?"
@@ -40,7 +41,7 @@ SELECT_STEPS = f"SELECT {_STEP_COLUMNS} FROM tickwork_steps WHERE run_id = ? ORD
 # Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it.
 # {filters} becomes "AND pool IN (...) AND workflow IN (...)" with placeholders.
 SELECT_CLAIMABLE = f"""
-SELECT {_RUN_COLUMNS}, attempt_started_at, cancel_requested FROM tickwork_runs
+SELECT {_RUN_COLUMNS}, attempt_started_at, cancel_requested, retry FROM tickwork_runs
 WHERE status IN ('pending', 'sleeping', 'running') AND available_at <= ? {{filters}}
 ORDER BY priority DESC, available_at, id
 LIMIT ?
@@ -93,6 +94,7 @@ CANCEL_IDLE_RUN = """
 UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, worker = NULL,
     lease_token = NULL
 WHERE id = ? AND status IN ('pending', 'sleeping')
+RETURNING schedule_key
 """
 # Ask the executor of a running run to stop at its next step boundary.
 REQUEST_CANCEL = """
@@ -157,7 +159,7 @@ def step_from_row(row: Sequence[Any]) -> StepInfo:
     )
 
 
-class SqlStore(Store):
+class SqlStore(ScheduleSql, Store):
     """Every contract method, over a dialect's ``_transaction``."""
 
     #: appended to the claim query (PostgreSQL: "FOR UPDATE SKIP LOCKED")
@@ -188,6 +190,7 @@ class SqlStore(Store):
                 run.schedule_key,
                 run.schedule_revision,
                 run.scheduled_for_ms,
+                run.retry_json,
                 run.created_ms,
                 run.available_ms,
             )
@@ -281,6 +284,7 @@ class SqlStore(Store):
                         attempt_started_ms=row[15] if row[15] is not None else now_ms,
                         resumed=info.started_at is not None,
                         cancel_requested=bool(row[16]),
+                        retry_json=row[17],
                     )
                 )
                 if len(claimed) == limit:
@@ -336,7 +340,10 @@ class SqlStore(Store):
             ).fetchone()
             if row is None:
                 raise LeaseLost(run_id)
-        return run_from_row(row)
+            run = run_from_row(row)
+            if run.schedule_key is not None:
+                tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
+        return run
 
     def reschedule_run(
         self,
@@ -368,8 +375,10 @@ class SqlStore(Store):
 
     def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
         with self._tx(write=True) as tx:
-            tx.execute(CANCEL_IDLE_RUN, now_ms, run_id)
-            if tx.rowcount == 1:
+            row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
+            if row is not None:
+                if row[0] is not None:
+                    tx.execute(WAKE_BUFFERED, now_ms, row[0], now_ms)
                 return True
             tx.execute(REQUEST_CANCEL, run_id)
             return tx.rowcount == 1

@@ -14,6 +14,7 @@ CREATE TABLE tickwork_runs (
     schedule_key TEXT,
     schedule_revision INTEGER,
     scheduled_for INTEGER,
+    retry TEXT,
     created_at INTEGER NOT NULL,
     started_at INTEGER,
     finished_at INTEGER,
@@ -29,6 +30,8 @@ CREATE INDEX tickwork_runs_created ON tickwork_runs (created_at DESC, id DESC);
 CREATE INDEX tickwork_runs_workflow ON tickwork_runs (workflow, created_at DESC);
 CREATE INDEX tickwork_runs_schedule ON tickwork_runs (schedule_key, created_at DESC)
     WHERE schedule_key IS NOT NULL;
+CREATE INDEX tickwork_runs_schedule_active ON tickwork_runs (schedule_key, created_at)
+    WHERE schedule_key IS NOT NULL AND status IN ('pending', 'sleeping', 'running');
 
 -- Checkpoints of a run: completed steps, durable sleeps, recorded now(), failed tries.
 CREATE TABLE tickwork_steps (
@@ -44,3 +47,51 @@ CREATE TABLE tickwork_steps (
     finished_at INTEGER NOT NULL,
     PRIMARY KEY (run_id, kind, name)
 ) WITHOUT ROWID;
+
+-- Schedules: one row per key. next_fire_at is the earliest occurrence not yet decided;
+-- due_at is when a scheduler must look at the row (NULL: nothing to do, e.g. paused).
+CREATE TABLE tickwork_schedules (
+    key TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    input TEXT,
+    cron TEXT,
+    every_ms INTEGER,
+    timezone TEXT NOT NULL,
+    overlap TEXT NOT NULL,
+    catchup INTEGER,
+    catchup_window_ms INTEGER,
+    jitter_ms INTEGER,
+    pool TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    retry TEXT,
+    start_at INTEGER,
+    end_at INTEGER,
+    definition TEXT NOT NULL,
+    state TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    anchor_at INTEGER NOT NULL,
+    next_fire_at INTEGER,
+    due_at INTEGER,
+    buffered_for INTEGER,
+    paused_at INTEGER,
+    last_fire_at INTEGER,
+    last_run_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX tickwork_schedules_due ON tickwork_schedules (due_at) WHERE due_at IS NOT NULL;
+
+-- Every decision about an occurrence; a span of dropped occurrences is one row with count.
+CREATE TABLE tickwork_schedule_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    occurrence INTEGER NOT NULL,
+    last_occurrence INTEGER,
+    decision TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    run_id TEXT,
+    revision INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    decided_at INTEGER NOT NULL
+);
+CREATE INDEX tickwork_schedule_history_key ON tickwork_schedule_history (key, id DESC);

@@ -1,0 +1,226 @@
+"""Pure firing decisions: (schedule, its unfinished runs, now) -> what to start and why.
+
+No I/O and no clock here: the store calls ``plan`` inside the one transaction that claims a
+due schedule, inserts the planned runs and advances the schedule (procrastinate's
+"hoist the I/O"). Every occurrence gets a decision, written to the schedule's history;
+long spans of dropped occurrences are summarised in one entry with a count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ._ids import jitter_ms, occurrence_run_id
+from ._models import Decision, Overlap
+
+__all__ = ["Cadence", "Plan", "PlannedDecision", "PlannedRun", "PlanInput", "plan"]
+
+#: occurrences started per schedule per pass with ``catchup="all"``, so that an outage
+#: does not turn into a stampede; the rest follow on the next passes.
+CATCHUP_BATCH = 100
+#: how far a span of dropped occurrences is counted one by one before "at least N".
+COUNT_CAP = 10_000
+
+
+class Cadence(Protocol):
+    """Occurrences of a schedule as UTC epoch milliseconds."""
+
+    def next_after(self, ms: int) -> int | None:
+        """The first occurrence strictly after ``ms``."""
+        ...
+
+    def latest_at_or_before(self, ms: int) -> int | None:
+        """The latest occurrence at or before ``ms``, or None."""
+        ...
+
+    def count_between(self, first: int, last: int, cap: int) -> int:
+        """How many occurrences lie in ``[first, last]``, counting at most to ``cap``."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """What the planner needs to know of one schedule at ``now_ms``.
+
+    ``next_fire_ms`` is the earliest occurrence not yet decided; ``catchup`` None means
+    "all"; ``paused_from_ms`` is when the last pause began, if its misses are not yet
+    decided; ``active_run_ids`` are the schedule's unfinished runs, oldest first.
+    """
+
+    key: str
+    overlap: Overlap
+    catchup: int | None
+    catchup_window_ms: int | None
+    jitter_ms: int | None
+    end_ms: int | None
+    next_fire_ms: int | None
+    buffered_ms: int | None
+    paused_from_ms: int | None
+    active_run_ids: tuple[str, ...]
+    now_ms: int
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    occurrence_ms: int
+    run_id: str
+    available_ms: int
+
+
+@dataclass(frozen=True)
+class PlannedDecision:
+    decision: Decision
+    occurrence_ms: int
+    reason: str
+    run_id: str | None = None
+    count: int = 1
+    last_occurrence_ms: int | None = None
+
+
+@dataclass
+class Plan:
+    starts: list[PlannedRun] = field(default_factory=list)
+    cancel_run_ids: list[str] = field(default_factory=list)
+    decisions: list[PlannedDecision] = field(default_factory=list)
+    next_fire_ms: int | None = None
+    buffered_ms: int | None = None
+    version: str = "1"  # the workflow version the started runs are created under
+
+
+def plan(state: PlanInput, cadence: Cadence) -> Plan:
+    """Decide every occurrence of ``state`` due at ``state.now_ms``."""
+    result = Plan(next_fire_ms=state.next_fire_ms, buffered_ms=state.buffered_ms)
+    active = list(state.active_run_ids)
+    if state.buffered_ms is not None and not active:
+        run = _run(state, state.buffered_ms)
+        result.starts.append(run)
+        result.decisions.append(
+            PlannedDecision(Decision.STARTED, state.buffered_ms,
+                            "buffered occurrence started: the earlier run ended", run.run_id)
+        )  # fmt: skip
+        result.buffered_ms = None
+        active.append(run.run_id)
+    first = state.next_fire_ms
+    if first is None or first > state.now_ms:
+        return result
+    last = state.now_ms if state.end_ms is None else min(state.now_ms, state.end_ms)
+    to_start = _choose(state, cadence, first, last, result)
+    for occurrence in to_start:
+        _apply_overlap(state, occurrence, active, result)
+    if state.catchup is None and to_start and len(to_start) == CATCHUP_BATCH:
+        result.next_fire_ms = cadence.next_after(to_start[-1])
+        if result.next_fire_ms is not None and result.next_fire_ms > last:
+            result.next_fire_ms = cadence.next_after(last)
+    else:
+        result.next_fire_ms = cadence.next_after(last)
+    if result.next_fire_ms is not None and state.end_ms is not None:
+        if result.next_fire_ms > state.end_ms:
+            result.next_fire_ms = None
+    return result
+
+
+def _choose(
+    state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan
+) -> list[int]:
+    """Occurrences in ``[first, last]`` to start, oldest first; record the dropped ones."""
+    if first > last:
+        return []
+    window_start = first
+    if state.catchup_window_ms is not None:
+        window_start = max(first, state.now_ms - state.catchup_window_ms)
+    if state.catchup is None:
+        chosen = []
+        occurrence = cadence.next_after(window_start - 1)
+        while occurrence is not None and occurrence <= last and len(chosen) < CATCHUP_BATCH:
+            chosen.append(occurrence)
+            occurrence = cadence.next_after(occurrence)
+    else:
+        chosen = []
+        occurrence = cadence.latest_at_or_before(last)
+        while occurrence is not None and occurrence >= window_start and (
+            len(chosen) < state.catchup
+        ):
+            chosen.append(occurrence)
+            occurrence = cadence.latest_at_or_before(occurrence - 1)
+        chosen.reverse()
+    dropped_end = (chosen[0] - 1) if chosen else last
+    _record_dropped(state, cadence, first, dropped_end, result)
+    return chosen
+
+
+def _record_dropped(
+    state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan
+) -> None:
+    """Summarise the occurrences in ``[first, last]`` that will never run."""
+    pause = state.paused_from_ms
+    spans = [(first, last, Decision.DROPPED_CATCHUP)]
+    if pause is not None and pause <= last:
+        spans = [(first, min(last, pause - 1), Decision.DROPPED_CATCHUP),
+                 (max(first, pause), last, Decision.MISSED_PAUSED)]  # fmt: skip
+    policy = "all" if state.catchup is None else str(state.catchup)
+    for lo, hi, decision in spans:
+        if lo > hi:
+            continue
+        start = cadence.next_after(lo - 1)
+        if start is None or start > hi:
+            continue
+        end = cadence.latest_at_or_before(hi)
+        count = cadence.count_between(start, hi, COUNT_CAP)
+        if decision is Decision.MISSED_PAUSED:
+            why = f"missed while paused; catchup={policy} did not start it"
+        elif state.catchup_window_ms is not None and hi < state.now_ms - state.catchup_window_ms:
+            why = "older than catchup_window"
+        else:
+            why = f"missed (no worker fired it in time); catchup={policy} starts only the latest"
+        if count >= COUNT_CAP:
+            why += f" (at least {COUNT_CAP} occurrences)"
+        result.decisions.append(
+            PlannedDecision(decision, start, why, None, count,
+                            end if count > 1 else None)
+        )  # fmt: skip
+
+
+def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
+    if not active or state.overlap is Overlap.ALLOW:
+        _start(state, occurrence, active, result, "due")
+        return
+    busy = ", ".join(active)
+    if state.overlap is Overlap.SKIP:
+        result.decisions.append(
+            PlannedDecision(Decision.SKIPPED_OVERLAP, occurrence,
+                            f"overlap=skip: earlier run {busy} is unfinished")
+        )  # fmt: skip
+    elif state.overlap is Overlap.BUFFER_ONE:
+        if result.buffered_ms is None:
+            result.buffered_ms = occurrence
+            result.decisions.append(
+                PlannedDecision(Decision.BUFFERED, occurrence,
+                                f"overlap=buffer_one: waits for earlier run {busy}")
+            )  # fmt: skip
+        else:
+            result.decisions.append(
+                PlannedDecision(Decision.SKIPPED_OVERLAP, occurrence,
+                                "overlap=buffer_one: an occurrence is already buffered")
+            )  # fmt: skip
+    else:
+        result.cancel_run_ids.extend(active)
+        result.decisions.append(
+            PlannedDecision(Decision.CANCELLED_PREVIOUS, occurrence,
+                            f"overlap=cancel_previous: cancelled {busy}", active[-1])
+        )  # fmt: skip
+        active.clear()
+        _start(state, occurrence, active, result, "due; previous run cancelled")
+
+
+def _start(state: PlanInput, occurrence: int, active: list[str], result: Plan,
+           why: str) -> None:  # fmt: skip
+    run = _run(state, occurrence)
+    result.starts.append(run)
+    result.decisions.append(PlannedDecision(Decision.STARTED, occurrence, why, run.run_id))
+    active.append(run.run_id)
+
+
+def _run(state: PlanInput, occurrence: int) -> PlannedRun:
+    delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
+    return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), occurrence + delay)
