@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 __all__ = ["Clock", "SystemClock", "from_ms", "monotonic", "sleep", "to_ms", "wait"]
@@ -31,16 +31,23 @@ class SystemClock:
         return "SystemClock()"
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def to_ms(when: datetime) -> int:
-    """An aware datetime as UTC epoch milliseconds (how every store keeps instants)."""
+    """An aware datetime as UTC epoch milliseconds (how every store keeps instants).
+
+    Integer arithmetic, so no float rounding: sub-millisecond parts are truncated.
+    """
     if when.tzinfo is None:
         raise ValueError(f"naive datetime {when!r}: pass an aware datetime")
-    return round(when.timestamp() * 1000)
+    return (when - _EPOCH) // _MS
 
 
 def from_ms(ms: int) -> datetime:
     """UTC epoch milliseconds as an aware UTC datetime."""
-    return datetime.fromtimestamp(ms / 1000, UTC)
+    return _EPOCH + ms * _MS
 
 
 def monotonic() -> float:

@@ -15,10 +15,11 @@ from typing import Any, TypeVar, overload
 from . import _clock
 from ._durations import Duration, to_ms
 from ._ids import canonical_json, new_run_id, new_worker_id
-from ._models import RunInfo, RunStatus, StepInfo
+from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
 from ._retry import NO_RETRY, Retry
 from ._store import NewRun, Store, open_store
+from ._scheduling import Schedules
 from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
 from .errors import (
     ConfigError,
@@ -121,6 +122,7 @@ class Engine:
             hooks=Hooks(on_error=on_error),
             worker_id=f"{socket.gethostname()}:{os.getpid()}:{new_worker_id()[:6]}",
         )
+        self._schedules = Schedules(self._core)
         self._migrated = False
         self._migrate_lock = threading.Lock()
         listen = getattr(self.clock, "add_listener", None)
@@ -294,12 +296,94 @@ class Engine:
                 self._core.finished.notify_all()
         return cancelled
 
+
+    # -- schedules -----------------------------------------------------------------------
+
+    def schedule(
+        self,
+        workflow: str | Callable[..., Any],
+        input: Any = None,
+        *,
+        every: Duration | None = None,
+        cron: str | None = None,
+        timezone: str = "UTC",
+        key: str | None = None,
+        overlap: str = "allow",
+        catchup: int | str = 1,
+        catchup_window: Duration | None = None,
+        jitter: Duration | None = None,
+        paused: bool | None = None,
+        pool: str | None = None,
+        priority: int | None = None,
+        retry: Retry | None = None,
+        start_at: datetime | None = None,
+        end_at: datetime | None = None,
+        on_conflict: str = "update",
+    ) -> str:
+        """Register a schedule (cron or fixed interval) for ``workflow``; return its key.
+
+        Everything is validated before anything is stored. Registering the same definition
+        again changes nothing, so calling this at every start-up is the intended use.
+        """
+        name = self._definition(workflow).name
+        self._ready()
+        return self._schedules.register(
+            name, input, every=every, cron_expr=cron, timezone=timezone, key=key,
+            overlap=overlap, catchup=catchup, catchup_window=catchup_window, jitter=jitter,
+            paused=paused, pool=pool, priority=priority, retry=retry, start_at=start_at,
+            end_at=end_at, on_conflict=on_conflict,
+        )
+
+    def unschedule(self, key: str) -> bool:
+        """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
+        self._ready()
+        return self._schedules.unschedule(key)
+
+    def pause(self, key: str) -> bool:
+        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume."""
+        self._ready()
+        return self._schedules.set_state(key, "pause")
+
+    def resume(self, key: str) -> bool:
+        """Fire again after a pause; missed occurrences are decided by ``catchup``."""
+        self._ready()
+        return self._schedules.set_state(key, "resume")
+
+    def deactivate(self, key: str) -> bool:
+        """Stop firing; occurrences while inactive never run."""
+        self._ready()
+        return self._schedules.set_state(key, "deactivate")
+
+    def activate(self, key: str) -> bool:
+        """Fire again, from the first occurrence after now."""
+        self._ready()
+        return self._schedules.set_state(key, "activate")
+
+    def trigger(self, key: str) -> str | None:
+        """Start the current occurrence now (idempotent); its run id, or None if unknown."""
+        self._ready()
+        return self._schedules.trigger(key)
+
+    def get_schedule(self, key: str) -> ScheduleInfo | None:
+        self._ready()
+        return self._schedules.get(key)
+
+    def list_schedules(self) -> list[ScheduleInfo]:
+        self._ready()
+        return self._schedules.list()
+
+    def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
+        """Every decision about the schedule's occurrences, newest first."""
+        self._ready()
+        return self._schedules.history(key, limit)
+
     # -- executing -----------------------------------------------------------------------
 
     def tick(self) -> list[str]:
-        """One scheduler pass at ``clock.now()``; the ids of the runs it started."""
+        """One scheduler pass at ``clock.now()``: fire every due occurrence; return the ids
+        of the runs it started."""
         self._ready()
-        return []
+        return self._schedules.tick()
 
     def run_until_idle(self) -> int:
         """Execute, in this thread, every run runnable at ``clock.now()`` until none is.
@@ -358,6 +442,7 @@ class Engine:
             drain_timeout=to_ms(drain_timeout) / 1000,
             poll_interval=to_ms(poll_interval) / 1000,
             tick=self.tick,
+            next_tick_ms=self._schedules.next_due_ms,
         )
 
     # -- cadence preview -----------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from ._context import AttemptTimedOut, CancelRequested, Context, Suspend, descri
 from ._ids import canonical_json
 from ._models import RunInfo, RunStatus
 from ._registry import WorkflowDef
+from ._retry import Retry
 from ._store import ClaimedRun, LeaseLost, Store
 
 __all__ = ["Outcome", "execute"]
@@ -120,7 +122,10 @@ def _failed_attempt(
 ) -> Outcome:
     """Retry after the back-off while the policy allows, else fail the run for good."""
     info = claim.info
-    retry = definition.retry
+    # A schedule may override the workflow's policy for its runs.
+    retry = definition.retry if claim.retry_json is None else Retry.from_json(
+        json.loads(claim.retry_json)
+    )
     if retry.allows_another(info.attempt):
         run = store.reschedule_run(
             run_id=info.id,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -74,4 +75,5 @@ def schedule_key(workflow: str, definition: dict[str, JSON]) -> str:
     pool and priority; its canonical JSON is hashed, so key order and spacing never matter.
     """
     digest = hashlib.sha256(canonical_json([workflow, definition]).encode()).hexdigest()
-    return f"{workflow}-{digest[:12]}"
+    readable = re.sub(r"[\s/\x00-\x1f]", "-", workflow)[:100]
+    return f"{readable}-{digest[:12]}"

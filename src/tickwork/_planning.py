@@ -85,7 +85,6 @@ class Plan:
     decisions: list[PlannedDecision] = field(default_factory=list)
     next_fire_ms: int | None = None
     buffered_ms: int | None = None
-    version: str = "1"  # the workflow version the started runs are created under
 
 
 def plan(state: PlanInput, cadence: Cadence) -> Plan:

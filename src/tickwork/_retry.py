@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from ._durations import Duration, to_ms
 from .errors import ConfigError
@@ -47,6 +48,25 @@ class Retry:
         # Bound the exponent so a huge attempt count cannot overflow a float.
         exponent = min(failed_attempt - 1, 64)
         return int(min(base * self.factor**exponent, cap))
+
+    def to_json(self) -> dict[str, float]:
+        """The policy as stored with a schedule's runs."""
+        return {
+            "max_attempts": self.max_attempts,
+            "backoff_ms": self.backoff // timedelta(milliseconds=1),
+            "factor": self.factor,
+            "max_backoff_ms": self.max_backoff // timedelta(milliseconds=1),
+        }
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Retry:
+        """The policy ``to_json`` stored."""
+        return cls(
+            max_attempts=int(value["max_attempts"]),
+            backoff=int(value["backoff_ms"]),
+            factor=float(value["factor"]),
+            max_backoff=int(value["max_backoff_ms"]),
+        )
 
     def allows_another(self, failed_attempt: int) -> bool:
         """Whether an attempt may follow the ``failed_attempt``-th failure."""

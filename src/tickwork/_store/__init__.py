@@ -5,9 +5,28 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
-from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
+from .contract import (
+    ClaimedRun,
+    DueSchedule,
+    LeaseLost,
+    NewRun,
+    Registration,
+    ScheduleRecord,
+    StepRecord,
+    Store,
+)
 
-__all__ = ["ClaimedRun", "LeaseLost", "NewRun", "StepRecord", "Store", "open_store"]
+__all__ = [
+    "ClaimedRun",
+    "DueSchedule",
+    "LeaseLost",
+    "NewRun",
+    "Registration",
+    "ScheduleRecord",
+    "StepRecord",
+    "Store",
+    "open_store",
+]
 
 
 def open_store(url: str) -> Store:

@@ -288,8 +288,10 @@ class Store(Protocol):
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
-    ) -> list[str]:
-        """Fire up to ``limit`` due schedules in ONE transaction; return the new run ids.
+    ) -> tuple[int, list[str]]:
+        """Fire up to ``limit`` due schedules in ONE transaction.
+
+        Returns how many schedules were fired and the ids of the runs inserted.
 
         Due: ``active``, ``due_at <= now_ms``, workflow among ``workflows`` and pool among
         ``pools``. For each, ``decide(schedule, now_ms)`` (pure) returns the plan; the store
@@ -330,6 +332,7 @@ class ScheduleRecord:
 
     key: str
     workflow: str
+    version: str
     input_json: str | None
     cron: str | None
     every_ms: int | None

@@ -22,7 +22,7 @@ from .contract import DueSchedule, NewRun, Registration, ScheduleRecord
 __all__ = ["ScheduleSql"]
 
 _DEFINITION_COLUMNS = (
-    "key, workflow, input, cron, every_ms, timezone, overlap, catchup, catchup_window_ms, "
+    "key, workflow, version, input, cron, every_ms, timezone, overlap, catchup, catchup_window_ms, "
     "jitter_ms, pool, priority, retry, start_at, end_at, definition"
 )
 _STATE_COLUMNS = "revision, anchor_at, next_fire_at, buffered_for, paused_at"
@@ -44,11 +44,11 @@ SELECT_DEFINITION = (
 INSERT_SCHEDULE = f"""
 INSERT INTO tickwork_schedules ({_DEFINITION_COLUMNS}, state, revision, anchor_at,
     next_fire_at, due_at, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
 """
 # Update a definition in place; the caller decides next_fire_at and due_at.
 UPDATE_DEFINITION = """
-UPDATE tickwork_schedules SET workflow = ?, input = ?, cron = ?, every_ms = ?, timezone = ?,
+UPDATE tickwork_schedules SET workflow = ?, version = ?, input = ?, cron = ?, every_ms = ?, timezone = ?,
     overlap = ?, catchup = ?, catchup_window_ms = ?, jitter_ms = ?, pool = ?, priority = ?,
     retry = ?, start_at = ?, end_at = ?, definition = ?, revision = revision + 1,
     anchor_at = ?, next_fire_at = ?, due_at = ?, updated_at = ?
@@ -111,11 +111,20 @@ WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active' AND due_at > ?
 
 def _record(row: Sequence[Any]) -> ScheduleRecord:
     return ScheduleRecord(
-        key=row[0], workflow=row[1], input_json=row[2], cron=row[3], every_ms=row[4],
-        timezone=row[5], overlap=row[6], catchup=row[7], catchup_window_ms=row[8],
-        jitter_ms=row[9], pool=row[10], priority=row[11], retry_json=row[12],
-        start_ms=row[13], end_ms=row[14], definition=row[15], cadence="",
+        key=row[0], workflow=row[1], version=row[2], input_json=row[3], cron=row[4],
+        every_ms=row[5], timezone=row[6], overlap=row[7], catchup=row[8],
+        catchup_window_ms=row[9], jitter_ms=row[10], pool=row[11], priority=row[12],
+        retry_json=row[13], start_ms=row[14], end_ms=row[15], definition=row[16], cadence="",
     )  # fmt: skip
+
+
+# Positions in a SELECT_DEFINITION / SELECT_DUE row after the definition columns.
+_DEFINITION, _REVISION, _ANCHOR, _NEXT_FIRE, _BUFFERED, _PAUSED, _STATE = range(16, 23)
+
+
+def _due(row: Sequence[Any], active: tuple[str, ...]) -> DueSchedule:
+    return DueSchedule(_record(row), row[_REVISION], row[_ANCHOR], row[_NEXT_FIRE],
+                       row[_BUFFERED], row[_PAUSED], active)  # fmt: skip
 
 
 def _info(row: Sequence[Any]) -> ScheduleInfo:
@@ -165,8 +174,8 @@ class ScheduleSql:
                     tx.execute("UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
                                paused_at, record.key)  # fmt: skip
                 return Registration("created", 1)
-            revision = row[16]
-            if row[15] == record.definition:
+            revision = row[_REVISION]
+            if row[_DEFINITION] == record.definition:
                 outcome = "unchanged"
             elif on_conflict == "error":
                 return Registration("conflict", revision)
@@ -174,9 +183,9 @@ class ScheduleSql:
                 outcome = "kept"
             else:
                 cadence_changed = _cadence_of(row) != _cadence_of(definition)
-                anchor = anchor_ms if cadence_changed else row[17]
-                next_fire = first_fire_ms if cadence_changed else row[18]
-                state = ScheduleState(row[21])
+                anchor = anchor_ms if cadence_changed else row[_ANCHOR]
+                next_fire = first_fire_ms if cadence_changed else row[_NEXT_FIRE]
+                state = ScheduleState(row[_STATE])
                 due = next_fire if state is ScheduleState.ACTIVE else None
                 tx.execute(UPDATE_DEFINITION, *definition[1:], anchor, next_fire, due, now_ms,
                            record.key)  # fmt: skip
@@ -209,7 +218,7 @@ class ScheduleSql:
             row = tx.execute(SELECT_DEFINITION, key).fetchone()
         if row is None:
             return None
-        return DueSchedule(_record(row), row[16], row[17], row[18], row[19], row[20], ())
+        return _due(row, ())
 
     def delete_schedule(self, key: str) -> bool:
         with self._tx(write=True) as tx:
@@ -230,8 +239,8 @@ class ScheduleSql:
     def _change_state(
         self, tx: Any, row: Sequence[Any], action: str, now_ms: int, next_fire_ms: int | None
     ) -> None:
-        key, state = row[0], ScheduleState(row[21])
-        next_fire, buffered, paused_at = row[18], row[19], row[20]
+        key, state = row[0], ScheduleState(row[_STATE])
+        next_fire, buffered, paused_at = row[_NEXT_FIRE], row[_BUFFERED], row[_PAUSED]
         if action == "pause" and state is ScheduleState.ACTIVE:
             state, paused_at = ScheduleState.PAUSED, now_ms
         elif action == "resume" and state is ScheduleState.PAUSED:
@@ -255,9 +264,9 @@ class ScheduleSql:
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
-    ) -> list[str]:
+    ) -> tuple[int, list[str]]:
         if not pools or not workflows or limit <= 0:
-            return []
+            return 0, []
         pool_marks = ", ".join("?" * len(pools))
         workflow_marks = ", ".join("?" * len(workflows))
         filters = f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
@@ -268,13 +277,12 @@ class ScheduleSql:
                 now_ms, *pools, *workflows, limit,
             ).fetchall()  # fmt: skip
             if not rows:
-                return []
+                return 0, []
             active = _active_runs(tx, [row[0] for row in rows])
             for row in rows:
-                due = DueSchedule(_record(row), row[16], row[17], row[18], row[19], row[20],
-                                  tuple(active.get(row[0], ())))  # fmt: skip
+                due = _due(row, tuple(active.get(row[0], ())))
                 started.extend(_apply(tx, due, decide(due, now_ms), now_ms))
-        return started
+        return len(rows), started
 
     def trigger_schedule(self, key: str, *, now_ms: int, occurrence_ms: int,
                          run: NewRun) -> str | None:  # fmt: skip
@@ -286,7 +294,7 @@ class ScheduleSql:
             decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
             reason = "run now" if inserted else "run now: the occurrence already has this run"
             tx.execute(INSERT_HISTORY, key, occurrence_ms, None, decision.value, reason, run.id,
-                       row[16], 1, now_ms)  # fmt: skip
+                       row[_REVISION], 1, now_ms)  # fmt: skip
             tx.execute("UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ? "
                        "WHERE key = ?", occurrence_ms, run.id, key)  # fmt: skip
         return run.id
@@ -318,7 +326,8 @@ class ScheduleSql:
 
 def _definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
     return (
-        record.key, record.workflow, record.input_json, record.cron, record.every_ms,
+        record.key, record.workflow, record.version, record.input_json, record.cron,
+        record.every_ms,
         record.timezone, record.overlap, record.catchup, record.catchup_window_ms,
         record.jitter_ms, record.pool, record.priority, record.retry_json, record.start_ms,
         record.end_ms, record.definition,
@@ -327,7 +336,7 @@ def _definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
 
 def _cadence_of(values: Sequence[Any]) -> tuple[Any, ...]:
     """(cron, every_ms, timezone, start_at) of a definition row or value tuple."""
-    return values[3], values[4], values[5], values[13]
+    return values[4], values[5], values[6], values[14]
 
 
 def _active_runs(tx: Any, keys: list[str]) -> dict[str, list[str]]:
@@ -360,7 +369,7 @@ def _apply(tx: Any, due: DueSchedule, plan: Plan, now_ms: int) -> list[str]:
     inserted: dict[str, bool] = {}
     for planned in plan.starts:
         inserted[planned.run_id] = _insert_run(tx, NewRun(
-            id=planned.run_id, workflow=record.workflow, version=plan.version,
+            id=planned.run_id, workflow=record.workflow, version=record.version,
             input_json=record.input_json, priority=record.priority, pool=record.pool,
             created_ms=now_ms, available_ms=planned.available_ms, schedule_key=record.key,
             schedule_revision=due.revision, scheduled_for_ms=planned.occurrence_ms,

@@ -53,6 +53,7 @@ CREATE TABLE tickwork_steps (
 CREATE TABLE tickwork_schedules (
     key TEXT PRIMARY KEY,
     workflow TEXT NOT NULL,
+    version TEXT NOT NULL,
     input TEXT,
     cron TEXT,
     every_ms INTEGER,
