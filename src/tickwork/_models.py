@@ -56,6 +56,8 @@ class RunInfo:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    #: the revision of the schedule the run was created under (None when not scheduled)
+    schedule_revision: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,12 +207,14 @@ class Schedules:
         started: list[str] = []
         now = core.now_ms()
         for _ in range(_MAX_PASSES):
-            fired, run_ids = core.store.fire_due(
+            result = core.store.fire_due(
                 now_ms=now, pools=core.pools, workflows=workflows, limit=FIRE_BATCH,
                 decide=self._decide,
             )  # fmt: skip
-            started.extend(run_ids)
-            if fired == 0:
+            started.extend(result.run_ids)
+            for key, error in result.errors:
+                core.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
+            if result.fired == 0:
                 break
         if started:
             core.wake.set()

@@ -26,6 +26,7 @@ from .._planning import Plan
 __all__ = [
     "ClaimedRun",
     "DueSchedule",
+    "FireResult",
     "LeaseLost",
     "NewRun",
     "Registration",
@@ -288,17 +289,16 @@ class Store(Protocol):
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
-    ) -> tuple[int, list[str]]:
+    ) -> FireResult:
         """Fire up to ``limit`` due schedules in ONE transaction.
-
-        Returns how many schedules were fired and the ids of the runs inserted.
 
         Due: ``active``, ``due_at <= now_ms``, workflow among ``workflows`` and pool among
         ``pools``. For each, ``decide(schedule, now_ms)`` (pure) returns the plan; the store
         cancels the runs it names, inserts its runs (a run id that exists is not inserted
         again: the occurrence already started, recorded as "already_started"), appends its
         decisions to the history and advances the schedule. Schedules claimed by another
-        transaction are skipped, never waited for.
+        transaction are skipped, never waited for. When ``decide`` raises for a schedule,
+        that schedule alone is postponed by a minute and the error returned.
         """
         ...
 
@@ -361,6 +361,15 @@ class DueSchedule:
     buffered_ms: int | None
     paused_from_ms: int | None
     active_run_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FireResult:
+    """What one ``fire_due`` did: schedules fired, runs inserted, (key, error) per failure."""
+
+    fired: int
+    run_ids: list[str]
+    errors: list[tuple[str, Exception]]
 
 
 @dataclass(frozen=True, slots=True)

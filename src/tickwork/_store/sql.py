@@ -25,7 +25,7 @@ __all__ = ["Cursor", "SqlStore"]
 
 _RUN_COLUMNS = (
     "id, workflow, version, status, input, result, error, attempt, priority, pool, "
-    "schedule_key, scheduled_for, created_at, started_at, finished_at"
+    "schedule_key, scheduled_for, created_at, started_at, finished_at, schedule_revision"
 )
 _STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at, finished_at"
 
@@ -142,6 +142,7 @@ def run_from_row(row: Sequence[Any]) -> RunInfo:
         created_at=from_ms(row[12]),
         started_at=None if row[13] is None else from_ms(row[13]),
         finished_at=None if row[14] is None else from_ms(row[14]),
+        schedule_revision=row[15],
     )
 
 
@@ -281,10 +282,10 @@ class SqlStore(ScheduleSql, Store):
                         steps=[
                             step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()
                         ],
-                        attempt_started_ms=row[15] if row[15] is not None else now_ms,
+                        attempt_started_ms=row[16] if row[16] is not None else now_ms,
                         resumed=info.started_at is not None,
-                        cancel_requested=bool(row[16]),
-                        retry_json=row[17],
+                        cancel_requested=bool(row[17]),
+                        retry_json=row[18],
                     )
                 )
                 if len(claimed) == limit:

@@ -17,7 +17,7 @@ from .._clock import from_ms
 from .._ids import from_json
 from .._models import Decision, HistoryEntry, Overlap, RunStatus, ScheduleInfo, ScheduleState
 from .._planning import Plan
-from .contract import DueSchedule, NewRun, Registration, ScheduleRecord
+from .contract import DueSchedule, FireResult, NewRun, Registration, ScheduleRecord
 
 __all__ = ["ScheduleSql"]
 
@@ -102,6 +102,9 @@ FROM tickwork_schedule_history WHERE key = ? ORDER BY id DESC LIMIT ?
 NEXT_SCHEDULE_DUE = """
 SELECT MIN(due_at) FROM tickwork_schedules WHERE due_at IS NOT NULL AND state = 'active'
 """
+# A schedule whose plan could not be made is looked at again later.
+POSTPONE = "UPDATE tickwork_schedules SET due_at = ? WHERE key = ?"
+RETRY_BROKEN_MS = 60_000
 # A run of a schedule ended: a buffered occurrence may start now.
 WAKE_BUFFERED = """
 UPDATE tickwork_schedules SET due_at = ?
@@ -264,9 +267,9 @@ class ScheduleSql:
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
-    ) -> tuple[int, list[str]]:
+    ) -> FireResult:
         if not pools or not workflows or limit <= 0:
-            return 0, []
+            return FireResult(0, [], [])
         pool_marks = ", ".join("?" * len(pools))
         workflow_marks = ", ".join("?" * len(workflows))
         filters = f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
@@ -277,12 +280,20 @@ class ScheduleSql:
                 now_ms, *pools, *workflows, limit,
             ).fetchall()  # fmt: skip
             if not rows:
-                return 0, []
+                return FireResult(0, [], [])
             active = _active_runs(tx, [row[0] for row in rows])
+            errors: list[tuple[str, Exception]] = []
             for row in rows:
                 due = _due(row, tuple(active.get(row[0], ())))
-                started.extend(_apply(tx, due, decide(due, now_ms), now_ms))
-        return len(rows), started
+                try:
+                    decided = decide(due, now_ms)  # pure: nothing written yet for this one
+                except Exception as exc:
+                    # One broken schedule must not stop the others: look again later.
+                    errors.append((row[0], exc))
+                    tx.execute(POSTPONE, now_ms + RETRY_BROKEN_MS, row[0])
+                    continue
+                started.extend(_apply(tx, due, decided, now_ms))
+        return FireResult(len(rows), started, errors)
 
     def trigger_schedule(self, key: str, *, now_ms: int, occurrence_ms: int,
                          run: NewRun) -> str | None:  # fmt: skip
