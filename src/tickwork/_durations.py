@@ -8,7 +8,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Duration", "parse_duration", "to_ms"]
+__all__ = ["Duration", "format_duration", "parse_duration", "to_ms"]
 
 Duration = int | timedelta | str | dict[str, Any]
 
@@ -108,3 +108,14 @@ def _parse_dict(parts: dict[str, Any]) -> int:
             raise ConfigError(f"Bad duration {parts!r}: {key} must not be negative")
         total += amount * _DICT_KEYS_MS[key]
     return _round_ms(total, parts)
+
+
+def format_duration(value: timedelta) -> str:
+    """A duration the way ``parse_duration`` reads it back: ``1h30m``, ``500ms``."""
+    ms = value // timedelta(milliseconds=1)
+    parts = []
+    for unit in _ORDER:
+        amount, ms = divmod(ms, _UNIT_MS[unit])
+        if amount:
+            parts.append(f"{amount}{unit}")
+    return "".join(parts) or "0ms"

@@ -8,11 +8,18 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar, overload
 
 from . import _clock
+from ._declared import (
+    config_path,
+    deployment_schedules,
+    load_config,
+    merge,
+    workflow_schedules,
+)
 from ._durations import Duration, to_ms
 from ._ids import canonical_json, new_run_id, new_worker_id
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
@@ -102,6 +109,8 @@ class Engine:
         pools: Sequence[str] | None = None,
         lease: Duration = "30s",
         on_error: Callable[[BaseException, dict[str, Any]], Any] | None = None,
+        schedules: Sequence[Mapping[str, Any]] | None = None,
+        config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
         if clock is not None and not isinstance(clock, _clock.Clock):
@@ -111,6 +120,8 @@ class Engine:
         if on_error is not None and not callable(on_error):
             raise ConfigError(f"on_error must be callable, not {on_error!r}")
         self.clock = clock or _clock.SystemClock()
+        self._deployment = deployment_schedules(schedules or [], "Engine(schedules=...)")
+        self._config = config
         store = open_store(self.url)
         self._registry = Registry()
         self._core = Core(
@@ -185,6 +196,7 @@ class Engine:
 
         def register(fn: F) -> F:
             is_async, takes_input, adapter = inspect_workflow(fn)
+            workflow_schedules(name or fn.__name__, schedule)  # refuse a bad one now
             definition = WorkflowDef(
                 name=name or fn.__name__,
                 fn=fn,
@@ -334,6 +346,25 @@ class Engine:
             end_at=end_at, on_conflict=on_conflict,
         )
 
+    def sync_schedules(self) -> list[str]:
+        """Register every declared schedule; return their keys.
+
+        Declared: ``@engine.workflow(schedule=...)``, then ``Engine(schedules=[...])``, then
+        the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
+        ./tickwork.toml), later sources winning by key. Workers call it when they start.
+        """
+        declared = [
+            call for d in self._registry for call in workflow_schedules(d.name, d.schedule)
+        ]
+        path = config_path(self._config)
+        from_file = load_config(path) if path is not None else []
+        keys = []
+        for call in merge(declared, self._deployment, from_file):
+            options = dict(call)
+            workflow = options.pop("workflow")
+            keys.append(self.schedule(workflow, **options))
+        return keys
+
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
         self._ready()
@@ -436,6 +467,7 @@ class Engine:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
         self._ready()
+        self.sync_schedules()
         return Worker(
             self._core,
             threads=threads,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import db, worker
+from . import db, runs, schedules, worker
 
 __all__ = ["main"]
 
@@ -16,4 +16,7 @@ def main() -> None:
 
 
 main.add_command(worker.command)
+main.add_command(worker.tick_command)
 main.add_command(db.command)
+main.add_command(schedules.command)
+main.add_command(runs.command)

@@ -6,16 +6,11 @@ import click
 
 from .._engine import Engine
 from ..errors import TickworkError
+from ._options import database_option
 from ._render import fail
 
 __all__ = ["command"]
 
-database_option = click.option(
-    "--database",
-    envvar="TICKWORK_DATABASE_URL",
-    default=None,
-    help="Database URL (default: $TICKWORK_DATABASE_URL, else sqlite:///tickwork.db).",
-)
 
 
 @click.group("db")

@@ -31,3 +31,17 @@ def command(app: str, threads: int, drain_timeout: str, log_level: str) -> None:
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     engine = load_engine(app)
     engine.run_worker(threads=threads, drain_timeout=drain_timeout)
+
+
+@click.command("tick")
+@click.argument("app")
+def tick_command(app: str) -> None:
+    """One scheduler pass for APP, then exit (for hosts driven by an outside timer).
+
+    Registers the app's declared schedules, fires every due occurrence and prints the ids
+    of the runs it started, one per line. Runs are executed by workers.
+    """
+    engine = load_engine(app)
+    engine.sync_schedules()
+    for run_id in engine.tick():
+        click.echo(run_id)
