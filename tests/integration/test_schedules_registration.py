@@ -417,3 +417,34 @@ def test_end_at_before_the_first_occurrence_never_fires(wf: Engine, clock: FakeC
     clock.advance("5h")
     assert wf.tick() == []
     assert wf.list_runs() == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: an update that only moves end_at keeps next_fire_at, which is None once "
+    "the old end_at has passed, so the schedule never fires again",
+)
+def test_extending_end_at_revives_an_ended_schedule(wf: Engine, clock: FakeClock) -> None:
+    """Re-registering with a later end_at lets the schedule fire again."""
+    wf.schedule("job", None, every="1h", key="k", end_at=START + timedelta(minutes=90))
+    clock.advance("2h")
+    assert wf.tick() == ["k@2026-03-01T13:00:00.000Z"]
+    info = wf.get_schedule("k")
+    assert info is not None and info.next_fire_at is None
+    wf.schedule("job", None, every="1h", key="k", end_at=START + timedelta(hours=10))
+    info = wf.get_schedule("k")
+    assert info is not None and info.revision == 2
+    assert info.next_fire_at == START + timedelta(hours=3)
+    clock.advance("1h")
+    assert wf.tick() == ["k@2026-03-01T15:00:00.000Z"]
+
+
+def test_moving_end_at_earlier_stops_later_occurrences(wf: Engine, clock: FakeClock) -> None:
+    """Re-registering with an earlier end_at: occurrences after it never run."""
+    wf.schedule("job", None, every="1h", key="k")
+    wf.schedule("job", None, every="1h", key="k", end_at=START + timedelta(minutes=90))
+    started = []
+    for _ in range(4):
+        clock.advance("1h")
+        started += wf.tick()
+    assert started == ["k@2026-03-01T13:00:00.000Z"]
