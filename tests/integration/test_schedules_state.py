@@ -347,6 +347,41 @@ def test_trigger_and_tick_decisions_are_in_the_history(job: Engine, clock: FakeC
     assert [d for d, _, _ in history(job)] == ["triggered", "already_started", "already_started"]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: trigger() takes the latest cadence match at or before now without the "
+    "end_at bound, so it starts an occurrence after the schedule ended",
+)
+def test_trigger_after_end_at_does_not_start_an_occurrence_beyond_it(
+    job: Engine, clock: FakeClock
+) -> None:
+    """After end_at the current occurrence is the last one inside the bounds."""
+    job.schedule("job", None, cron="0 * * * *", key="k", end_at=at(90))
+    clock.set(at(190))
+    assert job.tick() == [rid(60)]
+    assert job.trigger("k") == rid(60)
+    assert [r.id for r in job.list_runs()] == [rid(60)]
+
+
+def test_trigger_before_start_at_of_an_interval_uses_now(job: Engine, clock: FakeClock) -> None:
+    """Before start_at there is no occurrence yet: the current instant is triggered."""
+    job.schedule("job", None, every="1h", key="k", start_at=at(300))
+    clock.set(at(90))
+    assert job.trigger("k") == rid(90)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: trigger() on a cron schedule ignores start_at and starts a cron match "
+    "that precedes it (an interval schedule uses now, as before the first occurrence)",
+)
+def test_trigger_before_start_at_of_a_cron_uses_now(job: Engine, clock: FakeClock) -> None:
+    """Before start_at a cron schedule has no occurrence yet: the current instant is used."""
+    job.schedule("job", None, cron="0 * * * *", key="k", start_at=at(300))
+    clock.set(at(90))
+    assert job.trigger("k") == rid(90)
+
+
 # -- 10. ScheduleInfo -------------------------------------------------------------------
 
 
