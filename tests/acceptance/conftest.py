@@ -1,0 +1,276 @@
+"""Harness for acceptance tests: real ``tickwork worker`` processes on one SQLite file.
+
+Tests never assert how long anything took. They *wait* for a state of the database (or of
+the log of step executions) with a generous deadline, and fail with the workers' logs when
+it does not come; a worker that dies while it is expected to run fails the wait at once.
+Every process a test starts is killed and reaped when the test ends, pass or fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import pytest
+
+from tickwork import Engine, RunInfo
+
+HERE = Path(__file__).parent
+APP = f"{HERE / 'acceptance_app.py'}:engine"
+WAIT = 60.0  # seconds: generous, only ever reached when something is broken
+T = TypeVar("T")
+
+
+def _load_workflows() -> ModuleType:
+    # Loaded by path so it does not depend on how pytest arranges sys.path; the worker
+    # processes import it as a neighbour of the app file.
+    name = "acceptance_workflows"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+workflows = _load_workflows()
+
+
+def tickwork_command() -> list[str]:
+    """The ``tickwork`` console script of this interpreter's environment."""
+    script = Path(sys.executable).parent / "tickwork"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tickwork"]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One line of ``executions.log``: a step function was entered."""
+
+    run_id: str
+    attempt: int
+    step: str
+    pid: int
+
+
+class WorkerProcess:
+    """A ``tickwork worker`` process; its stdout and stderr go to a file."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        with open(log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        self.pid = self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.poll()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: the process dies at once, with no chance to clean up."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def freeze(self) -> None:
+        """SIGSTOP: the process stands still (no lease renewal) until ``thaw``."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT: a frozen process goes on where it stood."""
+        self.proc.send_signal(signal.SIGCONT)
+
+    def terminate(self) -> None:
+        """SIGTERM: ask the worker to stop (it drains, then exits)."""
+        self.proc.send_signal(signal.SIGTERM)
+
+    def wait_exit(self, timeout: float = WAIT) -> int:
+        """The exit status, once the process has exited (fails after ``timeout``)."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"worker {self.name} did not exit within {timeout:.0f}s\n{self.log()}")
+
+    def __repr__(self) -> str:
+        return f"<worker {self.name} pid={self.pid} rc={self.proc.poll()}>"
+
+
+class Harness:
+    """Start workers and runs, look at the database and the execution log, wait."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.dir = tmp_path
+        self.db_path = tmp_path / "tickwork.db"
+        self.url = f"sqlite:///{self.db_path}"
+        self.workers: list[WorkerProcess] = []
+        self.engine = Engine(self.url)
+        workflows.define(self.engine)
+        self.engine.migrate()  # the schema exists before any worker starts
+
+    # -- processes -----------------------------------------------------------------------
+
+    def worker(
+        self,
+        *,
+        lease: str = "30s",
+        hold: str | None = None,
+        clock_offset: str | None = None,
+        drain_timeout: str = "30s",
+        threads: int = 8,
+    ) -> WorkerProcess:
+        """Start ``tickwork worker`` on the acceptance app (see ``acceptance_workflows``)."""
+        env = {key: value for key, value in os.environ.items() if not key.startswith("ACCEPT_")}
+        env.update(
+            TICKWORK_DATABASE_URL=self.url, ACCEPT_DIR=str(self.dir), ACCEPT_LEASE=lease,
+            PYTHONUNBUFFERED="1",
+        )  # fmt: skip
+        if hold is not None:
+            env["ACCEPT_HOLD"] = hold
+        if clock_offset is not None:
+            env["ACCEPT_CLOCK_OFFSET"] = clock_offset
+        name = f"w{len(self.workers) + 1}"
+        args = [
+            *tickwork_command(), "worker", APP, "--threads", str(threads),
+            "--drain-timeout", drain_timeout, "--log-level", "INFO",
+        ]  # fmt: skip
+        worker = WorkerProcess(name, args, env, self.dir / f"{name}.log")
+        self.workers.append(worker)
+        return worker
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.kill()
+        self.engine.close()
+
+    def release(self, name: str) -> None:
+        """Create ``ACCEPT_DIR/name``: workers holding until ``file:name`` go on."""
+        (self.dir / name).touch()
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start(self, n: int, *, nap: str = "10ms", run_id: str | None = None) -> str:
+        """Start a run of ``three-steps`` with input ``n``; its id."""
+        handle = self.engine.start(
+            workflows.WORKFLOW, {"n": n, "nap": nap}, run_id=run_id or f"run-{n}"
+        )
+        return handle.id
+
+    @staticmethod
+    def expected(n: int) -> dict[str, int]:
+        """The result of a run of ``three-steps`` with input ``n``."""
+        return workflows.expected_result(n)  # type: ignore[no-any-return]
+
+    def run(self, run_id: str) -> RunInfo:
+        run = self.engine.get_run(run_id)
+        assert run is not None, f"run {run_id} is not in the database"
+        return run
+
+    def status(self, run_id: str) -> str:
+        return str(self.run(run_id).status)
+
+    def completed_steps(self, run_id: str) -> list[str]:
+        """Names of the run's checkpoints stored as completed, in order."""
+        return [s.name for s in self.engine.list_steps(run_id) if s.status == "completed"]
+
+    def raw_run(self, run_id: str) -> dict[str, Any]:
+        """The run's row as stored, lease columns included (read-only connection)."""
+        uri = f"file:{self.db_path}?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as conn:
+            conn.row_factory = sqlite3.Row
+            row = conn.execute("SELECT * FROM tickwork_runs WHERE id = ?", (run_id,)).fetchone()
+        assert row is not None, f"run {run_id} is not in the database"
+        return dict(row)
+
+    # -- the execution log ---------------------------------------------------------------
+
+    def executions(self, run_id: str | None = None) -> list[Execution]:
+        """Every step execution logged so far (of one run, when given), in log order."""
+        path = self.dir / workflows.EXECUTIONS
+        if not path.exists():
+            return []
+        lines = path.read_text().splitlines()
+        found = []
+        for line in lines:
+            rid, attempt, step, pid = line.split(" ")
+            if run_id is None or rid == run_id:
+                found.append(Execution(rid, int(attempt), step, int(pid)))
+        return found
+
+    def counts(self, run_id: str) -> dict[str, int]:
+        """How many times each step of the run was executed (every step listed)."""
+        counted = Counter(e.step for e in self.executions(run_id))
+        return {step: counted[step] for step in workflows.STEPS}
+
+    def executed_by(self, run_id: str) -> list[tuple[str, int]]:
+        """(step, pid) of each execution of the run, in log order."""
+        return [(e.step, e.pid) for e in self.executions(run_id)]
+
+    # -- waiting -------------------------------------------------------------------------
+
+    def wait_until(
+        self,
+        predicate: Callable[[], T],
+        what: str,
+        *,
+        alive: Iterable[WorkerProcess] = (),
+        timeout: float = WAIT,
+    ) -> T:
+        """Poll ``predicate`` until it is truthy and return its value.
+
+        Fails when ``timeout`` passes first, or at once when a worker in ``alive`` exits.
+        """
+        alive = list(alive)
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            for worker in alive:
+                if worker.returncode is not None:
+                    pytest.fail(
+                        f"worker {worker.name} exited ({worker.returncode}) while waiting "
+                        f"until {what}\n{self.logs()}"
+                    )
+            if time.monotonic() > deadline:
+                pytest.fail(f"waited {timeout:.0f}s, yet not {what}\n{self.logs()}")
+            time.sleep(0.02)
+
+    def wait_for_status(
+        self, run_id: str, status: str, *, alive: Iterable[WorkerProcess] = ()
+    ) -> RunInfo:
+        self.wait_until(
+            lambda: self.status(run_id) == status, f"run {run_id} is {status}", alive=alive
+        )
+        return self.run(run_id)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {w!r}\n{w.log()}" for w in self.workers)
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Iterator[Harness]:
+    """A fresh database in ``tmp_path``; every worker started through it dies with the test."""
+    harness = Harness(tmp_path)
+    try:
+        yield harness
+    finally:
+        harness.close()

@@ -1,0 +1,58 @@
+"""SIGTERM stops a worker gracefully: it stops claiming, lets in-flight runs finish within
+the drain timeout and exits 0; runs still in flight after it are released at once, so
+another worker takes them over without waiting for their leases to expire.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.acceptance
+
+
+def test_sigterm_lets_in_flight_runs_finish_then_exits_zero(harness):
+    """Runs inside a step when SIGTERM arrives finish on the same worker, which exits 0."""
+    # Step two returns only once this process has received SIGTERM: whatever the run does
+    # after it, it does while the worker is shutting down.
+    worker = harness.worker(hold="in:two=sigterm", drain_timeout="60s")
+    run_ids = [harness.start(n) for n in (1, 2)]
+    harness.wait_until(
+        lambda: all(harness.counts(r)["two"] == 1 for r in run_ids),
+        "both runs are inside step two",
+        alive=[worker],
+    )
+    worker.terminate()
+
+    assert worker.wait_exit() == 0, worker.log()
+    for n, run_id in enumerate((1, 2)):
+        run = harness.run(run_ids[n])
+        assert run.status == "completed", (run, worker.log())
+        assert run.result == harness.expected(run_id)
+        assert harness.counts(run.id) == {"one": 1, "two": 1, "three": 1}
+        assert {pid for _step, pid in harness.executed_by(run.id)} == {worker.pid}
+
+
+def test_sigterm_past_the_drain_timeout_releases_leases_for_another_worker(harness):
+    """Runs still in flight after the drain timeout are released: the next worker takes
+    them at once, though their hour-long leases are far from expiring."""
+    first = harness.worker(lease="1h", hold="in:two", drain_timeout="200ms")
+    run_ids = [harness.start(n) for n in (3, 4)]
+    harness.wait_until(
+        lambda: all(harness.counts(r)["two"] == 1 for r in run_ids),
+        "both runs are inside step two",
+        alive=[first],
+    )
+    first.terminate()
+    assert first.wait_exit() == 0, first.log()
+    for run_id in run_ids:
+        row = harness.raw_run(run_id)
+        assert (row["status"], row["lease_token"], row["worker"]) == ("running", None, None)
+
+    second = harness.worker(lease="1h")
+    for n, run_id in zip((3, 4), run_ids, strict=True):
+        run = harness.wait_for_status(run_id, "completed", alive=[second])
+        assert run.result == harness.expected(n)
+        assert harness.counts(run_id) == {"one": 1, "two": 2, "three": 1}
+        assert harness.executed_by(run_id) == [
+            ("one", first.pid), ("two", first.pid), ("two", second.pid), ("three", second.pid),
+        ]  # fmt: skip
