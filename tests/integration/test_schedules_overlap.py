@@ -246,3 +246,20 @@ def test_cancel_previous_stops_a_running_run_at_its_next_step(
     assert status(engine, rid(20)) == RunStatus.COMPLETED
     assert reached == [rid(20)]  # the first run never reached its second step
     assert [d for d, _, _ in history(engine)] == ["started", "cancelled_previous", "started"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: when the schedule has no next occurrence (end_at passed), due_at is NULL and "
+    "WAKE_BUFFERED (due_at > now) never wakes it, so the buffered occurrence never starts",
+)
+def test_buffer_one_starts_the_buffered_occurrence_after_the_schedule_ended(
+    job: Engine, clock: FakeClock, cadence: dict[str, Any]
+) -> None:
+    """The last occurrence before end_at, buffered, still starts when the earlier run ends."""
+    job.schedule("job", None, key="k", overlap="buffer_one", end_at=at(25), **cadence)
+    assert tick_at(job, clock, 10) == [rid(10)]
+    assert tick_at(job, clock, 20) == []
+    assert [d for d, _, _ in history(job)] == ["started", "buffered"]
+    assert job.run_until_idle() == 1
+    assert job.tick() == [rid(20)]

@@ -483,3 +483,15 @@ def test_list_schedules_returns_every_schedule(job: Engine) -> None:
     listed = job.list_schedules()
     assert sorted(s.key for s in listed) == ["a", "b", "c"]
     assert all(job.get_schedule(s.key) == s for s in listed)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Engine.list_schedules() passes no limit and the store's default of 1000 "
+    "silently truncates the list",
+)
+def test_list_schedules_is_not_silently_truncated(job: Engine) -> None:
+    """With 1001 schedules, list_schedules returns all 1001."""
+    for i in range(1001):
+        job.schedule("job", None, every="1h", key=f"k{i:04d}")
+    assert len(job.list_schedules()) == 1001
