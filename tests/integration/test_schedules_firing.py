@@ -455,3 +455,14 @@ def test_broken_schedule_fires_once_it_can_be_planned_again(
         broken_now = False
         clock.advance("5m")
         assert engine.tick() == [run_id("bad", at(60))]
+
+
+def test_many_due_schedules_all_fire_within_one_tick(engine: Engine, clock: FakeClock) -> None:
+    """600 schedules due at once (more than one firing batch) all start in a single tick."""
+    register_job(engine)
+    for i in range(600):
+        engine.schedule("job", None, every="1h", key=f"k{i:03d}")
+    clock.advance("1h")
+    started = engine.tick()
+    assert sorted(started) == sorted(run_id(f"k{i:03d}", at(60)) for i in range(600))
+    assert engine.tick() == []

@@ -263,3 +263,26 @@ def test_buffer_one_starts_the_buffered_occurrence_after_the_schedule_ended(
     assert [d for d, _, _ in history(job)] == ["started", "buffered"]
     assert job.run_until_idle() == 1
     assert job.tick() == [rid(20)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: upsert_schedule's update sets due_at = next_fire_at, discarding the wake-up "
+    "that the end of the earlier run gave the buffered occurrence",
+)
+def test_updating_the_definition_does_not_hold_back_a_ready_buffered_occurrence(
+    engine: Engine, clock: FakeClock, cadence: dict[str, Any]
+) -> None:
+    """The earlier run ended, then the schedule is updated: the buffered one starts at once."""
+
+    @engine.workflow("job")
+    def job(ctx: Context, input: Any = None) -> None:
+        return None
+
+    engine.schedule("job", 1, key="k", overlap="buffer_one", **cadence)
+    tick_at(engine, clock, 10)
+    tick_at(engine, clock, 20)  # buffered
+    clock.set(at(25))
+    assert engine.run_until_idle() == 1  # the earlier run ends: 12:20 may start now
+    engine.schedule("job", 2, key="k", overlap="buffer_one", **cadence)  # a new input
+    assert tick_at(engine, clock, 26) == [rid(20)]
