@@ -4,6 +4,7 @@ executed exactly once, by whichever worker claimed it, and every run completes.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import pytest
@@ -49,3 +50,33 @@ def test_three_workers_execute_every_step_of_200_runs_exactly_once(harness):
         (run_id, step): 1 for run_id in run_ids for step in ("one", "two", "three")
     }
     assert {e.pid for e in executions} == pids
+
+
+def test_a_step_outlasting_its_lease_is_not_taken_over_while_its_worker_lives(harness):
+    """A live worker keeps renewing its lease: another worker polling past the first
+    lease's expiry does not take the run, and no step runs twice."""
+    first = harness.worker(lease="3s", hold="in:two=file:finish")
+    run_id = harness.start(6)
+    harness.wait_until(
+        lambda: harness.counts(run_id)["two"] == 1, "step two has begun", alive=[first]
+    )
+    claimed = harness.raw_run(run_id)
+    first_expiry_ms = claimed["available_at"]
+    second = harness.worker(lease="3s")
+    # Wait (not assert) until the first lease is 2 s past its expiry: `second`, which
+    # looks for claimable runs every second, has had its chances to take the run.
+    harness.wait_until(
+        lambda: time.time() * 1000 > first_expiry_ms + 2000,
+        "the first lease is long expired",
+        alive=[first, second],
+    )
+    row = harness.raw_run(run_id)
+    assert row["status"] == "running"
+    assert row["available_at"] > first_expiry_ms, "the lease was not renewed"
+    assert row["lease_token"] == claimed["lease_token"], "the run changed hands"
+    harness.release("finish")
+    run = harness.wait_for_status(run_id, "completed", alive=[first, second])
+
+    assert run.result == harness.expected(6)
+    assert harness.counts(run_id) == {"one": 1, "two": 1, "three": 1}
+    assert {pid for _step, pid in harness.executed_by(run_id)} == {first.pid}
