@@ -91,14 +91,6 @@ class WorkerProcess:
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
 
-    def freeze(self) -> None:
-        """SIGSTOP: the process stands still (no lease renewal) until ``thaw``."""
-        self.proc.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        """SIGCONT: a frozen process goes on where it stood."""
-        self.proc.send_signal(signal.SIGCONT)
-
     def terminate(self) -> None:
         """SIGTERM: ask the worker to stop (it drains, then exits)."""
         self.proc.send_signal(signal.SIGTERM)

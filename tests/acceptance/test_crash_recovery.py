@@ -76,25 +76,27 @@ def test_killed_while_sleeping_wakes_on_another_worker_without_rerunning_steps(h
     ]  # fmt: skip
 
 
-def test_worker_frozen_past_its_lease_is_fenced_off_after_takeover(harness):
-    """A worker frozen inside step two past its lease, then thawed, can store nothing:
-    the worker that took the run over alone runs step three and finishes the run."""
+def test_worker_whose_lease_ran_out_is_fenced_off_after_takeover(harness):
+    """A worker still inside step two when another took its run over (its lease looked
+    expired) can store nothing: the new owner alone runs step three and ends the run."""
     first = harness.worker(lease="1s", hold="in:two=file:thaw")
     run_id = harness.start(5)
     harness.wait_until(
         lambda: harness.counts(run_id)["two"] == 1, "step two has begun", alive=[first]
     )
-    first.freeze()
-    # The lease runs out while `first` stands still; `second` takes the run, re-runs the
+    # An hour ahead, `second` sees the lease `first` keeps renewing as long expired: the
+    # stale owner of a paused VM or a skewed clock, without freezing a process (which
+    # could freeze it holding SQLite's write lock). `second` takes the run, re-runs the
     # unfinished step two and waits inside step three.
-    second = harness.worker(lease="1s", hold="in:three=file:finish")
+    second = harness.worker(lease="1s", clock_offset="1h", hold="in:three=file:finish")
     harness.wait_until(
-        lambda: harness.counts(run_id)["three"] == 1, "the run was taken over", alive=[second]
+        lambda: harness.counts(run_id)["three"] == 1,
+        "the run was taken over",
+        alive=[first, second],
     )
-    first.thaw()
     harness.release("thaw")
-    # Its step two now returns; SIGTERM drains, so once it has exited, whatever its stale
-    # execution was going to do is done.
+    # `first`'s step two now returns. SIGTERM drains, so once `first` has exited, whatever
+    # its stale execution was going to do is done.
     first.terminate()
     assert first.wait_exit() == 0, first.log()
     harness.release("finish")
