@@ -44,8 +44,9 @@ class PlanInput:
     """What the planner needs to know of one schedule at ``now_ms``.
 
     ``next_fire_ms`` is the earliest occurrence not yet decided; ``catchup`` None means
-    "all"; ``paused_from_ms`` is when the last pause began, if its misses are not yet
-    decided; ``active_run_ids`` are the schedule's unfinished runs, oldest first.
+    "all"; ``paused_from_ms`` and ``paused_until_ms`` bound the last pause whose misses
+    are not yet decided (``paused_until_ms`` None: up to now); ``active_run_ids`` are the
+    schedule's unfinished runs, oldest first.
     """
 
     key: str
@@ -59,6 +60,7 @@ class PlanInput:
     paused_from_ms: int | None
     active_run_ids: tuple[str, ...]
     now_ms: int
+    paused_until_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -152,11 +154,13 @@ def _record_dropped(
     state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan
 ) -> None:
     """Summarise the occurrences in ``[first, last]`` that will never run."""
-    pause = state.paused_from_ms
     spans = [(first, last, Decision.DROPPED_CATCHUP)]
+    pause, resumed = state.paused_from_ms, state.paused_until_ms
     if pause is not None and pause <= last:
+        until = last if resumed is None else min(last, resumed)
         spans = [(first, min(last, pause - 1), Decision.DROPPED_CATCHUP),
-                 (max(first, pause), last, Decision.MISSED_PAUSED)]  # fmt: skip
+                 (max(first, pause), until, Decision.MISSED_PAUSED),
+                 (max(first, until + 1), last, Decision.DROPPED_CATCHUP)]  # fmt: skip
     policy = "all" if state.catchup is None else str(state.catchup)
     for lo, hi, decision in spans:
         if lo > hi:

@@ -127,13 +127,11 @@ class Schedules:
         record = ScheduleRecord(
             **fields,
             definition=canonical_json({k: v for k, v in fields.items() if k != "key"}),
-            cadence=canonical_json(cadence),
         )
         now = self._core.now_ms()
-        anchor = now if start_ms is None else start_ms
-        first = _first_fire(record, anchor, now)
+        anchor, first = self._firing_grid(record, now)
         outcome = self._core.store.upsert_schedule(
-            record, now_ms=now, anchor_ms=anchor, first_fire_ms=first,
+            record, now_ms=now, anchor_ms=anchor, next_fire_ms=first,
             on_conflict=on_conflict, paused=paused,
         )  # fmt: skip
         if outcome.outcome == "conflict":
@@ -142,6 +140,23 @@ class Schedules:
             )
         self._core.wake.set()
         return key
+
+    def _firing_grid(self, record: ScheduleRecord, now: int) -> tuple[int, int | None]:
+        """(interval anchor, next occurrence) to store for ``record`` registered at ``now``.
+
+        A new schedule, or one whose cadence changed, starts afresh from now. Otherwise the
+        stored anchor and next occurrence are kept, unless new bounds exclude the latter.
+        """
+        fresh_anchor = now if record.start_ms is None else record.start_ms
+        stored = self._core.store.get_schedule_record(record.key)
+        if stored is None or _cadence(stored.record) != _cadence(record):
+            return fresh_anchor, _next_from(record, fresh_anchor, now)
+        kept = stored.next_fire_ms
+        if kept is not None and _bounded(record, kept) == kept and (
+            record.start_ms is None or kept >= record.start_ms
+        ):
+            return stored.anchor_ms, kept
+        return stored.anchor_ms, _next_from(record, stored.anchor_ms, now)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -153,8 +168,7 @@ class Schedules:
             due = self._core.store.get_schedule_record(key)
             if due is None:
                 return False
-            cadence = cadence_for(due.record, due.anchor_ms)
-            next_fire = _bounded(due.record, cadence.next_after(now))
+            next_fire = _next_from(due.record, due.anchor_ms, now)
         changed = self._core.store.set_schedule_state(
             key, action=action, now_ms=now, next_fire_ms=next_fire
         )
@@ -168,7 +182,7 @@ class Schedules:
         return self._core.store.get_schedule(key)
 
     def list(self) -> list[ScheduleInfo]:
-        return self._core.store.list_schedules()
+        return self._core.store.list_schedules(limit=None)
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
@@ -182,9 +196,10 @@ class Schedules:
             return None
         now = self._core.now_ms()
         record = due.record
-        occurrence = cadence_for(record, due.anchor_ms).latest_at_or_before(now)
-        if occurrence is None:  # before the first occurrence: this instant is the occurrence
-            occurrence = now
+        latest = now if record.end_ms is None else min(now, record.end_ms)
+        occurrence = cadence_for(record, due.anchor_ms).latest_at_or_before(latest)
+        if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
+            occurrence = now  # before the first occurrence: this instant is the occurrence
         run = NewRun(
             id=occurrence_run_id(key, occurrence), workflow=record.workflow,
             version=record.version, input_json=record.input_json, priority=record.priority,
@@ -231,20 +246,26 @@ class Schedules:
             key=record.key, overlap=Overlap(record.overlap), catchup=record.catchup,
             catchup_window_ms=record.catchup_window_ms, jitter_ms=record.jitter_ms,
             end_ms=record.end_ms, next_fire_ms=due.next_fire_ms, buffered_ms=due.buffered_ms,
-            paused_from_ms=due.paused_from_ms, active_run_ids=due.active_run_ids,
+            paused_from_ms=due.paused_from_ms, paused_until_ms=due.resumed_ms,
+            active_run_ids=due.active_run_ids,
             now_ms=now_ms,
         )  # fmt: skip
         return plan(state, cadence_for(record, due.anchor_ms))
 
 
-def _first_fire(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int | None:
-    """Never at registration: interval = anchor + every; cron = first match after now
-    (and at or after ``start_at``)."""
-    cadence = cadence_for(record, anchor_ms)
+def _next_from(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int | None:
+    """The first occurrence strictly after now, at or after ``start_at``, before ``end_at``.
+
+    Never at registration: interval = anchor + every at the earliest.
+    """
     after = now_ms
-    if record.cron is not None and record.start_ms is not None:
+    if record.start_ms is not None:
         after = max(now_ms, record.start_ms - 1)
-    return _bounded(record, cadence.next_after(after))
+    return _bounded(record, cadence_for(record, anchor_ms).next_after(after))
+
+
+def _cadence(record: ScheduleRecord) -> tuple[object, ...]:
+    return record.cron, record.every_ms, record.timezone, record.start_ms
 
 
 def _bounded(record: ScheduleRecord, occurrence: int | None) -> int | None:

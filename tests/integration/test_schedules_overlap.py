@@ -248,11 +248,6 @@ def test_cancel_previous_stops_a_running_run_at_its_next_step(
     assert [d for d, _, _ in history(engine)] == ["started", "cancelled_previous", "started"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: when the schedule has no next occurrence (end_at passed), due_at is NULL and "
-    "WAKE_BUFFERED (due_at > now) never wakes it, so the buffered occurrence never starts",
-)
 def test_buffer_one_starts_the_buffered_occurrence_after_the_schedule_ended(
     job: Engine, clock: FakeClock, cadence: dict[str, Any]
 ) -> None:
@@ -265,11 +260,6 @@ def test_buffer_one_starts_the_buffered_occurrence_after_the_schedule_ended(
     assert job.tick() == [rid(20)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: upsert_schedule's update sets due_at = next_fire_at, discarding the wake-up "
-    "that the end of the earlier run gave the buffered occurrence",
-)
 def test_updating_the_definition_does_not_hold_back_a_ready_buffered_occurrence(
     engine: Engine, clock: FakeClock, cadence: dict[str, Any]
 ) -> None:

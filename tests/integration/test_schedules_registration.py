@@ -419,11 +419,6 @@ def test_end_at_before_the_first_occurrence_never_fires(wf: Engine, clock: FakeC
     assert wf.list_runs() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an update that only moves end_at keeps next_fire_at, which is None once "
-    "the old end_at has passed, so the schedule never fires again",
-)
 def test_extending_end_at_revives_an_ended_schedule(wf: Engine, clock: FakeClock) -> None:
     """Re-registering with a later end_at lets the schedule fire again."""
     wf.schedule("job", None, every="1h", key="k", end_at=START + timedelta(minutes=90))

@@ -125,11 +125,6 @@ def test_registering_paused_creates_a_paused_schedule(job: Engine, clock: FakeCl
     assert history(job) == [("missed_paused", at(10), 2), ("started", at(30), 1)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: occurrences after resume() but before the next tick are recorded as "
-    "missed_paused (planner knows when the pause began, not when it ended)",
-)
 def test_occurrences_after_resume_are_not_recorded_as_missed_while_paused(
     job: Engine, clock: FakeClock
 ) -> None:
@@ -193,10 +188,6 @@ def test_activate_an_interval_next_fires_within_one_interval(job: Engine, clock:
     assert job.tick() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: activate() computes the next cron occurrence from now, ignoring start_at",
-)
 def test_activate_before_start_at_still_waits_for_start_at(job: Engine, clock: FakeClock) -> None:
     """A cron schedule bounded by start_at=15:30 never fires earlier, even after activate."""
     job.schedule("job", None, cron="0 * * * *", key="k", start_at=at(210))
@@ -347,11 +338,6 @@ def test_trigger_and_tick_decisions_are_in_the_history(job: Engine, clock: FakeC
     assert [d for d, _, _ in history(job)] == ["triggered", "already_started", "already_started"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: trigger() takes the latest cadence match at or before now without the "
-    "end_at bound, so it starts an occurrence after the schedule ended",
-)
 def test_trigger_after_end_at_does_not_start_an_occurrence_beyond_it(
     job: Engine, clock: FakeClock
 ) -> None:
@@ -370,11 +356,6 @@ def test_trigger_before_start_at_of_an_interval_uses_now(job: Engine, clock: Fak
     assert job.trigger("k") == rid(90)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: trigger() on a cron schedule ignores start_at and starts a cron match "
-    "that precedes it (an interval schedule uses now, as before the first occurrence)",
-)
 def test_trigger_before_start_at_of_a_cron_uses_now(job: Engine, clock: FakeClock) -> None:
     """Before start_at a cron schedule has no occurrence yet: the current instant is used."""
     job.schedule("job", None, cron="0 * * * *", key="k", start_at=at(300))
@@ -485,11 +466,6 @@ def test_list_schedules_returns_every_schedule(job: Engine) -> None:
     assert all(job.get_schedule(s.key) == s for s in listed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Engine.list_schedules() passes no limit and the store's default of 1000 "
-    "silently truncates the list",
-)
 def test_list_schedules_is_not_silently_truncated(job: Engine) -> None:
     """With 1001 schedules, list_schedules returns all 1001."""
     for i in range(1001):

@@ -235,19 +235,20 @@ class Store(Protocol):
         *,
         now_ms: int,
         anchor_ms: int,
-        first_fire_ms: int | None,
+        next_fire_ms: int | None,
         on_conflict: str,
         paused: bool | None,
     ) -> Registration:
         """Register ``record`` under its key.
 
-        New key: stored as revision 1, ``active`` (``paused`` if ``paused``), first firing
-        at ``first_fire_ms``. Same definition: nothing changes (cadence, state and history
-        kept). Other definition: with ``on_conflict="update"`` the row is updated in place
-        and its revision bumped, keeping ``next_fire_at`` unless the cadence changed (then
-        ``anchor_ms`` and ``first_fire_ms`` apply); "keep" changes nothing; "error" changes
-        nothing and reports "conflict". ``paused`` (when not None) sets the state to
-        ``paused`` or ``active`` in every case but "conflict".
+        New key: stored as revision 1, ``active`` (``paused`` if ``paused``), with the
+        interval anchor ``anchor_ms`` and first firing at ``next_fire_ms``. Same definition:
+        nothing changes (cadence, state and history kept). Other definition: with
+        ``on_conflict="update"`` the row is updated in place with ``anchor_ms`` and
+        ``next_fire_ms`` (the caller keeps the stored ones unless the cadence or bounds
+        changed) and its revision bumped; "keep" changes nothing; "error" changes nothing
+        and reports "conflict". ``paused`` (when not None) sets the state to ``paused`` or
+        ``active`` in every case but "conflict". A buffered occurrence's wake-up survives.
         """
         ...
 
@@ -256,9 +257,9 @@ class Store(Protocol):
         ...
 
     def list_schedules(
-        self, *, workflow: str | None = None, state: str | None = None, limit: int = 1000
+        self, *, workflow: str | None = None, state: str | None = None, limit: int | None = None
     ) -> list[ScheduleInfo]:
-        """Schedules matching the filters, by key."""
+        """Schedules matching the filters, by key (all of them without ``limit``)."""
         ...
 
     def get_schedule_record(self, key: str) -> DueSchedule | None:
@@ -276,7 +277,7 @@ class Store(Protocol):
 
         Paused and inactive schedules are never due. ``resume`` keeps ``next_fire_at`` so
         the occurrences missed meanwhile are decided by catch-up (and recorded as missed
-        while paused). ``activate`` starts afresh at ``next_fire_ms`` (computed from now).
+        while paused: the pause's start and end are kept until then). ``activate`` starts afresh at ``next_fire_ms`` (computed from now).
         Applying the state a schedule already has changes nothing.
         """
         ...
@@ -326,8 +327,7 @@ class ScheduleRecord:
     """A schedule's definition as registered. ``catchup`` None means "all".
 
     ``definition`` is the canonical JSON of every field that defines the schedule (equal
-    strings mean an unchanged definition); ``cadence`` the canonical JSON of its cadence
-    alone (a change there recomputes the next occurrence).
+    strings mean an unchanged definition).
     """
 
     key: str
@@ -347,7 +347,6 @@ class ScheduleRecord:
     start_ms: int | None
     end_ms: int | None
     definition: str
-    cadence: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +359,7 @@ class DueSchedule:
     next_fire_ms: int | None
     buffered_ms: int | None
     paused_from_ms: int | None
+    resumed_ms: int | None
     active_run_ids: tuple[str, ...]
 
 

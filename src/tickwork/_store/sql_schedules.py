@@ -25,7 +25,7 @@ _DEFINITION_COLUMNS = (
     "key, workflow, version, input, cron, every_ms, timezone, overlap, catchup, catchup_window_ms, "
     "jitter_ms, pool, priority, retry, start_at, end_at, definition"
 )
-_STATE_COLUMNS = "revision, anchor_at, next_fire_at, buffered_for, paused_at"
+_STATE_COLUMNS = "revision, anchor_at, next_fire_at, buffered_for, paused_at, resumed_at"
 _INFO_COLUMNS = (
     "s.key, s.workflow, s.input, s.cron, s.every_ms, s.timezone, s.overlap, s.catchup, "
     "s.jitter_ms, s.pool, s.priority, s.state, s.revision, s.next_fire_at, s.last_fire_at, "
@@ -38,7 +38,8 @@ SELECT {_INFO_COLUMNS} FROM tickwork_schedules s
 LEFT JOIN tickwork_runs r ON r.id = s.last_run_id
 """
 SELECT_DEFINITION = (
-    f"SELECT {_DEFINITION_COLUMNS}, {_STATE_COLUMNS}, state FROM tickwork_schedules WHERE key = ?"
+    f"SELECT {_DEFINITION_COLUMNS}, {_STATE_COLUMNS}, state, due_at FROM tickwork_schedules "
+    "WHERE key = ?"
 )
 # Register a new schedule.
 INSERT_SCHEDULE = f"""
@@ -57,7 +58,7 @@ WHERE key = ?
 # Change the state; due_at follows it (NULL while paused or inactive).
 SET_STATE = """
 UPDATE tickwork_schedules SET state = ?, due_at = ?, next_fire_at = ?, paused_at = ?,
-    buffered_for = ?, updated_at = ?
+    resumed_at = ?, buffered_for = ?, updated_at = ?
 WHERE key = ?
 """
 # Due schedules, earliest first; the partial index tickwork_schedules_due serves it.
@@ -87,6 +88,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 # Advance a schedule after its occurrences were decided.
 ADVANCE = """
 UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, paused_at = NULL,
+    resumed_at = NULL,
     last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id)
 WHERE key = ?
 """
@@ -108,7 +110,8 @@ RETRY_BROKEN_MS = 60_000
 # A run of a schedule ended: a buffered occurrence may start now.
 WAKE_BUFFERED = """
 UPDATE tickwork_schedules SET due_at = ?
-WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active' AND due_at > ?
+WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
+    AND (due_at IS NULL OR due_at > ?)
 """
 
 
@@ -117,17 +120,18 @@ def _record(row: Sequence[Any]) -> ScheduleRecord:
         key=row[0], workflow=row[1], version=row[2], input_json=row[3], cron=row[4],
         every_ms=row[5], timezone=row[6], overlap=row[7], catchup=row[8],
         catchup_window_ms=row[9], jitter_ms=row[10], pool=row[11], priority=row[12],
-        retry_json=row[13], start_ms=row[14], end_ms=row[15], definition=row[16], cadence="",
+        retry_json=row[13], start_ms=row[14], end_ms=row[15], definition=row[16],
     )  # fmt: skip
 
 
 # Positions in a SELECT_DEFINITION / SELECT_DUE row after the definition columns.
-_DEFINITION, _REVISION, _ANCHOR, _NEXT_FIRE, _BUFFERED, _PAUSED, _STATE = range(16, 23)
+(_DEFINITION, _REVISION, _ANCHOR, _NEXT_FIRE, _BUFFERED, _PAUSED, _RESUMED, _STATE,
+ _DUE) = range(16, 25)
 
 
 def _due(row: Sequence[Any], active: tuple[str, ...]) -> DueSchedule:
     return DueSchedule(_record(row), row[_REVISION], row[_ANCHOR], row[_NEXT_FIRE],
-                       row[_BUFFERED], row[_PAUSED], active)  # fmt: skip
+                       row[_BUFFERED], row[_PAUSED], row[_RESUMED], active)  # fmt: skip
 
 
 def _info(row: Sequence[Any]) -> ScheduleInfo:
@@ -160,7 +164,7 @@ class ScheduleSql:
         *,
         now_ms: int,
         anchor_ms: int,
-        first_fire_ms: int | None,
+        next_fire_ms: int | None,
         on_conflict: str,
         paused: bool | None,
     ) -> Registration:
@@ -169,10 +173,10 @@ class ScheduleSql:
             row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
             if row is None:
                 state = ScheduleState.PAUSED if paused else ScheduleState.ACTIVE
-                due = None if state is ScheduleState.PAUSED else first_fire_ms
+                due = None if state is ScheduleState.PAUSED else next_fire_ms
                 paused_at = now_ms if paused else None
                 tx.execute(INSERT_SCHEDULE, *definition, state.value, anchor_ms,
-                           first_fire_ms, due, now_ms, now_ms)  # fmt: skip
+                           next_fire_ms, due, now_ms, now_ms)  # fmt: skip
                 if paused_at is not None:
                     tx.execute("UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
                                paused_at, record.key)  # fmt: skip
@@ -185,13 +189,14 @@ class ScheduleSql:
             elif on_conflict == "keep":
                 outcome = "kept"
             else:
-                cadence_changed = _cadence_of(row) != _cadence_of(definition)
-                anchor = anchor_ms if cadence_changed else row[_ANCHOR]
-                next_fire = first_fire_ms if cadence_changed else row[_NEXT_FIRE]
-                state = ScheduleState(row[_STATE])
-                due = next_fire if state is ScheduleState.ACTIVE else None
-                tx.execute(UPDATE_DEFINITION, *definition[1:], anchor, next_fire, due, now_ms,
-                           record.key)  # fmt: skip
+                due = None
+                if ScheduleState(row[_STATE]) is ScheduleState.ACTIVE:
+                    due = next_fire_ms
+                    if row[_BUFFERED] is not None and row[_DUE] is not None:
+                        # keep a wake-up already given to a buffered occurrence
+                        due = row[_DUE] if due is None else min(due, row[_DUE])
+                tx.execute(UPDATE_DEFINITION, *definition[1:], anchor_ms, next_fire_ms, due,
+                           now_ms, record.key)  # fmt: skip
                 outcome, revision = "updated", revision + 1
             if paused is not None:
                 row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
@@ -204,7 +209,7 @@ class ScheduleSql:
         return None if row is None else _info(row)
 
     def list_schedules(
-        self, *, workflow: str | None = None, state: str | None = None, limit: int = 1000
+        self, *, workflow: str | None = None, state: str | None = None, limit: int | None = None
     ) -> list[ScheduleInfo]:
         clauses, params = [], []
         for column, value in (("s.workflow", workflow), ("s.state", state)):
@@ -213,7 +218,10 @@ class ScheduleSql:
                 params.append(value)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._tx(write=False) as tx:
-            rows = tx.execute(f"{SELECT_INFO}{where} ORDER BY s.key LIMIT ?", *params, limit)
+            page = "" if limit is None else " LIMIT ?"
+            if limit is not None:
+                params.append(limit)
+            rows = tx.execute(f"{SELECT_INFO}{where} ORDER BY s.key{page}", *params)
             return [_info(row) for row in rows.fetchall()]
 
     def get_schedule_record(self, key: str) -> DueSchedule | None:
@@ -243,21 +251,26 @@ class ScheduleSql:
         self, tx: Any, row: Sequence[Any], action: str, now_ms: int, next_fire_ms: int | None
     ) -> None:
         key, state = row[0], ScheduleState(row[_STATE])
-        next_fire, buffered, paused_at = row[_NEXT_FIRE], row[_BUFFERED], row[_PAUSED]
+        next_fire, buffered = row[_NEXT_FIRE], row[_BUFFERED]
+        paused_at, resumed_at = row[_PAUSED], row[_RESUMED]
         if action == "pause" and state is ScheduleState.ACTIVE:
-            state, paused_at = ScheduleState.PAUSED, now_ms
+            # A pause that follows an undecided one keeps the earlier start.
+            state, resumed_at = ScheduleState.PAUSED, None
+            paused_at = now_ms if paused_at is None else paused_at
         elif action == "resume" and state is ScheduleState.PAUSED:
-            state = ScheduleState.ACTIVE
+            state, resumed_at = ScheduleState.ACTIVE, now_ms
         elif action == "deactivate" and state is not ScheduleState.INACTIVE:
-            state, buffered, paused_at = ScheduleState.INACTIVE, None, None
+            state, buffered, paused_at, resumed_at = ScheduleState.INACTIVE, None, None, None
         elif action == "activate" and state is not ScheduleState.ACTIVE:
-            state, next_fire, buffered, paused_at = ScheduleState.ACTIVE, next_fire_ms, None, None
+            state, next_fire, buffered = ScheduleState.ACTIVE, next_fire_ms, None
+            paused_at = resumed_at = None
         else:
             return
         due = next_fire if state is ScheduleState.ACTIVE else None
         if state is ScheduleState.ACTIVE and buffered is not None:
             due = now_ms if next_fire is None else min(next_fire, now_ms)
-        tx.execute(SET_STATE, state.value, due, next_fire, paused_at, buffered, now_ms, key)
+        tx.execute(SET_STATE, state.value, due, next_fire, paused_at, resumed_at, buffered,
+                   now_ms, key)  # fmt: skip
 
     def fire_due(
         self,
@@ -344,10 +357,6 @@ def _definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
         record.end_ms, record.definition,
     )  # fmt: skip
 
-
-def _cadence_of(values: Sequence[Any]) -> tuple[Any, ...]:
-    """(cron, every_ms, timezone, start_at) of a definition row or value tuple."""
-    return values[4], values[5], values[6], values[14]
 
 
 def _active_runs(tx: Any, keys: list[str]) -> dict[str, list[str]]:

@@ -75,6 +75,7 @@ CREATE TABLE tickwork_schedules (
     due_at INTEGER,
     buffered_for INTEGER,
     paused_at INTEGER,
+    resumed_at INTEGER,
     last_fire_at INTEGER,
     last_run_id TEXT,
     created_at INTEGER NOT NULL,
