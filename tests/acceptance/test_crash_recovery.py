@@ -107,3 +107,35 @@ def test_worker_whose_lease_ran_out_is_fenced_off_after_takeover(harness):
     assert harness.executed_by(run_id) == [
         ("one", first.pid), ("two", first.pid), ("two", second.pid), ("three", second.pid),
     ]  # fmt: skip
+
+
+def test_run_killed_at_every_point_in_turn_completes_with_each_step_done_once(harness):
+    """One run, its worker SIGKILLed three times (after a checkpoint, asleep, inside a
+    step): the fourth worker finishes it, and only the interrupted step ran twice."""
+    w1 = harness.worker(lease="1s", hold="after:one")
+    run_id = harness.start(11, nap="1h")
+    harness.wait_until(
+        lambda: harness.completed_steps(run_id) == ["one"], "step one is stored", alive=[w1]
+    )
+    w1.kill()
+
+    w2 = harness.worker(lease="1s")
+    harness.wait_until(lambda: harness.status(run_id) == "sleeping", "the run sleeps", alive=[w2])
+    w2.kill()
+
+    # The nap is over for workers an hour ahead.
+    w3 = harness.worker(lease="1s", clock_offset="1h", hold="in:three")
+    harness.wait_until(
+        lambda: harness.counts(run_id)["three"] == 1, "step three has begun", alive=[w3]
+    )
+    w3.kill()
+
+    w4 = harness.worker(lease="1s", clock_offset="1h")
+    run = harness.wait_for_status(run_id, "completed", alive=[w4])
+
+    assert run.result == harness.expected(11)
+    assert harness.counts(run_id) == {"one": 1, "two": 1, "three": 2}
+    assert harness.executed_by(run_id) == [
+        ("one", w1.pid), ("two", w3.pid), ("three", w3.pid), ("three", w4.pid),
+    ]  # fmt: skip
+    assert harness.completed_steps(run_id) == ["one", "nap", "two", "three"]
