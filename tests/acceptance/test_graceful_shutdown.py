@@ -1,6 +1,6 @@
-"""SIGTERM stops a worker gracefully: it stops claiming, lets in-flight runs finish within
-the drain timeout and exits 0; runs still in flight after it are released at once, so
-another worker takes them over without waiting for their leases to expire.
+"""SIGTERM stops a worker gracefully: it lets in-flight runs finish within the drain
+timeout and exits 0; runs still in flight after it are released at once, so another
+worker takes them over without waiting for their leases to expire.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ def test_sigterm_lets_in_flight_runs_finish_then_exits_zero(harness):
     worker.terminate()
 
     assert worker.wait_exit() == 0, worker.log()
-    for n, run_id in enumerate((1, 2)):
-        run = harness.run(run_ids[n])
+    for n, run_id in zip((1, 2), run_ids, strict=True):
+        run = harness.run(run_id)
         assert run.status == "completed", (run, worker.log())
-        assert run.result == harness.expected(run_id)
-        assert harness.counts(run.id) == {"one": 1, "two": 1, "three": 1}
-        assert {pid for _step, pid in harness.executed_by(run.id)} == {worker.pid}
+        assert run.result == harness.expected(n)
+        assert harness.counts(run_id) == {"one": 1, "two": 1, "three": 1}
+        assert {pid for _step, pid in harness.executed_by(run_id)} == {worker.pid}
 
 
 def test_sigterm_past_the_drain_timeout_releases_leases_for_another_worker(harness):
