@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, timedelta
 
-from acceptance_workflows import define, watch_sigterm
+from acceptance_workflows import define, sigterm_inside_event_clear, watch_sigterm
 
 from tickwork import Engine, parse_duration
 
@@ -34,3 +34,5 @@ engine = Engine(
 define(engine)
 if os.environ.get("ACCEPT_HOLD", "").endswith("=sigterm"):
     watch_sigterm()
+if os.environ.get("ACCEPT_SIGTERM_INSIDE_EVENT_CLEAR"):
+    sigterm_inside_event_clear()

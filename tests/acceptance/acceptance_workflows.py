@@ -15,13 +15,17 @@ What a worker process does is steered by environment variables, read when they m
   ``UNTIL`` is ``forever`` (the default: until the process is killed), ``sigterm``
   (until the process receives SIGTERM) or ``file:NAME`` (until the file
   ``ACCEPT_DIR/NAME`` exists).
+- ``ACCEPT_SIGTERM_INSIDE_EVENT_CLEAR=1``: see ``sigterm_inside_event_clear``.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
+import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +77,70 @@ def watch_sigterm() -> None:
         seen.set()
 
     threading.Thread(target=watch, name="sigterm-watch", daemon=True).start()
+
+
+def sigterm_inside_event_clear() -> None:
+    """Deliver SIGTERM to this process at one chosen instant: while its main thread is
+    inside ``threading.Event.clear``, holding the event's internal (non-reentrant) lock.
+
+    A real SIGTERM may arrive at any instant; this picks the worst one for a signal
+    handler that calls ``Event.set`` on the same event, deterministically. It arms itself
+    once the worker has installed its SIGTERM handler and fires on the main thread's next
+    ``Event.clear``. ``signal.raise_signal`` runs the Python handler before it returns,
+    so the handler runs while the lock is held.
+
+    A watchdog thread then looks at the main thread's stack: if it shows ``Event.set``
+    waiting inside ``Event.clear`` of the same event, the thread waits for a lock it holds
+    itself, forever. It prints that stack and ends the process with status 3 rather than
+    leaving the test to wait for a hang. Must be called from the main thread.
+    """
+    clear_code = threading.Event.clear.__code__
+    lines, first = inspect.getsourcelines(threading.Event.clear)
+    inside = first + next(i for i, line in enumerate(lines) if "self._flag = False" in line)
+    main = threading.get_ident()
+    fired = False
+
+    def trace_calls(frame: Any, event: str, arg: Any) -> Any:
+        return trace_lines if frame.f_code is clear_code else None
+
+    def trace_lines(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal fired
+        if fired or event != "line" or frame.f_lineno != inside:
+            return trace_lines
+        if not callable(signal.getsignal(signal.SIGTERM)):
+            return trace_lines  # the worker has not installed its handler yet
+        fired = True
+        threading.Thread(target=_watch_for_self_deadlock, args=(main,), daemon=True).start()
+        signal.raise_signal(signal.SIGTERM)
+        return trace_lines
+
+    sys.settrace(trace_calls)
+
+
+def _watch_for_self_deadlock(thread_id: int) -> None:
+    lock_type = type(threading.Lock())
+    while True:
+        frame = sys._current_frames().get(thread_id)
+        stack = []
+        while frame is not None:
+            stack.append(frame)
+            frame = frame.f_back
+        setting = [
+            f.f_locals.get("self") for f in stack if f.f_code is threading.Event.set.__code__
+        ]
+        clearing = [
+            f.f_locals.get("self") for f in stack if f.f_code is threading.Event.clear.__code__
+        ]
+        for event in setting:
+            if any(event is other for other in clearing) and type(event._cond._lock) is lock_type:
+                sys.stderr.write(
+                    "DEADLOCK: the SIGTERM handler calls Event.set() while this thread holds "
+                    "the same Event's lock in Event.clear():\n"
+                    + "".join(traceback.format_stack(sys._current_frames()[thread_id]))
+                )
+                sys.stderr.flush()
+                os._exit(3)
+        threading.Event().wait(0.01)
 
 
 def _work(ctx: Context, step: str, value: int) -> int:

@@ -128,23 +128,28 @@ class Harness:
         clock_offset: str | None = None,
         drain_timeout: str = "30s",
         threads: int = 8,
+        env: dict[str, str] | None = None,
     ) -> WorkerProcess:
-        """Start ``tickwork worker`` on the acceptance app (see ``acceptance_workflows``)."""
-        env = {key: value for key, value in os.environ.items() if not key.startswith("ACCEPT_")}
-        env.update(
+        """Start ``tickwork worker`` on the acceptance app (see ``acceptance_workflows``).
+
+        ``env`` adds variables to the worker's environment.
+        """
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("ACCEPT_")}
+        environ.update(
             TICKWORK_DATABASE_URL=self.url, ACCEPT_DIR=str(self.dir), ACCEPT_LEASE=lease,
             PYTHONUNBUFFERED="1",
         )  # fmt: skip
         if hold is not None:
-            env["ACCEPT_HOLD"] = hold
+            environ["ACCEPT_HOLD"] = hold
         if clock_offset is not None:
-            env["ACCEPT_CLOCK_OFFSET"] = clock_offset
+            environ["ACCEPT_CLOCK_OFFSET"] = clock_offset
+        environ.update(env or {})
         name = f"w{len(self.workers) + 1}"
         args = [
             *tickwork_command(), "worker", APP, "--threads", str(threads),
             "--drain-timeout", drain_timeout, "--log-level", "INFO",
         ]  # fmt: skip
-        worker = WorkerProcess(name, args, env, self.dir / f"{name}.log")
+        worker = WorkerProcess(name, args, environ, self.dir / f"{name}.log")
         self.workers.append(worker)
         return worker
 
