@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
+from fractions import Fraction
 from typing import Any
 
 from .errors import ConfigError
@@ -27,8 +29,12 @@ _DICT_KEYS_MS = {
     "days": 86_400_000,
 }
 # "1h30m", "500ms", "1.5s": numbers with a unit each, units from largest to smallest.
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
+# ASCII digits only (\d would also take Arabic-Indic or full-width digits), and at most 30
+# of them each side of the point, which keeps Fraction() far from int()'s digit limit.
+_PART = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)(ms|s|m|h|d)")
 _ORDER = ["d", "h", "m", "s", "ms"]
+_ONE_MS = timedelta(milliseconds=1)
+_MAX_MS = timedelta.max // _ONE_MS
 
 
 def parse_duration(value: Duration) -> timedelta:
@@ -46,7 +52,10 @@ def to_ms(value: Duration) -> int:
     if isinstance(value, int):
         ms = value
     elif isinstance(value, timedelta):
-        ms = _round_ms(value.total_seconds() * 1000, value)
+        # Integer arithmetic: total_seconds() is a float and loses exactness past ~285 years.
+        ms, rest = divmod(value, _ONE_MS)
+        if rest:
+            raise ConfigError(f"Bad duration {value!r}: finer than a millisecond")
     elif isinstance(value, str):
         ms = _parse_text(value)
     elif isinstance(value, dict):
@@ -58,11 +67,14 @@ def to_ms(value: Duration) -> int:
         )
     if ms <= 0:
         raise ConfigError(f"Bad duration {value!r}: must be longer than zero")
+    if ms > _MAX_MS:
+        raise ConfigError(f"Bad duration {value!r}: longer than a timedelta can hold")
     return ms
 
 
-def _round_ms(ms: float, original: object) -> int:
-    if ms != int(ms):
+def _whole_ms(ms: Fraction, original: object) -> int:
+    # Exact fractions, not floats: 2.002 * 60_000 as floats is 120119.99999999999.
+    if ms.denominator != 1:
         raise ConfigError(f"Bad duration {original!r}: finer than a millisecond")
     return int(ms)
 
@@ -70,8 +82,8 @@ def _round_ms(ms: float, original: object) -> int:
 def _parse_text(text: str) -> int:
     compact = text.strip().replace(" ", "")
     if not compact:
-        raise ConfigError("Bad duration '': empty")
-    total = 0.0
+        raise ConfigError(f"Bad duration {text!r}: empty")
+    total = Fraction(0)
     position = 0
     last_rank = -1
     for match in _PART.finditer(compact):
@@ -83,31 +95,34 @@ def _parse_text(text: str) -> int:
                 f"Bad duration {text!r}: units must go from largest to smallest, each once"
             )
         last_rank = rank
-        total += float(match.group(1)) * _UNIT_MS[match.group(2)]
+        total += Fraction(match.group(1)) * _UNIT_MS[match.group(2)]
         position = match.end()
     if position != len(compact):
         raise ConfigError(
             f"Bad duration {text!r}: expected numbers with units ms, s, m, h, d (e.g. '1h30m')"
         )
-    return _round_ms(total, text)
+    return _whole_ms(total, text)
 
 
 def _parse_dict(parts: dict[str, Any]) -> int:
     if not parts:
         raise ConfigError("Bad duration {}: empty")
-    total = 0.0
+    total = Fraction(0)
     for key, amount in parts.items():
         if key not in _DICT_KEYS_MS:
             raise ConfigError(
-                f"Bad duration {parts!r}: unknown key {key!r} "
-                f"(expected {', '.join(_DICT_KEYS_MS)})"
+                f"Bad duration {parts!r}: unknown key {key!r} (expected {', '.join(_DICT_KEYS_MS)})"
             )
         if isinstance(amount, bool) or not isinstance(amount, int | float):
             raise ConfigError(f"Bad duration {parts!r}: {key} must be a number")
+        if not math.isfinite(amount):
+            raise ConfigError(f"Bad duration {parts!r}: {key} must be a finite number")
         if amount < 0:
             raise ConfigError(f"Bad duration {parts!r}: {key} must not be negative")
-        total += amount * _DICT_KEYS_MS[key]
-    return _round_ms(total, parts)
+        # A float is read as the decimal it prints as, so {"hours": 0.1} is 6 minutes.
+        exact = Fraction(repr(amount)) if isinstance(amount, float) else Fraction(amount)
+        total += exact * _DICT_KEYS_MS[key]
+    return _whole_ms(total, parts)
 
 
 def format_duration(value: timedelta) -> str:
