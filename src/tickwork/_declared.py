@@ -26,10 +26,26 @@ __all__ = [
 ]
 
 #: the keyword arguments of ``engine.schedule`` a declaration may carry
-SCHEDULE_OPTIONS = frozenset({
-    "input", "every", "cron", "timezone", "key", "overlap", "catchup", "catchup_window",
-    "jitter", "paused", "pool", "priority", "retry", "start_at", "end_at", "on_conflict",
-})  # fmt: skip
+SCHEDULE_OPTIONS = frozenset(
+    {
+        "input",
+        "every",
+        "cron",
+        "timezone",
+        "key",
+        "overlap",
+        "catchup",
+        "catchup_window",
+        "jitter",
+        "paused",
+        "pool",
+        "priority",
+        "retry",
+        "start_at",
+        "end_at",
+        "on_conflict",
+    }
+)
 
 
 def workflow_schedules(workflow: str, declared: object) -> list[dict[str, Any]]:
@@ -55,8 +71,7 @@ def _from_cadence(item: object) -> dict[str, Any]:
     if isinstance(item, Every):
         return {"every": item.every, "timezone": item.timezone, "key": item.key, **item.options}
     raise ConfigError(
-        f"schedule= takes tickwork.Cron(...), tickwork.Every(...) or a list of them, "
-        f"not {item!r}"
+        f"schedule= takes tickwork.Cron(...), tickwork.Every(...) or a list of them, not {item!r}"
     )
 
 
@@ -110,8 +125,9 @@ def load_config(path: Path) -> list[dict[str, Any]]:
     return deployment_schedules(schedules, str(path))
 
 
-def merge(declared: Sequence[dict[str, Any]], *deployments: Sequence[dict[str, Any]]
-          ) -> list[dict[str, Any]]:  # fmt: skip
+def merge(
+    declared: Sequence[dict[str, Any]], *deployments: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Declarations by key, later sources winning; keyless deployment entries kept as is."""
     by_key: dict[str, dict[str, Any]] = {}
     keyless: list[dict[str, Any]] = []

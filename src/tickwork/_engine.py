@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -25,8 +26,8 @@ from ._ids import canonical_json, new_run_id, new_worker_id
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
 from ._retry import NO_RETRY, Retry
-from ._store import NewRun, Store, open_store
 from ._scheduling import Schedules
+from ._store import NewRun, Store, open_store
 from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
 from .errors import (
     ConfigError,
@@ -38,6 +39,8 @@ from .errors import (
 )
 
 __all__ = ["DEFAULT_URL", "Engine", "RunHandle"]
+
+log = logging.getLogger("tickwork")
 
 DEFAULT_URL = "sqlite:///tickwork.db"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -308,7 +311,6 @@ class Engine:
                 self._core.finished.notify_all()
         return cancelled
 
-
     # -- schedules -----------------------------------------------------------------------
 
     def schedule(
@@ -340,10 +342,23 @@ class Engine:
         name = self._definition(workflow).name
         self._ready()
         return self._schedules.register(
-            name, input, every=every, cron_expr=cron, timezone=timezone, key=key,
-            overlap=overlap, catchup=catchup, catchup_window=catchup_window, jitter=jitter,
-            paused=paused, pool=pool, priority=priority, retry=retry, start_at=start_at,
-            end_at=end_at, on_conflict=on_conflict,
+            name,
+            input,
+            every=every,
+            cron_expr=cron,
+            timezone=timezone,
+            key=key,
+            overlap=overlap,
+            catchup=catchup,
+            catchup_window=catchup_window,
+            jitter=jitter,
+            paused=paused,
+            pool=pool,
+            priority=priority,
+            retry=retry,
+            start_at=start_at,
+            end_at=end_at,
+            on_conflict=on_conflict,
         )
 
     def sync_schedules(self) -> list[str]:
@@ -353,9 +368,7 @@ class Engine:
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
         """
-        declared = [
-            call for d in self._registry for call in workflow_schedules(d.name, d.schedule)
-        ]
+        declared = [call for d in self._registry for call in workflow_schedules(d.name, d.schedule)]
         path = config_path(self._config)
         from_file = load_config(path) if path is not None else []
         keys = []
@@ -401,7 +414,7 @@ class Engine:
 
     def list_schedules(self) -> list[ScheduleInfo]:
         self._ready()
-        return self._schedules.list()
+        return self._schedules.list_all()
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""
@@ -435,17 +448,15 @@ class Engine:
     def run_worker(
         self, *, threads: int = 8, drain_timeout: Duration = "30s", poll_interval: Duration = "1s"
     ) -> None:
-        """Fire schedules and execute runs until SIGINT or SIGTERM, then drain and return."""
+        """Fire schedules and execute runs until SIGINT or SIGTERM, then drain and return.
+
+        A second signal during the drain exits at once (leases then expire as usual).
+        """
         worker = self._make_worker(threads, drain_timeout, poll_interval)
-        previous = {}
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, lambda _signum, _frame: worker.stop())
-        try:
+        if threading.current_thread() is not threading.main_thread():
             worker.run()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            return
+        _run_until_signalled(worker)
 
     @contextlib.contextmanager
     def worker(
@@ -574,3 +585,40 @@ class Engine:
         if not isinstance(name, str):
             raise UnknownWorkflowError(repr(workflow))
         return self._registry.get(name)
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _run_until_signalled(worker: Worker) -> None:
+    """Run ``worker`` on a thread; take SIGINT/SIGTERM synchronously on this one.
+
+    A signal handler runs on top of whatever the main thread was doing, so one that takes
+    a lock (``Event.set`` does) can wait forever on a lock its own thread holds. Here the
+    signals are blocked and collected with ``sigtimedwait`` instead; the handler installed
+    for a signal delivered to some other thread only records it (a list append takes no
+    lock). Threads started by the loop inherit the blocked mask.
+    """
+    received: list[int] = []
+    handlers = {
+        sig: signal.signal(sig, lambda signum, _f: received.append(signum)) for sig in _STOP_SIGNALS
+    }
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        loop = threading.Thread(target=worker.run, name="tickwork-loop")
+        loop.start()
+        while loop.is_alive():
+            signalled = signal.sigtimedwait(_STOP_SIGNALS, 0.25)
+            if signalled is not None:
+                received.append(signalled.si_signo)
+            if received and worker.stopping and len(received) > 1:
+                log.warning("tickwork: second signal, exiting without draining")
+                os._exit(1)
+            if received and not worker.stopping:
+                log.info("tickwork: %s received, draining", signal.Signals(received[0]).name)
+                worker.stop()
+        loop.join()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)

@@ -123,8 +123,10 @@ def _failed_attempt(
     """Retry after the back-off while the policy allows, else fail the run for good."""
     info = claim.info
     # A schedule may override the workflow's policy for its runs.
-    retry = definition.retry if claim.retry_json is None else Retry.from_json(
-        json.loads(claim.retry_json)
+    retry = (
+        definition.retry
+        if claim.retry_json is None
+        else Retry.from_json(json.loads(claim.retry_json))
     )
     if retry.allows_another(info.attempt):
         run = store.reschedule_run(

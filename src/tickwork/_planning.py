@@ -14,7 +14,7 @@ from typing import Protocol
 from ._ids import jitter_ms, occurrence_run_id
 from ._models import Decision, Overlap
 
-__all__ = ["Cadence", "Plan", "PlannedDecision", "PlannedRun", "PlanInput", "plan"]
+__all__ = ["Cadence", "Plan", "PlanInput", "PlannedDecision", "PlannedRun", "plan"]
 
 #: occurrences started per schedule per pass with ``catchup="all"``, so that an outage
 #: does not turn into a stampede; the rest follow on the next passes.
@@ -97,9 +97,13 @@ def plan(state: PlanInput, cadence: Cadence) -> Plan:
         run = _run(state, state.buffered_ms)
         result.starts.append(run)
         result.decisions.append(
-            PlannedDecision(Decision.STARTED, state.buffered_ms,
-                            "buffered occurrence started: the earlier run ended", run.run_id)
-        )  # fmt: skip
+            PlannedDecision(
+                Decision.STARTED,
+                state.buffered_ms,
+                "buffered occurrence started: the earlier run ended",
+                run.run_id,
+            )
+        )
         result.buffered_ms = None
         active.append(run.run_id)
     first = state.next_fire_ms
@@ -115,32 +119,29 @@ def plan(state: PlanInput, cadence: Cadence) -> Plan:
             result.next_fire_ms = cadence.next_after(last)
     else:
         result.next_fire_ms = cadence.next_after(last)
-    if result.next_fire_ms is not None and state.end_ms is not None:
-        if result.next_fire_ms > state.end_ms:
-            result.next_fire_ms = None
+    ended = state.end_ms is not None and (result.next_fire_ms or 0) > state.end_ms
+    if ended:
+        result.next_fire_ms = None
     return result
 
 
-def _choose(
-    state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan
-) -> list[int]:
+def _choose(state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan) -> list[int]:
     """Occurrences in ``[first, last]`` to start, oldest first; record the dropped ones."""
     if first > last:
         return []
     window_start = first
     if state.catchup_window_ms is not None:
         window_start = max(first, state.now_ms - state.catchup_window_ms)
+    chosen: list[int] = []
     if state.catchup is None:
-        chosen = []
         occurrence = cadence.next_after(window_start - 1)
         while occurrence is not None and occurrence <= last and len(chosen) < CATCHUP_BATCH:
             chosen.append(occurrence)
             occurrence = cadence.next_after(occurrence)
     else:
-        chosen = []
         occurrence = cadence.latest_at_or_before(last)
-        while occurrence is not None and occurrence >= window_start and (
-            len(chosen) < state.catchup
+        while (
+            occurrence is not None and occurrence >= window_start and (len(chosen) < state.catchup)
         ):
             chosen.append(occurrence)
             occurrence = cadence.latest_at_or_before(occurrence - 1)
@@ -158,9 +159,11 @@ def _record_dropped(
     pause, resumed = state.paused_from_ms, state.paused_until_ms
     if pause is not None and pause <= last:
         until = last if resumed is None else min(last, resumed)
-        spans = [(first, min(last, pause - 1), Decision.DROPPED_CATCHUP),
-                 (max(first, pause), until, Decision.MISSED_PAUSED),
-                 (max(first, until + 1), last, Decision.DROPPED_CATCHUP)]  # fmt: skip
+        spans = [
+            (first, min(last, pause - 1), Decision.DROPPED_CATCHUP),
+            (max(first, pause), until, Decision.MISSED_PAUSED),
+            (max(first, until + 1), last, Decision.DROPPED_CATCHUP),
+        ]
     policy = "all" if state.catchup is None else str(state.catchup)
     for lo, hi, decision in spans:
         if lo > hi:
@@ -179,9 +182,8 @@ def _record_dropped(
         if count >= COUNT_CAP:
             why += f" (at least {COUNT_CAP} occurrences)"
         result.decisions.append(
-            PlannedDecision(decision, start, why, None, count,
-                            end if count > 1 else None)
-        )  # fmt: skip
+            PlannedDecision(decision, start, why, None, count, end if count > 1 else None)
+        )
 
 
 def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
@@ -191,33 +193,45 @@ def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result:
     busy = ", ".join(active)
     if state.overlap is Overlap.SKIP:
         result.decisions.append(
-            PlannedDecision(Decision.SKIPPED_OVERLAP, occurrence,
-                            f"overlap=skip: earlier run {busy} is unfinished")
-        )  # fmt: skip
+            PlannedDecision(
+                Decision.SKIPPED_OVERLAP,
+                occurrence,
+                f"overlap=skip: earlier run {busy} is unfinished",
+            )
+        )
     elif state.overlap is Overlap.BUFFER_ONE:
         if result.buffered_ms is None:
             result.buffered_ms = occurrence
             result.decisions.append(
-                PlannedDecision(Decision.BUFFERED, occurrence,
-                                f"overlap=buffer_one: waits for earlier run {busy}")
-            )  # fmt: skip
+                PlannedDecision(
+                    Decision.BUFFERED,
+                    occurrence,
+                    f"overlap=buffer_one: waits for earlier run {busy}",
+                )
+            )
         else:
             result.decisions.append(
-                PlannedDecision(Decision.SKIPPED_OVERLAP, occurrence,
-                                "overlap=buffer_one: an occurrence is already buffered")
-            )  # fmt: skip
+                PlannedDecision(
+                    Decision.SKIPPED_OVERLAP,
+                    occurrence,
+                    "overlap=buffer_one: an occurrence is already buffered",
+                )
+            )
     else:
         result.cancel_run_ids.extend(active)
         result.decisions.append(
-            PlannedDecision(Decision.CANCELLED_PREVIOUS, occurrence,
-                            f"overlap=cancel_previous: cancelled {busy}", active[-1])
-        )  # fmt: skip
+            PlannedDecision(
+                Decision.CANCELLED_PREVIOUS,
+                occurrence,
+                f"overlap=cancel_previous: cancelled {busy}",
+                active[-1],
+            )
+        )
         active.clear()
         _start(state, occurrence, active, result, "due; previous run cancelled")
 
 
-def _start(state: PlanInput, occurrence: int, active: list[str], result: Plan,
-           why: str) -> None:  # fmt: skip
+def _start(state: PlanInput, occurrence: int, active: list[str], result: Plan, why: str) -> None:
     run = _run(state, occurrence)
     result.starts.append(run)
     result.decisions.append(PlannedDecision(Decision.STARTED, occurrence, why, run.run_id))

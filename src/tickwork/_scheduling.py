@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from . import _clock, cron
-from ._occurrences import cadence_for
 from ._durations import Duration, to_ms
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._models import HistoryEntry, Overlap, ScheduleInfo
+from ._occurrences import cadence_for
 from ._planning import Plan, PlanInput, plan
 from ._registry import check_pool, check_priority
 from ._retry import Retry
@@ -103,7 +103,9 @@ class Schedules:
         if start_ms is not None and end_ms is not None and end_ms <= start_ms:
             raise ConfigError("end_at must be later than start_at")
         cadence = (
-            {"every": every_ms} if every_ms is not None else {"cron": cron_expr, "timezone": timezone}
+            {"every": every_ms}
+            if every_ms is not None
+            else {"cron": cron_expr, "timezone": timezone}
         )
         identity: dict[str, JSON] = {**cadence, "input": value}
         if pool is not None:
@@ -114,16 +116,23 @@ class Schedules:
             key = schedule_key(definition.name, identity)
         _check_key(key)
         fields: dict[str, Any] = dict(
-            key=key, workflow=definition.name, version=definition.version,
-            input_json=None if value is None else canonical_json(value), cron=cron_expr,
-            every_ms=every_ms, timezone=timezone, overlap=overlap_value, catchup=catchup_value,
+            key=key,
+            workflow=definition.name,
+            version=definition.version,
+            input_json=None if value is None else canonical_json(value),
+            cron=cron_expr,
+            every_ms=every_ms,
+            timezone=timezone,
+            overlap=overlap_value,
+            catchup=catchup_value,
             catchup_window_ms=None if catchup_window is None else to_ms(catchup_window),
             jitter_ms=None if jitter is None else to_ms(jitter),
             pool=definition.pool if pool is None else pool,
             priority=definition.priority if priority is None else priority,
             retry_json=None if retry is None else canonical_json(retry.to_json()),
-            start_ms=start_ms, end_ms=end_ms,
-        )  # fmt: skip
+            start_ms=start_ms,
+            end_ms=end_ms,
+        )
         record = ScheduleRecord(
             **fields,
             definition=canonical_json({k: v for k, v in fields.items() if k != "key"}),
@@ -131,9 +140,13 @@ class Schedules:
         now = self._core.now_ms()
         anchor, first = self._firing_grid(record, now)
         outcome = self._core.store.upsert_schedule(
-            record, now_ms=now, anchor_ms=anchor, next_fire_ms=first,
-            on_conflict=on_conflict, paused=paused,
-        )  # fmt: skip
+            record,
+            now_ms=now,
+            anchor_ms=anchor,
+            next_fire_ms=first,
+            on_conflict=on_conflict,
+            paused=paused,
+        )
         if outcome.outcome == "conflict":
             raise ScheduleConflict(
                 f"Schedule {key!r} exists with another definition (on_conflict='error')"
@@ -152,8 +165,10 @@ class Schedules:
         if stored is None or _cadence(stored.record) != _cadence(record):
             return fresh_anchor, _next_from(record, fresh_anchor, now)
         kept = stored.next_fire_ms
-        if kept is not None and _bounded(record, kept) == kept and (
-            record.start_ms is None or kept >= record.start_ms
+        if (
+            kept is not None
+            and _bounded(record, kept) == kept
+            and (record.start_ms is None or kept >= record.start_ms)
         ):
             return stored.anchor_ms, kept
         return stored.anchor_ms, _next_from(record, stored.anchor_ms, now)
@@ -181,7 +196,7 @@ class Schedules:
     def get(self, key: str) -> ScheduleInfo | None:
         return self._core.store.get_schedule(key)
 
-    def list(self) -> list[ScheduleInfo]:
+    def list_all(self) -> list[ScheduleInfo]:
         return self._core.store.list_schedules(limit=None)
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
@@ -201,12 +216,19 @@ class Schedules:
         if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
             occurrence = now  # before the first occurrence: this instant is the occurrence
         run = NewRun(
-            id=occurrence_run_id(key, occurrence), workflow=record.workflow,
-            version=record.version, input_json=record.input_json, priority=record.priority,
-            pool=record.pool, created_ms=now, available_ms=now, schedule_key=key,
-            schedule_revision=due.revision, scheduled_for_ms=occurrence,
+            id=occurrence_run_id(key, occurrence),
+            workflow=record.workflow,
+            version=record.version,
+            input_json=record.input_json,
+            priority=record.priority,
+            pool=record.pool,
+            created_ms=now,
+            available_ms=now,
+            schedule_key=key,
+            schedule_revision=due.revision,
+            scheduled_for_ms=occurrence,
             retry_json=record.retry_json,
-        )  # fmt: skip
+        )
         run_id = self._core.store.trigger_schedule(
             key, now_ms=now, occurrence_ms=occurrence, run=run
         )
@@ -223,9 +245,12 @@ class Schedules:
         now = core.now_ms()
         for _ in range(_MAX_PASSES):
             result = core.store.fire_due(
-                now_ms=now, pools=core.pools, workflows=workflows, limit=FIRE_BATCH,
+                now_ms=now,
+                pools=core.pools,
+                workflows=workflows,
+                limit=FIRE_BATCH,
                 decide=self._decide,
-            )  # fmt: skip
+            )
             started.extend(result.run_ids)
             for key, error in result.errors:
                 core.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
@@ -243,13 +268,19 @@ class Schedules:
     def _decide(due: DueSchedule, now_ms: int) -> Plan:
         record = due.record
         state = PlanInput(
-            key=record.key, overlap=Overlap(record.overlap), catchup=record.catchup,
-            catchup_window_ms=record.catchup_window_ms, jitter_ms=record.jitter_ms,
-            end_ms=record.end_ms, next_fire_ms=due.next_fire_ms, buffered_ms=due.buffered_ms,
-            paused_from_ms=due.paused_from_ms, paused_until_ms=due.resumed_ms,
+            key=record.key,
+            overlap=Overlap(record.overlap),
+            catchup=record.catchup,
+            catchup_window_ms=record.catchup_window_ms,
+            jitter_ms=record.jitter_ms,
+            end_ms=record.end_ms,
+            next_fire_ms=due.next_fire_ms,
+            buffered_ms=due.buffered_ms,
+            paused_from_ms=due.paused_from_ms,
+            paused_until_ms=due.resumed_ms,
             active_run_ids=due.active_run_ids,
             now_ms=now_ms,
-        )  # fmt: skip
+        )
         return plan(state, cadence_for(record, due.anchor_ms))
 
 

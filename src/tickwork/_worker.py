@@ -236,11 +236,13 @@ class Worker:
             self._tick()
             with self._idle:
                 free = self._threads - self._in_flight
-            if free > 0:
+            if free > 0 and not self._stopping.is_set():
                 claimed = core.claim(free)
                 with self._idle:
                     self._in_flight += len(claimed)
                 for claim in claimed:
+                    # Held from now on: released at shutdown even if not started yet.
+                    self._keeper.hold(claim.info.id, claim.lease_token)
                     self._queue.put(claim)
                 if len(claimed) == free:
                     return 0.0  # there may be more right now
@@ -277,6 +279,15 @@ class Worker:
                 self._core.wake.set()
 
     def _drain(self, pool: list[threading.Thread]) -> None:
+        # Runs claimed but not started yet go back at once; the others may finish.
+        while True:
+            try:
+                claim = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if claim is not None:
+                with self._idle:
+                    self._in_flight -= 1
         deadline = _clock.monotonic() + self._drain_timeout
         with self._idle:
             while self._in_flight and _clock.monotonic() < deadline:

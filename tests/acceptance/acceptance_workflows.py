@@ -21,6 +21,7 @@ What a worker process does is steered by environment variables, read when they m
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import signal
 import sys
@@ -59,62 +60,58 @@ def define(engine: Engine) -> None:
 
 
 def watch_sigterm() -> None:
-    """Note SIGTERM's arrival, for ``_hold(...=sigterm)``, without taking it from the worker.
+    """Note that the worker took SIGTERM, for ``_hold(...=sigterm)``.
 
-    Python's C-level signal handler writes each signal's number to the wakeup fd as soon
-    as the signal arrives, whatever Python-level handler the worker installs for it. Must
-    be called from the main thread (the app module is imported there).
+    The worker logs "SIGTERM received, draining" on the ``tickwork`` logger as soon as it
+    takes the signal; a logging handler turns that line into an event.
     """
     global _sigterm_seen
-    read, write = os.pipe()
-    os.set_blocking(write, False)
-    signal.set_wakeup_fd(write)
     seen = _sigterm_seen = threading.Event()
 
-    def watch() -> None:
-        while signal.SIGTERM not in os.read(read, 64):
-            pass
-        seen.set()
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "SIGTERM received" in record.getMessage():
+                seen.set()
 
-    threading.Thread(target=watch, name="sigterm-watch", daemon=True).start()
+    logging.getLogger("tickwork").addHandler(Seen())
 
 
 def sigterm_inside_event_clear() -> None:
-    """Deliver SIGTERM to this process at one chosen instant: while its main thread is
+    """Deliver SIGTERM to this process at one chosen instant: while the worker loop is
     inside ``threading.Event.clear``, holding the event's internal (non-reentrant) lock.
 
     A real SIGTERM may arrive at any instant; this picks the worst one for a signal
-    handler that calls ``Event.set`` on the same event, deterministically. It arms itself
-    once the worker has installed its SIGTERM handler and fires on the main thread's next
-    ``Event.clear``. ``signal.raise_signal`` runs the Python handler before it returns,
-    so the handler runs while the lock is held.
+    handler that would call ``Event.set`` on the same event in the same thread. It fires
+    once, on the first ``Event.clear`` of the worker's loop thread ("tickwork-loop").
 
-    A watchdog thread then looks at the main thread's stack: if it shows ``Event.set``
+    A watchdog thread then looks at that thread's stack: if it shows ``Event.set``
     waiting inside ``Event.clear`` of the same event, the thread waits for a lock it holds
     itself, forever. It prints that stack and ends the process with status 3 rather than
-    leaving the test to wait for a hang. Must be called from the main thread.
+    leaving the test to wait for a hang.
     """
     clear_code = threading.Event.clear.__code__
     lines, first = inspect.getsourcelines(threading.Event.clear)
     inside = first + next(i for i, line in enumerate(lines) if "self._flag = False" in line)
-    main = threading.get_ident()
     fired = False
 
     def trace_calls(frame: Any, event: str, arg: Any) -> Any:
+        if threading.current_thread().name != "tickwork-loop":
+            return None
         return trace_lines if frame.f_code is clear_code else None
 
     def trace_lines(frame: Any, event: str, arg: Any) -> Any:
         nonlocal fired
         if fired or event != "line" or frame.f_lineno != inside:
             return trace_lines
-        if not callable(signal.getsignal(signal.SIGTERM)):
-            return trace_lines  # the worker has not installed its handler yet
         fired = True
-        threading.Thread(target=_watch_for_self_deadlock, args=(main,), daemon=True).start()
-        signal.raise_signal(signal.SIGTERM)
+        loop = threading.get_ident()
+        threading.Thread(target=_watch_for_self_deadlock, args=(loop,), daemon=True).start()
+        os.kill(os.getpid(), signal.SIGTERM)
+        # Stay inside clear() (holding its lock) until the signal has been taken.
+        threading.Event().wait(0.5)
         return trace_lines
 
-    sys.settrace(trace_calls)
+    threading.settrace(trace_calls)
 
 
 def _watch_for_self_deadlock(thread_id: int) -> None:

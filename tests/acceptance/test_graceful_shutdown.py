@@ -62,14 +62,6 @@ class WorkerDeadlocked(AssertionError):
     """The worker's main thread waits for a lock it holds itself (see the xfail below)."""
 
 
-@pytest.mark.xfail(
-    raises=WorkerDeadlocked,
-    strict=True,
-    reason="bug: Engine.run_worker's SIGTERM handler calls Worker.stop(), which calls "
-    "threading.Event.set() on `wake`; when the signal lands while the main thread is "
-    "inside wake.clear() (holding the event's non-reentrant lock), the handler waits "
-    "for that lock forever and the worker never exits",
-)
 def test_sigterm_arriving_while_the_loop_clears_its_wake_event_still_stops_the_worker(harness):
     """SIGTERM delivered while the worker loop is inside ``wake.clear()`` stops the worker."""
     # The app raises SIGTERM in the worker's main thread at that instant (see

@@ -17,10 +17,18 @@ EVERY_MINUTE = IntervalOccurrences(anchor_ms=0, every_ms=MIN)
 
 def state(**changes: object) -> PlanInput:
     base = PlanInput(
-        key="k", overlap=Overlap.ALLOW, catchup=1, catchup_window_ms=None, jitter_ms=None,
-        end_ms=None, next_fire_ms=10 * MIN, buffered_ms=None, paused_from_ms=None,
-        active_run_ids=(), now_ms=10 * MIN,
-    )  # fmt: skip
+        key="k",
+        overlap=Overlap.ALLOW,
+        catchup=1,
+        catchup_window_ms=None,
+        jitter_ms=None,
+        end_ms=None,
+        next_fire_ms=10 * MIN,
+        buffered_ms=None,
+        paused_from_ms=None,
+        active_run_ids=(),
+        now_ms=10 * MIN,
+    )
     if changes.get("catchup") == "all":
         changes["catchup"] = None  # the planner's spelling of "all"
     return replace(base, **changes)  # type: ignore[arg-type]
@@ -49,33 +57,79 @@ CASES = [
     ("on time", {"catchup": 1}, [10], [("started", 10, 1)], 11),
     ("late by 30 s", {"catchup": 1}, [10], [("started", 10, 1)], 11),
     ("long outage", {"catchup": 1}, [20], [("dropped_catchup", 10, 10), ("started", 20, 1)], 21),
-    ("long outage", {"catchup": 3}, [18, 19, 20],
-     [("dropped_catchup", 10, 8), ("started", 18, 1), ("started", 19, 1), ("started", 20, 1)],
-     21),
-    ("long outage", {"catchup": "all"}, list(range(10, 21)),
-     [("started", m, 1) for m in range(10, 21)], 21),
-    ("long outage", {"catchup": 1, "catchup_window_ms": 5 * MIN}, [20],
-     [("dropped_catchup", 10, 10), ("started", 20, 1)], 21),
-    ("long outage", {"catchup": "all", "catchup_window_ms": 2 * MIN}, [18, 19, 20],
-     [("dropped_catchup", 10, 8)] + [("started", m, 1) for m in (18, 19, 20)], 21),
-    ("paused", {"catchup": 1}, [20],
-     [("dropped_catchup", 10, 3), ("missed_paused", 13, 7), ("started", 20, 1)], 21),
+    (
+        "long outage",
+        {"catchup": 3},
+        [18, 19, 20],
+        [("dropped_catchup", 10, 8), ("started", 18, 1), ("started", 19, 1), ("started", 20, 1)],
+        21,
+    ),
+    (
+        "long outage",
+        {"catchup": "all"},
+        list(range(10, 21)),
+        [("started", m, 1) for m in range(10, 21)],
+        21,
+    ),
+    (
+        "long outage",
+        {"catchup": 1, "catchup_window_ms": 5 * MIN},
+        [20],
+        [("dropped_catchup", 10, 10), ("started", 20, 1)],
+        21,
+    ),
+    (
+        "long outage",
+        {"catchup": "all", "catchup_window_ms": 2 * MIN},
+        [18, 19, 20],
+        [("dropped_catchup", 10, 8)] + [("started", m, 1) for m in (18, 19, 20)],
+        21,
+    ),
+    (
+        "paused",
+        {"catchup": 1},
+        [20],
+        [("dropped_catchup", 10, 3), ("missed_paused", 13, 7), ("started", 20, 1)],
+        21,
+    ),
     # overlap policies with an earlier run in flight
     ("run in flight", {"overlap": Overlap.ALLOW}, [10], [("started", 10, 1)], 11),
     ("run in flight", {"overlap": Overlap.SKIP}, [], [("skipped_overlap", 10, 1)], 11),
     ("run in flight", {"overlap": Overlap.BUFFER_ONE}, [], [("buffered", 10, 1)], 11),
-    ("run in flight", {"overlap": Overlap.CANCEL_PREVIOUS}, [10],
-     [("cancelled_previous", 10, 1), ("started", 10, 1)], 11),
-    ("buffered present", {"overlap": Overlap.BUFFER_ONE}, [],
-     [("skipped_overlap", 10, 1)], 11),
+    (
+        "run in flight",
+        {"overlap": Overlap.CANCEL_PREVIOUS},
+        [10],
+        [("cancelled_previous", 10, 1), ("started", 10, 1)],
+        11,
+    ),
+    ("buffered present", {"overlap": Overlap.BUFFER_ONE}, [], [("skipped_overlap", 10, 1)], 11),
     # overlap within one catch-up: the first start is itself "in flight" for the next
-    ("long outage", {"catchup": 3, "overlap": Overlap.SKIP}, [18],
-     [("dropped_catchup", 10, 8), ("started", 18, 1), ("skipped_overlap", 19, 1),
-      ("skipped_overlap", 20, 1)], 21),
-    ("long outage", {"catchup": 3, "overlap": Overlap.BUFFER_ONE}, [18],
-     [("dropped_catchup", 10, 8), ("started", 18, 1), ("buffered", 19, 1),
-      ("skipped_overlap", 20, 1)], 21),
-]  # fmt: skip
+    (
+        "long outage",
+        {"catchup": 3, "overlap": Overlap.SKIP},
+        [18],
+        [
+            ("dropped_catchup", 10, 8),
+            ("started", 18, 1),
+            ("skipped_overlap", 19, 1),
+            ("skipped_overlap", 20, 1),
+        ],
+        21,
+    ),
+    (
+        "long outage",
+        {"catchup": 3, "overlap": Overlap.BUFFER_ONE},
+        [18],
+        [
+            ("dropped_catchup", 10, 8),
+            ("started", 18, 1),
+            ("buffered", 19, 1),
+            ("skipped_overlap", 20, 1),
+        ],
+        21,
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -103,10 +157,14 @@ def test_cancel_previous_names_the_runs_to_cancel() -> None:
 
 def test_buffered_occurrence_starts_once_the_earlier_run_ended() -> None:
     result = plan(
-        state(overlap=Overlap.BUFFER_ONE, buffered_ms=9 * MIN, next_fire_ms=10 * MIN,
-              now_ms=9 * MIN + 5),
+        state(
+            overlap=Overlap.BUFFER_ONE,
+            buffered_ms=9 * MIN,
+            next_fire_ms=10 * MIN,
+            now_ms=9 * MIN + 5,
+        ),
         EVERY_MINUTE,
-    )  # fmt: skip
+    )
     assert minutes([r.occurrence_ms for r in result.starts]) == [9]
     assert result.buffered_ms is None
     assert result.next_fire_ms == 10 * MIN  # the cadence itself is not yet due

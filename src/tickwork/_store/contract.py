@@ -277,8 +277,9 @@ class Store(Protocol):
 
         Paused and inactive schedules are never due. ``resume`` keeps ``next_fire_at`` so
         the occurrences missed meanwhile are decided by catch-up (and recorded as missed
-        while paused: the pause's start and end are kept until then). ``activate`` starts afresh at ``next_fire_ms`` (computed from now).
-        Applying the state a schedule already has changes nothing.
+        while paused: the pause's start and end are kept until then). ``activate`` starts
+        afresh at ``next_fire_ms`` (computed from now). Applying the state a schedule
+        already has changes nothing.
         """
         ...
 
@@ -303,8 +304,9 @@ class Store(Protocol):
         """
         ...
 
-    def trigger_schedule(self, key: str, *, now_ms: int, occurrence_ms: int,
-                         run: NewRun) -> str | None:  # fmt: skip
+    def trigger_schedule(
+        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
+    ) -> str | None:
         """Start ``run`` for the occurrence unless it has a run; return its run id.
 
         Records "triggered" (or "already_started") in the history. None when unknown.
@@ -315,9 +317,7 @@ class Store(Protocol):
         """The schedule's decisions, newest first."""
         ...
 
-    def next_schedule_due_ms(
-        self, *, pools: Sequence[str], workflows: Sequence[str]
-    ) -> int | None:
+    def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         """The earliest ``due_at`` among schedules ``fire_due`` could take, or None."""
         ...
 

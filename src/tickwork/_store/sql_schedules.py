@@ -49,9 +49,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
 """
 # Update a definition in place; the caller decides next_fire_at and due_at.
 UPDATE_DEFINITION = """
-UPDATE tickwork_schedules SET workflow = ?, version = ?, input = ?, cron = ?, every_ms = ?, timezone = ?,
-    overlap = ?, catchup = ?, catchup_window_ms = ?, jitter_ms = ?, pool = ?, priority = ?,
-    retry = ?, start_at = ?, end_at = ?, definition = ?, revision = revision + 1,
+UPDATE tickwork_schedules SET workflow = ?, version = ?, input = ?, cron = ?, every_ms = ?,
+    timezone = ?, overlap = ?, catchup = ?, catchup_window_ms = ?, jitter_ms = ?, pool = ?,
+    priority = ?, retry = ?, start_at = ?, end_at = ?, definition = ?, revision = revision + 1,
     anchor_at = ?, next_fire_at = ?, due_at = ?, updated_at = ?
 WHERE key = ?
 """
@@ -117,21 +117,43 @@ WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
 
 def _record(row: Sequence[Any]) -> ScheduleRecord:
     return ScheduleRecord(
-        key=row[0], workflow=row[1], version=row[2], input_json=row[3], cron=row[4],
-        every_ms=row[5], timezone=row[6], overlap=row[7], catchup=row[8],
-        catchup_window_ms=row[9], jitter_ms=row[10], pool=row[11], priority=row[12],
-        retry_json=row[13], start_ms=row[14], end_ms=row[15], definition=row[16],
-    )  # fmt: skip
+        key=row[0],
+        workflow=row[1],
+        version=row[2],
+        input_json=row[3],
+        cron=row[4],
+        every_ms=row[5],
+        timezone=row[6],
+        overlap=row[7],
+        catchup=row[8],
+        catchup_window_ms=row[9],
+        jitter_ms=row[10],
+        pool=row[11],
+        priority=row[12],
+        retry_json=row[13],
+        start_ms=row[14],
+        end_ms=row[15],
+        definition=row[16],
+    )
 
 
 # Positions in a SELECT_DEFINITION / SELECT_DUE row after the definition columns.
-(_DEFINITION, _REVISION, _ANCHOR, _NEXT_FIRE, _BUFFERED, _PAUSED, _RESUMED, _STATE,
- _DUE) = range(16, 25)
+(_DEFINITION, _REVISION, _ANCHOR, _NEXT_FIRE, _BUFFERED, _PAUSED, _RESUMED, _STATE, _DUE) = range(
+    16, 25
+)
 
 
 def _due(row: Sequence[Any], active: tuple[str, ...]) -> DueSchedule:
-    return DueSchedule(_record(row), row[_REVISION], row[_ANCHOR], row[_NEXT_FIRE],
-                       row[_BUFFERED], row[_PAUSED], row[_RESUMED], active)  # fmt: skip
+    return DueSchedule(
+        _record(row),
+        row[_REVISION],
+        row[_ANCHOR],
+        row[_NEXT_FIRE],
+        row[_BUFFERED],
+        row[_PAUSED],
+        row[_RESUMED],
+        active,
+    )
 
 
 def _info(row: Sequence[Any]) -> ScheduleInfo:
@@ -139,15 +161,26 @@ def _info(row: Sequence[Any]) -> ScheduleInfo:
         return None if ms is None else from_ms(ms)
 
     return ScheduleInfo(
-        key=row[0], workflow=row[1], input=from_json(row[2]), cron=row[3],
-        every=None if row[4] is None else timedelta(milliseconds=row[4]), timezone=row[5],
-        overlap=Overlap(row[6]), catchup="all" if row[7] is None else row[7],
-        jitter=None if row[8] is None else timedelta(milliseconds=row[8]), pool=row[9],
-        priority=row[10], state=ScheduleState(row[11]), revision=row[12],
-        next_fire_at=instant(row[13]), last_fire_at=instant(row[14]), last_run_id=row[15],
+        key=row[0],
+        workflow=row[1],
+        input=from_json(row[2]),
+        cron=row[3],
+        every=None if row[4] is None else timedelta(milliseconds=row[4]),
+        timezone=row[5],
+        overlap=Overlap(row[6]),
+        catchup="all" if row[7] is None else row[7],
+        jitter=None if row[8] is None else timedelta(milliseconds=row[8]),
+        pool=row[9],
+        priority=row[10],
+        state=ScheduleState(row[11]),
+        revision=row[12],
+        next_fire_at=instant(row[13]),
+        last_fire_at=instant(row[14]),
+        last_run_id=row[15],
         last_run_status=None if row[16] is None else RunStatus(row[16]),
-        created_at=from_ms(row[17]), updated_at=from_ms(row[18]),
-    )  # fmt: skip
+        created_at=from_ms(row[17]),
+        updated_at=from_ms(row[18]),
+    )
 
 
 class ScheduleSql:
@@ -175,11 +208,22 @@ class ScheduleSql:
                 state = ScheduleState.PAUSED if paused else ScheduleState.ACTIVE
                 due = None if state is ScheduleState.PAUSED else next_fire_ms
                 paused_at = now_ms if paused else None
-                tx.execute(INSERT_SCHEDULE, *definition, state.value, anchor_ms,
-                           next_fire_ms, due, now_ms, now_ms)  # fmt: skip
+                tx.execute(
+                    INSERT_SCHEDULE,
+                    *definition,
+                    state.value,
+                    anchor_ms,
+                    next_fire_ms,
+                    due,
+                    now_ms,
+                    now_ms,
+                )
                 if paused_at is not None:
-                    tx.execute("UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
-                               paused_at, record.key)  # fmt: skip
+                    tx.execute(
+                        "UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
+                        paused_at,
+                        record.key,
+                    )
                 return Registration("created", 1)
             revision = row[_REVISION]
             if row[_DEFINITION] == record.definition:
@@ -195,8 +239,15 @@ class ScheduleSql:
                     if row[_BUFFERED] is not None and row[_DUE] is not None:
                         # keep a wake-up already given to a buffered occurrence
                         due = row[_DUE] if due is None else min(due, row[_DUE])
-                tx.execute(UPDATE_DEFINITION, *definition[1:], anchor_ms, next_fire_ms, due,
-                           now_ms, record.key)  # fmt: skip
+                tx.execute(
+                    UPDATE_DEFINITION,
+                    *definition[1:],
+                    anchor_ms,
+                    next_fire_ms,
+                    due,
+                    now_ms,
+                    record.key,
+                )
                 outcome, revision = "updated", revision + 1
             if paused is not None:
                 row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
@@ -211,7 +262,8 @@ class ScheduleSql:
     def list_schedules(
         self, *, workflow: str | None = None, state: str | None = None, limit: int | None = None
     ) -> list[ScheduleInfo]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[object] = []
         for column, value in (("s.workflow", workflow), ("s.state", state)):
             if value is not None:
                 clauses.append(f"{column} = ?")
@@ -269,8 +321,9 @@ class ScheduleSql:
         due = next_fire if state is ScheduleState.ACTIVE else None
         if state is ScheduleState.ACTIVE and buffered is not None:
             due = now_ms if next_fire is None else min(next_fire, now_ms)
-        tx.execute(SET_STATE, state.value, due, next_fire, paused_at, resumed_at, buffered,
-                   now_ms, key)  # fmt: skip
+        tx.execute(
+            SET_STATE, state.value, due, next_fire, paused_at, resumed_at, buffered, now_ms, key
+        )
 
     def fire_due(
         self,
@@ -290,8 +343,11 @@ class ScheduleSql:
         with self._tx(write=True) as tx:
             rows = tx.execute(
                 SELECT_DUE.format(filters=filters) + self.lock_suffix,
-                now_ms, *pools, *workflows, limit,
-            ).fetchall()  # fmt: skip
+                now_ms,
+                *pools,
+                *workflows,
+                limit,
+            ).fetchall()
             if not rows:
                 return FireResult(0, [], [])
             active = _active_runs(tx, [row[0] for row in rows])
@@ -308,8 +364,9 @@ class ScheduleSql:
                 started.extend(_apply(tx, due, decided, now_ms))
         return FireResult(len(rows), started, errors)
 
-    def trigger_schedule(self, key: str, *, now_ms: int, occurrence_ms: int,
-                         run: NewRun) -> str | None:  # fmt: skip
+    def trigger_schedule(
+        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
+    ) -> str | None:
         with self._tx(write=True) as tx:
             row = tx.execute(SELECT_DEFINITION, key).fetchone()
             if row is None:
@@ -317,10 +374,24 @@ class ScheduleSql:
             inserted = _insert_run(tx, run)
             decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
             reason = "run now" if inserted else "run now: the occurrence already has this run"
-            tx.execute(INSERT_HISTORY, key, occurrence_ms, None, decision.value, reason, run.id,
-                       row[_REVISION], 1, now_ms)  # fmt: skip
-            tx.execute("UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ? "
-                       "WHERE key = ?", occurrence_ms, run.id, key)  # fmt: skip
+            tx.execute(
+                INSERT_HISTORY,
+                key,
+                occurrence_ms,
+                None,
+                decision.value,
+                reason,
+                run.id,
+                row[_REVISION],
+                1,
+                now_ms,
+            )
+            tx.execute(
+                "UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ? WHERE key = ?",
+                occurrence_ms,
+                run.id,
+                key,
+            )
         return run.id
 
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
@@ -328,21 +399,27 @@ class ScheduleSql:
             rows = tx.execute(SELECT_HISTORY, key, limit).fetchall()
         return [
             HistoryEntry(
-                key=row[0], occurrence=from_ms(row[1]), decision=Decision(row[2]),
-                reason=row[3], run_id=row[4], revision=row[5], decided_at=from_ms(row[6]),
-                count=row[7], last_occurrence=None if row[8] is None else from_ms(row[8]),
-            )  # fmt: skip
+                key=row[0],
+                occurrence=from_ms(row[1]),
+                decision=Decision(row[2]),
+                reason=row[3],
+                run_id=row[4],
+                revision=row[5],
+                decided_at=from_ms(row[6]),
+                count=row[7],
+                last_occurrence=None if row[8] is None else from_ms(row[8]),
+            )
             for row in rows
         ]
 
-    def next_schedule_due_ms(
-        self, *, pools: Sequence[str], workflows: Sequence[str]
-    ) -> int | None:
+    def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
         pool_marks = ", ".join("?" * len(pools))
         workflow_marks = ", ".join("?" * len(workflows))
-        statement = f"{NEXT_SCHEDULE_DUE} AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
+        statement = (
+            f"{NEXT_SCHEDULE_DUE} AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
+        )
         with self._tx(write=False) as tx:
             row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
@@ -350,13 +427,24 @@ class ScheduleSql:
 
 def _definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
     return (
-        record.key, record.workflow, record.version, record.input_json, record.cron,
+        record.key,
+        record.workflow,
+        record.version,
+        record.input_json,
+        record.cron,
         record.every_ms,
-        record.timezone, record.overlap, record.catchup, record.catchup_window_ms,
-        record.jitter_ms, record.pool, record.priority, record.retry_json, record.start_ms,
-        record.end_ms, record.definition,
-    )  # fmt: skip
-
+        record.timezone,
+        record.overlap,
+        record.catchup,
+        record.catchup_window_ms,
+        record.jitter_ms,
+        record.pool,
+        record.priority,
+        record.retry_json,
+        record.start_ms,
+        record.end_ms,
+        record.definition,
+    )
 
 
 def _active_runs(tx: Any, keys: list[str]) -> dict[str, list[str]]:
@@ -372,10 +460,19 @@ def _active_runs(tx: Any, keys: list[str]) -> dict[str, list[str]]:
 def _insert_run(tx: Any, run: NewRun) -> bool:
     tx.execute(
         INSERT_SCHEDULED_RUN,
-        run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
-        run.schedule_key, run.schedule_revision, run.scheduled_for_ms, run.retry_json,
-        run.created_ms, run.available_ms,
-    )  # fmt: skip
+        run.id,
+        run.workflow,
+        run.version,
+        run.input_json,
+        run.priority,
+        run.pool,
+        run.schedule_key,
+        run.schedule_revision,
+        run.scheduled_for_ms,
+        run.retry_json,
+        run.created_ms,
+        run.available_ms,
+    )
     return bool(tx.rowcount == 1)
 
 
@@ -388,26 +485,52 @@ def _apply(tx: Any, due: DueSchedule, plan: Plan, now_ms: int) -> list[str]:
             tx.execute(FLAG_CANCEL, run_id)
     inserted: dict[str, bool] = {}
     for planned in plan.starts:
-        inserted[planned.run_id] = _insert_run(tx, NewRun(
-            id=planned.run_id, workflow=record.workflow, version=record.version,
-            input_json=record.input_json, priority=record.priority, pool=record.pool,
-            created_ms=now_ms, available_ms=planned.available_ms, schedule_key=record.key,
-            schedule_revision=due.revision, scheduled_for_ms=planned.occurrence_ms,
-            retry_json=record.retry_json,
-        ))  # fmt: skip
+        inserted[planned.run_id] = _insert_run(
+            tx,
+            NewRun(
+                id=planned.run_id,
+                workflow=record.workflow,
+                version=record.version,
+                input_json=record.input_json,
+                priority=record.priority,
+                pool=record.pool,
+                created_ms=now_ms,
+                available_ms=planned.available_ms,
+                schedule_key=record.key,
+                schedule_revision=due.revision,
+                scheduled_for_ms=planned.occurrence_ms,
+                retry_json=record.retry_json,
+            ),
+        )
     history = []
     for decision in plan.decisions:
         kind, reason = decision.decision, decision.reason
         if decision.run_id in inserted and not inserted[decision.run_id]:
             kind, reason = Decision.ALREADY_STARTED, "the occurrence already has this run"
-        history.append((record.key, decision.occurrence_ms, decision.last_occurrence_ms,
-                        kind.value, reason, decision.run_id, due.revision, decision.count,
-                        now_ms))  # fmt: skip
+        history.append(
+            (
+                record.key,
+                decision.occurrence_ms,
+                decision.last_occurrence_ms,
+                kind.value,
+                reason,
+                decision.run_id,
+                due.revision,
+                decision.count,
+                now_ms,
+            )
+        )
     for values in history:
         tx.execute(INSERT_HISTORY, *values)
     last = plan.starts[-1] if plan.starts else None
     # A buffered occurrence waits for the run in flight; its end pulls due_at forward.
-    tx.execute(ADVANCE, plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms,
-               None if last is None else last.occurrence_ms,
-               None if last is None else last.run_id, record.key)  # fmt: skip
+    tx.execute(
+        ADVANCE,
+        plan.next_fire_ms,
+        plan.next_fire_ms,
+        plan.buffered_ms,
+        None if last is None else last.occurrence_ms,
+        None if last is None else last.run_id,
+        record.key,
+    )
     return [run_id for run_id, new in inserted.items() if new]

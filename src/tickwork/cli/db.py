@@ -12,7 +12,6 @@ from ._render import fail
 __all__ = ["command"]
 
 
-
 @click.group("db")
 def command() -> None:
     """Database maintenance."""

@@ -30,8 +30,14 @@ def command() -> None:
 @click.option("-n", "--limit", default=50, show_default=True)
 @database_option
 @json_option
-def list_(workflow: str | None, status: str | None, schedule_key: str | None, limit: int,
-          database: str | None, as_json: bool) -> None:  # fmt: skip
+def list_(
+    workflow: str | None,
+    status: str | None,
+    schedule_key: str | None,
+    limit: int,
+    database: str | None,
+    as_json: bool,
+) -> None:
     """Runs, newest first."""
     with open_engine(database) as engine:
         runs = engine.list_runs(
@@ -42,9 +48,18 @@ def list_(workflow: str | None, status: str | None, schedule_key: str | None, li
         return
     print_table(
         ["id", "workflow", "status", "attempt", "created (UTC)", "schedule"],
-        [(r.id, r.workflow, r.status.value, r.attempt, r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-          r.schedule_key) for r in runs],
-    )  # fmt: skip
+        [
+            (
+                r.id,
+                r.workflow,
+                r.status.value,
+                r.attempt,
+                r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                r.schedule_key,
+            )
+            for r in runs
+        ],
+    )
 
 
 @command.command("show")
@@ -65,9 +80,18 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
     print_table(["field", "value"], list(to_json(run).items()), title=run_id)
     print_table(
         ["step", "kind", "status", "attempts", "duration", "result / error"],
-        [(s.name, s.kind, s.status, s.attempts, s.finished_at - s.started_at,
-          s.error if s.error else s.result) for s in steps],
-    )  # fmt: skip
+        [
+            (
+                s.name,
+                s.kind,
+                s.status,
+                s.attempts,
+                s.finished_at - s.started_at,
+                s.error if s.error else s.result,
+            )
+            for s in steps
+        ],
+    )
 
 
 @command.command("cancel")

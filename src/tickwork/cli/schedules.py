@@ -52,10 +52,17 @@ def list_(database: str | None, as_json: bool) -> None:
     print_table(
         ["key", "workflow", "cadence", "state", "next fire (UTC)", "last fire (UTC)", "last run"],
         [
-            (s.key, s.workflow, _cadence(s), s.state.value, _when(s.next_fire_at),
-             _when(s.last_fire_at), s.last_run_status and s.last_run_status.value)
+            (
+                s.key,
+                s.workflow,
+                _cadence(s),
+                s.state.value,
+                _when(s.next_fire_at),
+                _when(s.last_fire_at),
+                s.last_run_status and s.last_run_status.value,
+            )
             for s in schedules
-        ],  # fmt: skip
+        ],
     )
 
 
