@@ -126,7 +126,10 @@ def _aware_utc(value: object, what: str) -> datetime:
         raise ConfigError(
             f"Bad {what} {value!r}: naive datetime; pass an aware one (tzinfo=datetime.UTC)"
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ConfigError(f"Bad {what} {value!r}: out of range in UTC") from None
 
 
 # --- reading the expression ------------------------------------------------------------
@@ -310,14 +313,14 @@ class CronExpr:
         # cronsim's reverse walk starts strictly before its start, and cron has no field
         # finer than a second: start a second after `at`, truncated, to include `at`.
         walk: Iterator[datetime]
-        if self._zone is UTC:
-            walk = CronSim(self._cronsim, end.replace(microsecond=0) + _ONE_SECOND, True)
-        else:
-            walk = _reverse(self._cronsim, self._zone, self._fixed, end)
         try:
+            if self._zone is UTC:
+                walk = CronSim(self._cronsim, end.replace(microsecond=0) + _ONE_SECOND, True)
+            else:
+                walk = _reverse(self._cronsim, self._zone, self._fixed, end)
             for occurrence in walk:
                 return occurrence
-        except OverflowError:  # walked past year 1
+        except OverflowError:  # walked past year 1 or 9999
             pass
         raise CronError(self.expr, "expression", f"no occurrence before {at.isoformat()}")
 
@@ -375,13 +378,13 @@ def _forward(canonical: str, zone: tzinfo, fixed: bool, after: datetime) -> Iter
     - repeated by a fall-back: a fixed-time job runs at the first of the two; the others
       run at both, so the repeated stretch is yielded twice, first pass first.
     """
-    start = _wall(after, zone)
-    # In a repeated stretch the wall time does not say which pass `after` is in: walk from
-    # before the stretch; what is not after `after` is dropped below.
-    walls: Iterator[datetime] = CronSim(canonical, start - _repeat(start, zone))
     offset_of = _offset_function(zone)
     last = after
     try:
+        start = _wall(after, zone)
+        # In a repeated stretch the wall time does not say which pass `after` is in: walk
+        # from before the stretch; what is not after `after` is dropped below.
+        walls: Iterator[datetime] = CronSim(canonical, start - _repeat(start, zone))
         while True:
             repeated = None
             for wall in walls:

@@ -283,6 +283,15 @@ def test_sao_paulo_wildcard_job_skips_the_missing_hour_after_midnight() -> None:
     ]
 
 
+def test_sao_paulo_wildcard_job_in_the_skipped_midnight_hour_does_not_run_that_day() -> None:
+    """cronsim 2.8 runs it at 01:00 on 2015-10-18: it matches hour 0 against the skipped
+    midnight. The clock never shows 00:xx that Sunday, so Debian cron does not run it."""
+    assert after("* 0 * * 0", SAO_PAULO, "2015-10-17T23:59:00-03:00", 2) == [
+        "2015-10-25T00:00:00-02:00",
+        "2015-10-25T00:01:00-02:00",
+    ]
+
+
 def test_sao_paulo_repeated_hour_before_midnight_belongs_to_the_earlier_date() -> None:
     assert after("30 23 * * *", SAO_PAULO, "2018-02-17T12:00:00-02:00", 2) == [
         "2018-02-17T23:30:00-02:00",
