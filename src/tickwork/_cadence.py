@@ -151,9 +151,9 @@ def near_dst_transition(
     zone = load_zone(timezone)
     middle = _aware_utc(instant, "instant")
     offsets = set()
-    for when in (middle - within, middle, middle + within):
+    for shift in (-within, timedelta(0), within):
         try:
-            offsets.add(when.astimezone(zone).utcoffset())
+            offsets.add((middle + shift).astimezone(zone).utcoffset())
         except OverflowError:  # the window reaches past year 1 or 9999
             continue
     return len(offsets) > 1

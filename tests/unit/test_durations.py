@@ -1,0 +1,152 @@
+"""Durations: every accepted form and every rejection, in tables."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tickwork import parse_duration
+from tickwork._durations import format_duration, to_ms
+from tickwork.errors import ConfigError
+
+ACCEPTED: list[tuple[Any, timedelta]] = [
+    (1, timedelta(milliseconds=1)),
+    (1500, timedelta(seconds=1.5)),
+    (86_400_000, timedelta(days=1)),
+    (timedelta(minutes=5), timedelta(minutes=5)),
+    (timedelta(milliseconds=1), timedelta(milliseconds=1)),
+    (timedelta(days=999_999_999), timedelta(days=999_999_999)),
+    ("500ms", timedelta(milliseconds=500)),
+    ("30s", timedelta(seconds=30)),
+    ("15m", timedelta(minutes=15)),
+    ("24h", timedelta(hours=24)),
+    ("7d", timedelta(days=7)),
+    ("1h30m", timedelta(hours=1, minutes=30)),
+    ("1d2h3m4s5ms", timedelta(days=1, hours=2, minutes=3, seconds=4, milliseconds=5)),
+    (" 1h 30m ", timedelta(hours=1, minutes=30)),
+    ("1.5s", timedelta(milliseconds=1500)),
+    ("0.5h", timedelta(minutes=30)),
+    ("2.002m", timedelta(milliseconds=120_120)),
+    ("0.07h", timedelta(milliseconds=252_000)),
+    ("0.001s", timedelta(milliseconds=1)),
+    ("0s1ms", timedelta(milliseconds=1)),
+    ("90m", timedelta(minutes=90)),
+    ({"milliseconds": 250}, timedelta(milliseconds=250)),
+    ({"seconds": 30}, timedelta(seconds=30)),
+    ({"minutes": 5}, timedelta(minutes=5)),
+    ({"hours": 1, "minutes": 30}, timedelta(hours=1, minutes=30)),
+    ({"days": 2}, timedelta(days=2)),
+    ({"hours": 0.1}, timedelta(minutes=6)),
+    ({"seconds": 1.5}, timedelta(milliseconds=1500)),
+    ({"hours": 0, "minutes": 1}, timedelta(minutes=1)),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), ACCEPTED, ids=repr)
+def test_duration_form_is_read_exactly(value: Any, expected: timedelta) -> None:
+    assert parse_duration(value) == expected
+    assert to_ms(value) == expected // timedelta(milliseconds=1)
+
+
+REJECTED: list[tuple[Any, str]] = [
+    (0, "longer than zero"),
+    (-1, "longer than zero"),
+    (True, "not a bool"),
+    (False, "not a bool"),
+    (1.5, "expected int milliseconds"),
+    (None, "expected int milliseconds"),
+    ([1], "expected int milliseconds"),
+    (b"30s", "expected int milliseconds"),
+    (10**20, "longer than a timedelta can hold"),
+    (timedelta(0), "longer than zero"),
+    (timedelta(seconds=-1), "longer than zero"),
+    (timedelta(microseconds=1500), "finer than a millisecond"),
+    ("", "empty"),
+    ("   ", "empty"),
+    ("0s", "longer than zero"),
+    ("0ms", "longer than zero"),
+    ("-5s", "expected numbers with units"),
+    ("5", "expected numbers with units"),
+    ("s", "expected numbers with units"),
+    ("5x", "expected numbers with units"),
+    ("5 seconds", "expected numbers with units"),
+    ("5S", "expected numbers with units"),
+    ("1h30", "expected numbers with units"),
+    ("1e3s", "expected numbers with units"),
+    (".5s", "expected numbers with units"),
+    ("5.s", "expected numbers with units"),
+    ("1,5s", "expected numbers with units"),
+    ("\u0661s", "expected numbers with units"),  # Arabic-Indic digit one
+    ("\uff15m", "expected numbers with units"),  # full-width digit five
+    ("30m1h", "from largest to smallest"),
+    ("1m1m", "from largest to smallest"),
+    ("0.0001s", "finer than a millisecond"),
+    ("1.0005s", "finer than a millisecond"),
+    ("9" * 31 + "s", "expected numbers with units"),
+    ("9" * 5000 + "s", "expected numbers with units"),
+    ("99999999999999d", "longer than a timedelta can hold"),
+    ({}, "empty"),
+    ({"seconds": 0}, "longer than zero"),
+    ({"weeks": 1}, "unknown key 'weeks'"),
+    ({"second": 1}, "unknown key 'second'"),
+    ({1: 1}, "unknown key 1"),
+    ({"seconds": "5"}, "must be a number"),
+    ({"seconds": True}, "must be a number"),
+    ({"seconds": None}, "must be a number"),
+    ({"seconds": -1}, "must not be negative"),
+    ({"hours": 1, "minutes": -30}, "must not be negative"),
+    ({"seconds": float("inf")}, "finite"),
+    ({"seconds": float("nan")}, "finite"),
+    ({"seconds": 0.0001}, "finer than a millisecond"),
+    ({"days": 10**12}, "longer than a timedelta can hold"),
+]
+
+
+@pytest.mark.parametrize(("value", "reason"), REJECTED, ids=repr)
+def test_bad_duration_is_a_config_error_saying_why(value: Any, reason: str) -> None:
+    with pytest.raises(ConfigError, match="Bad duration") as caught:
+        parse_duration(value)
+    assert reason in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (timedelta(hours=1, minutes=30), "1h30m"),
+        (timedelta(milliseconds=500), "500ms"),
+        (timedelta(days=7), "7d"),
+        (timedelta(0), "0ms"),
+    ],
+)
+def test_format_duration_writes_the_compact_form(value: timedelta, text: str) -> None:
+    assert format_duration(value) == text
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.integers(1, 10**15))
+def test_formatted_duration_reads_back_to_the_same_length(ms: int) -> None:
+    value = timedelta(milliseconds=ms)
+    assert parse_duration(format_duration(value)) == value
+    assert parse_duration(ms) == value
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    st.one_of(
+        st.text(max_size=20),
+        st.text(alphabet="0123456789.msdh -", max_size=12),
+        st.dictionaries(st.text(max_size=12), st.floats() | st.integers(), max_size=3),
+        st.floats(),
+        st.integers(),
+    )
+)
+def test_random_input_raises_nothing_but_config_error(value: Any) -> None:
+    try:
+        result = parse_duration(value)
+    except ConfigError:
+        return
+    assert result > timedelta(0)
