@@ -1,0 +1,123 @@
+"""``tickwork cron EXPR``: English, upcoming occurrences in the zone and in UTC, DST marks."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tickwork.cli.cron import command
+
+
+def run(*args: str) -> Result:
+    # A wide console, so that rows stay on one line whatever the terminal running the tests.
+    return CliRunner(env={"COLUMNS": "200"}).invoke(command, list(args))
+
+
+def test_prints_the_description_and_the_next_five_in_zone_and_utc() -> None:
+    result = run("0 9 * * 1-5", "--tz", "Europe/London", "--after", "2024-03-29T12:00Z")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "At 09:00 on Monday through Friday"
+    assert "Europe/London" in result.output and "UTC" in result.output
+    rows = [line for line in lines if "2024-04" in line]
+    assert len(rows) == 5
+    assert "Mon 2024-04-01 09:00 +01:00" in rows[0] and "2024-04-01 08:00" in rows[0]
+    assert "Fri 2024-04-05 09:00 +01:00" in rows[4]
+
+
+def test_marks_the_occurrence_whose_utc_offset_changed() -> None:
+    result = run("30 2 * * *", "--tz", "America/New_York", "-n", "3", "--after", "2024-03-09T12:00")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "2024-03-1" in line]
+    assert "Sun 2024-03-10 03:00 -04:00" in rows[0] and "DST: was -05:00" in rows[0]
+    assert "Mon 2024-03-11 02:30 -04:00" in rows[1] and "DST" not in rows[1]
+
+
+def test_marks_an_occurrence_next_to_a_dst_change() -> None:
+    result = run("30 1 * * *", "--tz", "America/New_York", "-n", "2", "--after", "2024-11-02T12:00")
+    rows = [line for line in result.output.splitlines() if "2024-11-0" in line]
+    assert "Sun 2024-11-03 01:30 -04:00" in rows[0] and "near a DST change" in rows[0]
+    assert "Mon 2024-11-04 01:30 -05:00" in rows[1] and "DST: was -04:00" in rows[1]
+
+
+def test_fields_may_come_as_separate_arguments() -> None:
+    together = run("*/15 9 * * *", "--after", "2024-01-01T00:00Z")
+    apart = run("*/15", "9", "*", "*", "*", "--after", "2024-01-01T00:00Z")
+    assert together.exit_code == apart.exit_code == 0
+    assert together.output == apart.output
+    assert "2024-01-01 09:00 UTC" in together.output
+
+
+def test_six_field_expressions_show_seconds() -> None:
+    result = run("*/20 * * * * *", "-n", "2", "--after", "2024-01-01T00:00Z")
+    assert "2024-01-01 00:00:20 UTC" in result.output
+    assert "2024-01-01 00:00:40 UTC" in result.output
+
+
+def test_json_output_for_scripts() -> None:
+    result = run(
+        "0 9 * * 1-5", "--tz", "Europe/London", "-n", "2", "--json", "--after", "2024-03-29T12:00Z"
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {
+        "expr": "0 9 * * 1-5",
+        "timezone": "Europe/London",
+        "description": "At 09:00 on Monday through Friday",
+        "occurrences": [
+            {
+                "local": "2024-04-01T09:00:00+01:00",
+                "utc": "2024-04-01T08:00:00+00:00",
+                "utc_offset": "+01:00",
+            },
+            {
+                "local": "2024-04-02T09:00:00+01:00",
+                "utc": "2024-04-02T08:00:00+00:00",
+                "utc_offset": "+01:00",
+            },
+        ],
+    }
+
+
+def test_after_without_offset_is_read_in_the_zone() -> None:
+    result = run(
+        "0 * * * *", "--tz", "Asia/Tokyo", "-n", "1", "--json", "--after", "2024-01-01T08:30"
+    )
+    assert json.loads(result.output)["occurrences"][0]["utc"] == "2024-01-01T00:00:00+00:00"
+
+
+def test_defaults_to_five_occurrences_after_now() -> None:
+    before = datetime.now(UTC)
+    result = run("* * * * *", "--json")
+    found = [datetime.fromisoformat(o["utc"]) for o in json.loads(result.output)["occurrences"]]
+    assert len(found) == 5
+    assert found[0] > before.replace(second=0, microsecond=0)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["61 * * * *"], "minute: 61 is out of range 0-59"),
+        (["0 0 30 2 *"], "can never occur"),
+        (["@reboot"], "@reboot"),
+        (["* * * *"], "expected 5 fields"),
+        (["* * * * *", "--tz", "Nope/Zone"], "Unknown time zone 'Nope/Zone'"),
+        (["* * * * *", "--tz", "../../etc/passwd"], "not an IANA zone name"),
+        (["* * * * *", "-n", "0"], "Bad count 0"),
+        (["* * * * *", "-n", "1001"], "Bad count 1001"),
+        (["* * * * *", "-n", "many"], "Bad count 'many'"),
+        (["* * * * *", "--after", "yesterday"], "Bad --after 'yesterday'"),
+    ],
+)
+def test_errors_go_to_stderr_with_exit_code_2(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert message in result.stderr
+
+
+def test_command_is_named_cron() -> None:
+    assert command.name == "cron"
