@@ -7,10 +7,11 @@
   naming the field and the reason (``CronError``), including expressions that can never
   occur; the check is static reasoning over the day and month sets, never a search, so no
   input can make ``parse`` slow;
-- cronsim walks the calendar. In a time zone other than UTC it walks *wall-clock* time
-  (naive datetimes), which is what Debian cron matches the fields against;
+- cronsim walks the calendar. In a time zone other than UTC it walks *wall-clock* time,
+  which is what Debian cron matches the fields against; the expression is parsed by
+  cronsim once per ``CronExpr`` and the parsed walk copied for each start (``_start``);
 - this module turns wall-clock times into instants, following Debian cron across DST
-  changes exactly as cronsim documents it (see ``_forward_instants``).
+  changes as cronsim documents it (see ``_forward``).
 
 Why the last step is ours and not cronsim's: cronsim loses the ``fold`` of its start time
 when it applies Debian's fixed-time rule (from the second 01:15 of a repeated hour it
@@ -279,7 +280,7 @@ class CronExpr:
 
     expr: str
     timezone: str = "UTC"
-    _cronsim: str = field(init=False, repr=False, compare=False)
+    _walk: CronSim = field(init=False, repr=False, compare=False)
     _explain: str = field(init=False, repr=False, compare=False)
     _zone: tzinfo = field(init=False, repr=False, compare=False)
     _fixed: bool = field(init=False, repr=False, compare=False)
@@ -289,11 +290,11 @@ class CronExpr:
         zone = load_zone(self.timezone)
         canonical, described = _canonical(expr, fields)
         try:
-            CronSim(canonical, _ANY_TIME)
+            walk = CronSim(canonical, _ANY_TIME)
         except CronSimError as exc:  # our checks are stricter; this is a safety net
             raise CronError(expr, "expression", str(exc)) from exc
         set_ = object.__setattr__
-        set_(self, "_cronsim", canonical)
+        set_(self, "_walk", walk)
         set_(self, "_explain", described)
         set_(self, "_zone", zone)
         # Debian cron: a job whose minute and hour fields do not start with "*" runs at a
@@ -315,9 +316,9 @@ class CronExpr:
         walk: Iterator[datetime]
         try:
             if self._zone is UTC:
-                walk = CronSim(self._cronsim, end.replace(microsecond=0) + _ONE_SECOND, True)
+                walk = _start(self._walk, end.replace(microsecond=0) + _ONE_SECOND, True)
             else:
-                walk = _reverse(self._cronsim, self._zone, self._fixed, end)
+                walk = _reverse(self._walk, self._zone, self._fixed, end)
             for occurrence in walk:
                 return occurrence
         except OverflowError:  # walked past year 1 or 9999
@@ -328,8 +329,8 @@ class CronExpr:
         """The occurrences strictly after ``after``, in order (ends only near year 9999)."""
         start = _aware_utc(after, "after")
         if self._zone is UTC:
-            return _utc_forward(self._cronsim, start)
-        return _forward(self._cronsim, self._zone, self._fixed, start)
+            return _utc_forward(self._walk, start)
+        return _forward(self._walk, self._zone, self._fixed, start)
 
     def explain(self) -> str:
         """The expression in English, e.g. "At 09:00 on Monday through Friday"."""
@@ -347,28 +348,51 @@ class CronExpr:
 # (Building datetimes is the cost that matters here: replace() takes ~0.7 us.)
 
 
-def _utc_forward(canonical: str, after: datetime) -> Iterator[datetime]:
+def _start(parsed: CronSim, start: datetime, reverse: bool = False) -> CronSim:
+    """A new cronsim walk from ``start``, without parsing the expression again.
+
+    Building a CronSim parses its expression, two thirds of the cost of a single next();
+    the parsed walk is kept on the CronExpr and copied. What depends on the start is the
+    three attributes CronSim.__init__ sets from it (there is no fix-up zone, as the walk
+    is always in UTC or labelled UTC); test_cron_syntax checks that list against cronsim.
+    """
+    walk: CronSim = object.__new__(CronSim)
+    walk.__dict__.update(parsed.__dict__)
+    walk.skip_initial_tick = bool(reverse and start.microsecond)
+    walk.dt = start.replace(microsecond=0) if start.microsecond else start
+    walk.tick_direction = -1 if reverse else 1
+    return walk
+
+
+def _utc_forward(parsed: CronSim, after: datetime) -> Iterator[datetime]:
     # cronsim's forward walk starts strictly after its start time and keeps tzinfo=UTC.
     try:
-        yield from CronSim(canonical, after)
+        yield from _start(parsed, after)
     except OverflowError:  # walked past year 9999
         return
 
 
-def _wall(instant: datetime, zone: tzinfo, fold: int = 0) -> datetime:
+def _wall(instant: datetime, zone: tzinfo) -> datetime:
     """The wall-clock time of ``instant`` in ``zone``, labelled UTC (see above)."""
     t = instant.astimezone(zone)
-    return datetime(
-        t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond, UTC, fold=fold
-    )
+    return datetime(t.year, t.month, t.day, t.hour, t.minute, t.second, t.microsecond, UTC)
+
+
+def _second_pass(wall: datetime) -> datetime:
+    """``wall`` (whole seconds) with fold=1, for reading a repeated time's second offset.
+
+    datetime() rather than wall.replace(fold=1), which takes ~0.7 us parsing keywords.
+    """
+    y, mo, d, h, mi, s = wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second
+    return datetime(y, mo, d, h, mi, s, 0, UTC, fold=1)
 
 
 def _repeat(wall: datetime, zone: tzinfo) -> timedelta:
     """How long the stretch of wall-clock time containing ``wall`` repeats (usually 0)."""
-    return zone.utcoffset(wall) - zone.utcoffset(_wall(wall, UTC, fold=1))  # type: ignore[operator]
+    return zone.utcoffset(wall) - zone.utcoffset(_second_pass(wall))  # type: ignore[operator]
 
 
-def _forward(canonical: str, zone: tzinfo, fixed: bool, after: datetime) -> Iterator[datetime]:
+def _forward(parsed: CronSim, zone: tzinfo, fixed: bool, after: datetime) -> Iterator[datetime]:
     """The instants, strictly after ``after``, at which Debian cron runs the wall times.
 
     - a wall time that exists once: that instant;
@@ -384,20 +408,12 @@ def _forward(canonical: str, zone: tzinfo, fixed: bool, after: datetime) -> Iter
         start = _wall(after, zone)
         # In a repeated stretch the wall time does not say which pass `after` is in: walk
         # from before the stretch; what is not after `after` is dropped below.
-        walls: Iterator[datetime] = CronSim(canonical, start - _repeat(start, zone))
+        walls: Iterator[datetime] = _start(parsed, start - _repeat(start, zone))
         while True:
             repeated = None
             for wall in walls:
                 offset = offset_of(wall)
-                y, mo, d, h, mi, s = (
-                    wall.year,
-                    wall.month,
-                    wall.day,
-                    wall.hour,
-                    wall.minute,
-                    wall.second,
-                )
-                later = offset_of(datetime(y, mo, d, h, mi, s, 0, UTC, fold=1))
+                later = offset_of(_second_pass(wall))
                 if offset == later or (fixed and offset > later):
                     instant = wall - offset
                 elif offset > later:
@@ -422,18 +438,18 @@ def _forward(canonical: str, zone: tzinfo, fixed: bool, after: datetime) -> Iter
         return
 
 
-def _reverse(canonical: str, zone: tzinfo, fixed: bool, at: datetime) -> Iterator[datetime]:
+def _reverse(parsed: CronSim, zone: tzinfo, fixed: bool, at: datetime) -> Iterator[datetime]:
     """``_forward`` backwards: the instants at or before ``at``, latest first."""
     end = _wall(at, zone)
     # As in _forward: walk from the end of a repeated stretch, drop what is after `at`.
     end += _repeat(end, zone)
-    walls: Iterator[datetime] = CronSim(canonical, end.replace(microsecond=0) + _ONE_SECOND, True)
+    walls: Iterator[datetime] = _start(parsed, end.replace(microsecond=0) + _ONE_SECOND, True)
     offset_of = _offset_function(zone)
     while True:
         repeated = None
         for wall in walls:
             offset = offset_of(wall)
-            later = offset_of(_wall(wall, UTC, fold=1))
+            later = offset_of(_second_pass(wall))
             if offset == later or (fixed and offset > later):
                 instant = wall - offset
             elif offset > later:
@@ -496,7 +512,7 @@ def _repeated_stretch(
     the wall time read past the stretch, if any, which is to be walked next.
     """
     offset_of = _offset_function(zone)
-    offset, later = offset_of(first), offset_of(_wall(first, UTC, fold=1))
+    offset, later = offset_of(first), offset_of(_second_pass(first))
     change = _transition(zone, first - offset, first - later)
     # The stretch is [change + later, change + offset) in wall-clock time.
     stretch = [first]

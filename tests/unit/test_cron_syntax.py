@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
+from cronsim import CronSim
 
 from tickwork import cron
 from tickwork.errors import ConfigError, CronError
@@ -309,6 +310,16 @@ def test_cron_expr_exposes_expression_and_zone_and_compares_by_them() -> None:
     assert first != cron.parse("0 9 * * MON-FRI", "Europe/London")
     assert sorted([first, cron.parse("0 8 * * *")]) == [cron.parse("0 8 * * *"), first]
     assert repr(first) == "CronExpr(expr='0 9 * * 1-5', timezone='Europe/London')"
+
+
+def test_cronsim_keeps_its_start_in_the_three_attributes_tickwork_sets() -> None:
+    """tickwork copies a parsed CronSim rather than parsing again (``cron._start``), setting
+    only these attributes; if cronsim ever keeps more about its start, this fails."""
+    first = CronSim("*/5 9-17 * * MON-FRI", datetime(2024, 1, 1, tzinfo=UTC))
+    other = CronSim("*/5 9-17 * * MON-FRI", datetime(2030, 6, 1, 3, 4, 5, 6, tzinfo=UTC), True)
+    assert set(first.__dict__) == set(other.__dict__)
+    differ = {name for name, value in first.__dict__.items() if other.__dict__[name] != value}
+    assert differ == {"dt", "tick_direction", "skip_initial_tick"}
 
 
 def test_parse_results_are_cached() -> None:
