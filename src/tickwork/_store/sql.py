@@ -11,9 +11,9 @@ pending or sleeping runs are due" and "which leases have expired".
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .._clock import from_ms
 from .._ids import from_json, new_run_id
@@ -22,6 +22,8 @@ from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
 from .sql_schedules import WAKE_BUFFERED, ScheduleSql
 
 __all__ = ["Cursor", "SqlStore"]
+
+T = TypeVar("T")
 
 _RUN_COLUMNS = (
     "id, workflow, version, status, input, result, error, attempt, priority, pool, "
@@ -161,10 +163,16 @@ def step_from_row(row: Sequence[Any]) -> StepInfo:
 
 
 class SqlStore(ScheduleSql, Store):
-    """Every contract method, over a dialect's ``_transaction``."""
+    """Every contract method, over a dialect's ``_transaction``.
+
+    Writes are functions of a transaction handed to ``_write``, so that a dialect may run
+    several threads' writes in one transaction (SQLite does: see ``sqlite.py``).
+    """
 
     #: appended to the claim query (PostgreSQL: "FOR UPDATE SKIP LOCKED")
     lock_suffix = ""
+    #: put before a column to keep the planner off its index ("+" in SQLite)
+    no_index = ""
 
     def _transaction(self, *, write: bool) -> contextlib.AbstractContextManager[Cursor]:
         raise NotImplementedError
@@ -178,26 +186,34 @@ class SqlStore(ScheduleSql, Store):
         with self._transaction(write=write) as cursor:
             yield _Executor(cursor, self._sql)
 
-    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
+    def _write(self, work: Callable[[_Executor], T]) -> T:
+        """Run ``work`` in a write transaction and return what it returns."""
         with self._tx(write=True) as tx:
+            return work(tx)
+
+    def _in_filters(self, pools: Sequence[str], workflows: Sequence[str]) -> str:
+        """SQL restricting runs to some pools and workflows, one placeholder per value.
+
+        The columns are kept off their own indexes so the planner walks the due index.
+        """
+        pool_marks = ", ".join("?" * len(pools))
+        workflow_marks = ", ".join("?" * len(workflows))
+        return (
+            f"AND {self.no_index}pool IN ({pool_marks}) "
+            f"AND {self.no_index}workflow IN ({workflow_marks})"
+        )
+
+    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
+        def work(tx: _Executor) -> tuple[RunInfo, bool]:
             tx.execute(
-                INSERT_RUN,
-                run.id,
-                run.workflow,
-                run.version,
-                run.input_json,
-                run.priority,
-                run.pool,
-                run.schedule_key,
-                run.schedule_revision,
-                run.scheduled_for_ms,
-                run.retry_json,
-                run.created_ms,
-                run.available_ms,
-            )
+                INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority,
+                run.pool, run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
+                run.retry_json, run.created_ms, run.available_ms,
+            )  # fmt: skip
             inserted = tx.rowcount == 1
-            row = tx.execute(SELECT_RUN, run.id).fetchone()
-        return run_from_row(row), inserted
+            return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), inserted
+
+        return self._write(work)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         with self._tx(write=False) as tx:
@@ -213,11 +229,8 @@ class SqlStore(ScheduleSql, Store):
         limit: int = 100,
     ) -> list[RunInfo]:
         clauses, params = [], []
-        for column, value in (
-            ("workflow", workflow),
-            ("status", status),
-            ("schedule_key", schedule_key),
-        ):
+        filters = (("workflow", workflow), ("status", status), ("schedule_key", schedule_key))
+        for column, value in filters:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))
@@ -247,7 +260,8 @@ class SqlStore(ScheduleSql, Store):
     ) -> list[ClaimedRun]:
         if limit <= 0 or not limits or not pools:
             return []
-        with self._tx(write=True) as tx:
+
+        def work(tx: _Executor) -> list[ClaimedRun]:
             live: dict[str, int] = {}
             if any(cap is not None for cap in limits.values()):
                 live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
@@ -257,7 +271,7 @@ class SqlStore(ScheduleSql, Store):
             ]
             if not open_workflows:
                 return []
-            statement = SELECT_CLAIMABLE.format(filters=_in_filters(pools, open_workflows))
+            statement = SELECT_CLAIMABLE.format(filters=self._in_filters(pools, open_workflows))
             rows = tx.execute(
                 statement + self.lock_suffix, now_ms, *pools, *open_workflows, limit * 2
             ).fetchall()
@@ -268,62 +282,40 @@ class SqlStore(ScheduleSql, Store):
                 if cap is not None and live.get(workflow, 0) >= cap:
                     continue
                 live[workflow] = live.get(workflow, 0) + 1
-                token = f"{worker}.{new_run_id()[:12]}"
-                tx.execute(CLAIM_RUN, worker, token, now_ms + lease_ms, now_ms, now_ms, row[0])
-                info = run_from_row(row)
-                claimed.append(
-                    ClaimedRun(
-                        info=replace(
-                            info,
-                            status=RunStatus.RUNNING,
-                            started_at=info.started_at or from_ms(now_ms),
-                        ),
-                        lease_token=token,
-                        steps=[
-                            step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()
-                        ],
-                        attempt_started_ms=row[16] if row[16] is not None else now_ms,
-                        resumed=info.started_at is not None,
-                        cancel_requested=bool(row[17]),
-                        retry_json=row[18],
-                    )
-                )
+                claimed.append(_claim_one(tx, row, worker, now_ms, lease_ms))
                 if len(claimed) == limit:
                     break
-        return claimed
+            return claimed
+
+        return self._write(work)
 
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
     ) -> dict[str, bool]:
-        held = {}
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> dict[str, bool]:
+            held = {}
             for run_id, token in tokens.items():
                 row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
                 if row is not None:
                     held[run_id] = bool(row[0])
-        return held
+            return held
+
+        return self._write(work)
 
     def record_step(
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> bool:
             row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
             if row is None:
                 raise LeaseLost(run_id)
             tx.execute(
-                UPSERT_STEP,
-                run_id,
-                step.kind,
-                step.name,
-                step.seq,
-                step.status,
-                step.result_json,
-                step.error,
-                step.attempts,
-                step.started_ms,
-                step.finished_ms,
-            )
-        return bool(row[0])
+                UPSERT_STEP, run_id, step.kind, step.name, step.seq, step.status,
+                step.result_json, step.error, step.attempts, step.started_ms, step.finished_ms,
+            )  # fmt: skip
+            return bool(row[0])
+
+        return self._write(work)
 
     def finish_run(
         self,
@@ -335,7 +327,7 @@ class SqlStore(ScheduleSql, Store):
         error: str | None,
         now_ms: int,
     ) -> RunInfo:
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> RunInfo:
             row = tx.execute(
                 FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token
             ).fetchone()
@@ -344,7 +336,9 @@ class SqlStore(ScheduleSql, Store):
             run = run_from_row(row)
             if run.schedule_key is not None:
                 tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
-        return run
+            return run
+
+        return self._write(work)
 
     def reschedule_run(
         self,
@@ -357,25 +351,21 @@ class SqlStore(ScheduleSql, Store):
         error: str | None,
         new_attempt: bool,
     ) -> RunInfo:
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> RunInfo:
             row = tx.execute(
-                RESCHEDULE_RUN,
-                str(status),
-                available_ms,
-                attempt,
-                error,
-                new_attempt,
-                run_id,
+                RESCHEDULE_RUN, str(status), available_ms, attempt, error, new_attempt, run_id,
                 token,
-            ).fetchone()
+            ).fetchone()  # fmt: skip
             if row is None:
                 raise LeaseLost(run_id)
             if new_attempt:
                 tx.execute(FORGET_FAILED_STEPS, run_id)
-        return run_from_row(row)
+            return run_from_row(row)
+
+        return self._write(work)
 
     def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> bool:
             row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
             if row is not None:
                 if row[0] is not None:
@@ -384,28 +374,49 @@ class SqlStore(ScheduleSql, Store):
             tx.execute(REQUEST_CANCEL, run_id)
             return tx.rowcount == 1
 
+        return self._write(work)
+
     def release_leases(self, *, tokens: Sequence[str], now_ms: int) -> int:
-        released = 0
-        with self._tx(write=True) as tx:
+        def work(tx: _Executor) -> int:
+            released = 0
             for token in tokens:
                 tx.execute(RELEASE_LEASE, now_ms, token)
                 released += tx.rowcount
-        return released
+            return released
+
+        return self._write(work)
 
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        statement = f"{NEXT_DUE} {_in_filters(pools, workflows)}"
+        statement = f"{NEXT_DUE} {self._in_filters(pools, workflows)}"
         with self._tx(write=False) as tx:
             row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
 
-def _in_filters(pools: Sequence[str], workflows: Sequence[str]) -> str:
-    """SQL restricting runs to some pools and workflows, with one placeholder per value."""
-    pool_marks = ", ".join("?" * len(pools))
-    workflow_marks = ", ".join("?" * len(workflows))
-    return f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
+def _claim_one(
+    tx: _Executor, row: Sequence[Any], worker: str, now_ms: int, lease_ms: int
+) -> ClaimedRun:
+    """Take one candidate row under a new lease, with its checkpoints."""
+    token = f"{worker}.{new_run_id()[:12]}"
+    tx.execute(CLAIM_RUN, worker, token, now_ms + lease_ms, now_ms, now_ms, row[0])
+    info = run_from_row(row)
+    resumed = info.started_at is not None
+    steps = (
+        [step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()]
+        if resumed or row[16] is not None
+        else []  # never started: it can have no checkpoints yet
+    )
+    return ClaimedRun(
+        info=replace(info, status=RunStatus.RUNNING, started_at=info.started_at or from_ms(now_ms)),
+        lease_token=token,
+        steps=steps,
+        attempt_started_ms=row[16] if row[16] is not None else now_ms,
+        resumed=resumed,
+        cancel_requested=bool(row[17]),
+        retry_json=row[18],
+    )
 
 
 class _Executor:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from .._clock import from_ms
 from .._ids import from_json
@@ -20,6 +20,8 @@ from .._planning import Plan
 from .contract import DueSchedule, FireResult, NewRun, Registration, ScheduleRecord
 
 __all__ = ["ScheduleSql"]
+
+T = TypeVar("T")
 
 _DEFINITION_COLUMNS = (
     "key, workflow, version, input, cron, every_ms, timezone, overlap, catchup, catchup_window_ms, "
@@ -184,11 +186,14 @@ def _info(row: Sequence[Any]) -> ScheduleInfo:
 
 
 class ScheduleSql:
-    """Schedule methods of ``SqlStore``; relies on its ``_tx`` and ``lock_suffix``."""
+    """Schedule methods of ``SqlStore``, over its ``_tx``, ``_write`` and ``lock_suffix``."""
 
     lock_suffix = ""
 
     def _tx(self, *, write: bool) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _write(self, work: Callable[[Any], T]) -> T:
         raise NotImplementedError
 
     def upsert_schedule(
@@ -202,7 +207,8 @@ class ScheduleSql:
         paused: bool | None,
     ) -> Registration:
         definition = _definition_values(record)
-        with self._tx(write=True) as tx:
+
+        def work(tx: Any) -> Registration:
             row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
             if row is None:
                 state = ScheduleState.PAUSED if paused else ScheduleState.ACTIVE
@@ -252,7 +258,9 @@ class ScheduleSql:
             if paused is not None:
                 row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
                 self._change_state(tx, row, "pause" if paused else "resume", now_ms, None)
-        return Registration(outcome, revision)
+            return Registration(outcome, revision)
+
+        return self._write(work)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         with self._tx(write=False) as tx:
@@ -284,20 +292,24 @@ class ScheduleSql:
         return _due(row, ())
 
     def delete_schedule(self, key: str) -> bool:
-        with self._tx(write=True) as tx:
+        def work(tx: Any) -> bool:
             tx.execute("DELETE FROM tickwork_schedule_history WHERE key = ?", key)
             tx.execute("DELETE FROM tickwork_schedules WHERE key = ?", key)
             return bool(tx.rowcount == 1)
 
+        return self._write(work)
+
     def set_schedule_state(
         self, key: str, *, action: str, now_ms: int, next_fire_ms: int | None = None
     ) -> bool:
-        with self._tx(write=True) as tx:
+        def work(tx: Any) -> bool:
             row = tx.execute(SELECT_DEFINITION, key).fetchone()
             if row is None:
                 return False
             self._change_state(tx, row, action, now_ms, next_fire_ms)
             return True
+
+        return self._write(work)
 
     def _change_state(
         self, tx: Any, row: Sequence[Any], action: str, now_ms: int, next_fire_ms: int | None
@@ -339,8 +351,9 @@ class ScheduleSql:
         pool_marks = ", ".join("?" * len(pools))
         workflow_marks = ", ".join("?" * len(workflows))
         filters = f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
-        started: list[str] = []
-        with self._tx(write=True) as tx:
+
+        def work(tx: Any) -> FireResult:
+            started: list[str] = []
             rows = tx.execute(
                 SELECT_DUE.format(filters=filters) + self.lock_suffix,
                 now_ms,
@@ -362,12 +375,14 @@ class ScheduleSql:
                     tx.execute(POSTPONE, now_ms + RETRY_BROKEN_MS, row[0])
                     continue
                 started.extend(_apply(tx, due, decided, now_ms))
-        return FireResult(len(rows), started, errors)
+            return FireResult(len(rows), started, errors)
+
+        return self._write(work)
 
     def trigger_schedule(
         self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
     ) -> str | None:
-        with self._tx(write=True) as tx:
+        def work(tx: Any) -> str | None:
             row = tx.execute(SELECT_DEFINITION, key).fetchone()
             if row is None:
                 return None
@@ -392,7 +407,9 @@ class ScheduleSql:
                 run.id,
                 key,
             )
-        return run.id
+            return run.id
+
+        return self._write(work)
 
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
         with self._tx(write=False) as tx:
