@@ -1,0 +1,91 @@
+"""Writes from many threads at once: each gets its own outcome, none is lost."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tickwork import RunStatus
+from tickwork._store import LeaseLost, NewRun, StepRecord, Store
+
+T0 = 1_772_366_400_000
+LEASE = 60_000
+
+
+def test_concurrent_checkpoints_each_get_their_own_outcome(store: Store) -> None:
+    """Threads record steps at once; a stale token fails alone and changes nothing."""
+    threads, steps = 8, 25
+    for n in range(threads):
+        store.insert_run(NewRun(f"r{n}", "wf", "1", None, 0, "default", T0, T0))
+    claims = store.claim_runs(
+        now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"wf": None},
+        limit=threads,
+    )  # fmt: skip
+    assert len(claims) == threads
+    outcomes: dict[str, list[str]] = {c.info.id: [] for c in claims}
+    start = threading.Barrier(threads)
+
+    def record(run_id: str, token: str) -> None:
+        start.wait()
+        for i in range(steps):
+            stale = i % 5 == 4  # every fifth write uses a token that does not hold the run
+            step = StepRecord("step", f"s{i}", i, "completed", str(i), None, 1, T0, T0)
+            try:
+                store.record_step(run_id=run_id, token="stale" if stale else token, step=step,
+                                  now_ms=T0, lease_ms=LEASE)  # fmt: skip
+                outcomes[run_id].append("ok")
+            except LeaseLost:
+                outcomes[run_id].append("lost")
+
+    workers = [threading.Thread(target=record, args=(c.info.id, c.lease_token)) for c in claims]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for claim in claims:
+        expected = ["lost" if i % 5 == 4 else "ok" for i in range(steps)]
+        assert outcomes[claim.info.id] == expected
+        names = [s.name for s in store.list_steps(claim.info.id)]
+        assert names == [f"s{i}" for i in range(steps) if i % 5 != 4]
+
+
+def test_concurrent_finishes_and_stale_finish_is_refused(store: Store) -> None:
+    store.insert_run(NewRun("r", "wf", "1", None, 0, "default", T0, T0))
+    (claim,) = store.claim_runs(
+        now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"wf": None}, limit=1
+    )
+    results: list[str] = []
+
+    def finish(token: str) -> None:
+        try:
+            store.finish_run(run_id="r", token=token, status=RunStatus.COMPLETED,
+                             result_json="1", error=None, now_ms=T0)  # fmt: skip
+            results.append("finished")
+        except LeaseLost:
+            results.append("lost")
+
+    racers = [threading.Thread(target=finish, args=(claim.lease_token,)) for _ in range(6)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert sorted(results) == ["finished"] + ["lost"] * 5
+    run = store.get_run("r")
+    assert run is not None and run.status is RunStatus.COMPLETED
+
+
+@pytest.mark.parametrize("writers", [2, 16])
+def test_many_threads_starting_runs_lose_none(store: Store, writers: int) -> None:
+    per_thread = 40
+
+    def start(n: int) -> None:
+        for i in range(per_thread):
+            store.insert_run(NewRun(f"t{n}-{i}", "wf", "1", None, 0, "default", T0, T0))
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store.list_runs(limit=10_000)) == writers * per_thread
