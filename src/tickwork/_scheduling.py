@@ -50,6 +50,11 @@ class Schedules:
     def __init__(self, core: Core) -> None:
         self._core = core
 
+    def _changed(self) -> None:
+        """Tell this process's worker loop to fire now rather than at its next look."""
+        self._core.schedules_changed.set()
+        self._core.wake.set()
+
     # -- registering -----------------------------------------------------------------------
 
     def register(
@@ -151,7 +156,7 @@ class Schedules:
             raise ScheduleConflict(
                 f"Schedule {key!r} exists with another definition (on_conflict='error')"
             )
-        self._core.wake.set()
+        self._changed()
         return key
 
     def _firing_grid(self, record: ScheduleRecord, now: int) -> tuple[int, int | None]:
@@ -187,7 +192,7 @@ class Schedules:
         changed = self._core.store.set_schedule_state(
             key, action=action, now_ms=now, next_fire_ms=next_fire
         )
-        self._core.wake.set()
+        self._changed()
         return changed
 
     def unschedule(self, key: str) -> bool:
@@ -232,7 +237,7 @@ class Schedules:
         run_id = self._core.store.trigger_schedule(
             key, now_ms=now, occurrence_ms=occurrence, run=run
         )
-        self._core.wake.set()
+        self._changed()
         return run_id
 
     # -- firing ----------------------------------------------------------------------------
@@ -243,6 +248,9 @@ class Schedules:
         workflows = core.registry.names()
         started: list[str] = []
         now = core.now_ms()
+        due = core.store.next_schedule_due_ms(pools=core.pools, workflows=workflows)
+        if due is None or due > now:
+            return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
             result = core.store.fire_due(
                 now_ms=now,

@@ -70,6 +70,8 @@ class Core:
     hooks: Hooks
     worker_id: str
     wake: threading.Event = field(default_factory=threading.Event)
+    #: set when this process changed a schedule, so the loop fires without waiting
+    schedules_changed: threading.Event = field(default_factory=threading.Event)
     finished: threading.Condition = field(default_factory=threading.Condition)
 
     def now_ms(self) -> int:
@@ -188,7 +190,8 @@ class Worker:
     ) -> None:
         self._core = core
         self._threads = threads
-        self._poll = poll_interval
+        self._poll_ms = max(1, round(poll_interval * 1000))
+        self._tick_at = 0  # when the next scheduler pass is due (clock ms)
         self._drain_timeout = drain_timeout
         self._tick = tick
         self._next_tick_ms = next_tick_ms
@@ -230,38 +233,41 @@ class Worker:
             self._drain(pool)
 
     def _pass(self) -> float:
-        """One pass: tick, claim into free slots; return how long to sleep after it."""
+        """One pass: fire due schedules, claim into free slots; return how long to sleep."""
         core = self._core
         try:
-            self._tick()
+            now = core.now_ms()
+            if now >= self._tick_at or core.schedules_changed.is_set():
+                core.schedules_changed.clear()
+                self._tick()
+                upcoming = self._next_tick_ms()
+                now = core.now_ms()
+                # Look again at least every poll interval: other processes change schedules.
+                self._tick_at = now + self._poll_ms
+                if upcoming is not None:
+                    self._tick_at = min(self._tick_at, upcoming)
             with self._idle:
                 free = self._threads - self._in_flight
-            if free > 0 and not self._stopping.is_set():
-                claimed = core.claim(free)
-                with self._idle:
-                    self._in_flight += len(claimed)
-                for claim in claimed:
-                    # Held from now on: released at shutdown even if not started yet.
-                    self._keeper.hold(claim.info.id, claim.lease_token)
-                    self._queue.put(claim)
-                if len(claimed) == free:
-                    return 0.0  # there may be more right now
-            return self._sleep_seconds()
+            if free == 0 or self._stopping.is_set():
+                return self._until(self._tick_at, now)  # a run that ends wakes us
+            claimed = core.claim(free)
+            with self._idle:
+                self._in_flight += len(claimed)
+            for claim in claimed:
+                # Held from now on: released at shutdown even if not started yet.
+                self._keeper.hold(claim.info.id, claim.lease_token)
+                self._queue.put(claim)
+            if len(claimed) == free:
+                return 0.0  # there may be more right now
+            due = core.store.next_due_ms(pools=core.pools, workflows=core.registry.names())
+            return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
         except Exception as exc:
             core.hooks.report(exc, {"where": "worker loop"})
-            return self._poll
+            return self._poll_ms / 1000
 
-    def _sleep_seconds(self) -> float:
-        core = self._core
-        now = core.now_ms()
-        candidates = [
-            core.store.next_due_ms(pools=core.pools, workflows=core.registry.names()),
-            self._next_tick_ms(),
-        ]
-        due = min((c for c in candidates if c is not None), default=None)
-        if due is None:
-            return self._poll
-        return min(self._poll, max(0.0, (due - now) / 1000))
+    def _until(self, due_ms: int, now_ms: int) -> float:
+        """Seconds to sleep until ``due_ms``, at most the poll interval."""
+        return min(self._poll_ms, max(0, due_ms - now_ms)) / 1000
 
     def _execute_forever(self) -> None:
         while True:
