@@ -143,12 +143,10 @@ class Schedules:
             definition=canonical_json({k: v for k, v in fields.items() if k != "key"}),
         )
         now = self._core.now_ms()
-        anchor, first = self._firing_grid(record, now)
         outcome = self._core.store.upsert_schedule(
             record,
             now_ms=now,
-            anchor_ms=anchor,
-            next_fire_ms=first,
+            grid=lambda stored: _firing_grid(record, stored, now),
             on_conflict=on_conflict,
             paused=paused,
         )
@@ -158,25 +156,6 @@ class Schedules:
             )
         self._changed()
         return key
-
-    def _firing_grid(self, record: ScheduleRecord, now: int) -> tuple[int, int | None]:
-        """(interval anchor, next occurrence) to store for ``record`` registered at ``now``.
-
-        A new schedule, or one whose cadence changed, starts afresh from now. Otherwise the
-        stored anchor and next occurrence are kept, unless new bounds exclude the latter.
-        """
-        fresh_anchor = now if record.start_ms is None else record.start_ms
-        stored = self._core.store.get_schedule_record(record.key)
-        if stored is None or _cadence(stored.record) != _cadence(record):
-            return fresh_anchor, _next_from(record, fresh_anchor, now)
-        kept = stored.next_fire_ms
-        if (
-            kept is not None
-            and _bounded(record, kept) == kept
-            and (record.start_ms is None or kept >= record.start_ms)
-        ):
-            return stored.anchor_ms, kept
-        return stored.anchor_ms, _next_from(record, stored.anchor_ms, now)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -290,6 +269,27 @@ class Schedules:
             now_ms=now_ms,
         )
         return plan(state, cadence_for(record, due.anchor_ms))
+
+
+def _firing_grid(
+    record: ScheduleRecord, stored: DueSchedule | None, now: int
+) -> tuple[int, int | None]:
+    """(interval anchor, next occurrence) to store for ``record`` registered at ``now``.
+
+    A new schedule, or one whose cadence changed, starts afresh from now. Otherwise the
+    stored anchor and next occurrence are kept, unless new bounds exclude the latter.
+    """
+    if stored is None or _cadence(stored.record) != _cadence(record):
+        anchor = now if record.start_ms is None else record.start_ms
+        return anchor, _next_from(record, anchor, now)
+    kept = stored.next_fire_ms
+    if (
+        kept is not None
+        and _bounded(record, kept) == kept
+        and (record.start_ms is None or kept >= record.start_ms)
+    ):
+        return stored.anchor_ms, kept
+    return stored.anchor_ms, _next_from(record, stored.anchor_ms, now)
 
 
 def _next_from(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int | None:

@@ -234,21 +234,20 @@ class Store(Protocol):
         record: ScheduleRecord,
         *,
         now_ms: int,
-        anchor_ms: int,
-        next_fire_ms: int | None,
+        grid: Callable[[DueSchedule | None], tuple[int, int | None]],
         on_conflict: str,
         paused: bool | None,
     ) -> Registration:
-        """Register ``record`` under its key.
+        """Register ``record`` under its key, in one transaction.
 
-        New key: stored as revision 1, ``active`` (``paused`` if ``paused``), with the
-        interval anchor ``anchor_ms`` and first firing at ``next_fire_ms``. Same definition:
-        nothing changes (cadence, state and history kept). Other definition: with
-        ``on_conflict="update"`` the row is updated in place with ``anchor_ms`` and
-        ``next_fire_ms`` (the caller keeps the stored ones unless the cadence or bounds
-        changed) and its revision bumped; "keep" changes nothing; "error" changes nothing
-        and reports "conflict". ``paused`` (when not None) sets the state to ``paused`` or
-        ``active`` in every case but "conflict". A buffered occurrence's wake-up survives.
+        ``grid(stored)`` (pure; ``stored`` is the row as it is, or None for a new key)
+        gives the interval anchor and the next occurrence to write. New key: stored as
+        revision 1, ``active`` (``paused`` if ``paused``). Same definition: nothing changes
+        (cadence, state and history kept; ``grid`` is not called). Other definition: with
+        ``on_conflict="update"`` the row is updated in place and its revision bumped;
+        "keep" changes nothing; "error" changes nothing and reports "conflict". ``paused``
+        (when not None) sets the state to ``paused`` or ``active`` in every case but
+        "conflict". A buffered occurrence's wake-up survives.
         """
         ...
 

@@ -201,8 +201,7 @@ class ScheduleSql:
         record: ScheduleRecord,
         *,
         now_ms: int,
-        anchor_ms: int,
-        next_fire_ms: int | None,
+        grid: Callable[[DueSchedule | None], tuple[int, int | None]],
         on_conflict: str,
         paused: bool | None,
     ) -> Registration:
@@ -211,6 +210,7 @@ class ScheduleSql:
         def work(tx: Any) -> Registration:
             row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
             if row is None:
+                anchor_ms, next_fire_ms = grid(None)
                 state = ScheduleState.PAUSED if paused else ScheduleState.ACTIVE
                 due = None if state is ScheduleState.PAUSED else next_fire_ms
                 paused_at = now_ms if paused else None
@@ -239,6 +239,7 @@ class ScheduleSql:
             elif on_conflict == "keep":
                 outcome = "kept"
             else:
+                anchor_ms, next_fire_ms = grid(_due(row, ()))
                 due = None
                 if ScheduleState(row[_STATE]) is ScheduleState.ACTIVE:
                     due = next_fire_ms
