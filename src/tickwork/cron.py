@@ -9,7 +9,8 @@
   input can make ``parse`` slow;
 - cronsim walks the calendar. In a time zone other than UTC it walks *wall-clock* time,
   which is what Debian cron matches the fields against; the expression is parsed by
-  cronsim once per ``CronExpr`` and the parsed walk copied for each start (``_start``);
+  cronsim once per ``CronExpr`` and the parsed walk copied for each start (``_start``),
+  with a cheaper tick (``_Walk``);
 - this module turns wall-clock times into instants, following Debian cron across DST
   changes as cronsim documents it (see ``_forward``).
 
