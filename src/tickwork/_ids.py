@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import date
 from typing import Any
 
 from .errors import InputValidationError
@@ -58,8 +58,19 @@ def occurrence_run_id(key: str, occurrence_ms: int) -> str:
     The same on every worker, so the store's unique run id makes a second insert of the
     same occurrence impossible (arq and DBOS do the same).
     """
-    when = datetime.fromtimestamp(occurrence_ms / 1000, UTC)
-    return f"{key}@{when.strftime('%Y-%m-%dT%H:%M:%S')}.{occurrence_ms % 1000:03d}Z"
+    # Integer arithmetic: strftime is the slowest part of firing thousands at once.
+    days, ms = divmod(occurrence_ms, 86_400_000)
+    day = date.fromordinal(_EPOCH_ORDINAL + days)
+    seconds, ms = divmod(ms, 1000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return (
+        f"{key}@{day.year:04d}-{day.month:02d}-{day.day:02d}"
+        f"T{hours:02d}:{minutes:02d}:{seconds:02d}.{ms:03d}Z"
+    )
+
+
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
 def jitter_ms(key: str, occurrence_ms: int, jitter: int) -> int:

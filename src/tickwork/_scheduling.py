@@ -29,7 +29,7 @@ __all__ = ["ON_CONFLICT", "Schedules"]
 ON_CONFLICT = ("update", "error", "keep")
 _MAX_KEY = 150
 #: schedules fired per transaction; a tick runs as many transactions as it needs.
-FIRE_BATCH = 500
+FIRE_BATCH = 1000
 _MAX_PASSES = 10_000
 
 
@@ -231,6 +231,7 @@ class Schedules:
         if due is None or due > now:
             return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
+            now = core.now_ms()  # each pass stamps its runs with its own time
             result = core.store.fire_due(
                 now_ms=now,
                 pools=core.pools,

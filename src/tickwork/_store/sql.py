@@ -122,6 +122,8 @@ class Cursor(Protocol):
 
     def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
 
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]], /) -> Any: ...
+
     def fetchone(self) -> Any: ...
 
     def fetchall(self) -> list[Any]: ...
@@ -431,6 +433,9 @@ class _Executor:
     def execute(self, statement: str, *params: Any) -> Cursor:
         self._cursor.execute(self._sql(statement), params)
         return self._cursor
+
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._cursor.executemany(self._sql(statement), rows)
 
     @property
     def rowcount(self) -> int:

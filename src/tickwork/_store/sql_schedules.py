@@ -354,7 +354,6 @@ class ScheduleSql:
         filters = f"AND pool IN ({pool_marks}) AND workflow IN ({workflow_marks})"
 
         def work(tx: Any) -> FireResult:
-            started: list[str] = []
             rows = tx.execute(
                 SELECT_DUE.format(filters=filters) + self.lock_suffix,
                 now_ms,
@@ -366,17 +365,16 @@ class ScheduleSql:
                 return FireResult(0, [], [])
             active = _active_runs(tx, [row[0] for row in rows])
             errors: list[tuple[str, Exception]] = []
+            plans = []
             for row in rows:
                 due = _due(row, tuple(active.get(row[0], ())))
                 try:
-                    decided = decide(due, now_ms)  # pure: nothing written yet for this one
+                    plans.append((due, decide(due, now_ms)))  # pure: nothing written
                 except Exception as exc:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((row[0], exc))
                     tx.execute(POSTPONE, now_ms + RETRY_BROKEN_MS, row[0])
-                    continue
-                started.extend(_apply(tx, due, decided, now_ms))
-            return FireResult(len(rows), started, errors)
+            return FireResult(len(rows), _apply(tx, plans, now_ms), errors)
 
         return self._write(work)
 
@@ -494,61 +492,58 @@ def _insert_run(tx: Any, run: NewRun) -> bool:
     return bool(tx.rowcount == 1)
 
 
-def _apply(tx: Any, due: DueSchedule, plan: Plan, now_ms: int) -> list[str]:
-    """Carry out one schedule's plan inside the firing transaction."""
-    record = due.record
-    for run_id in plan.cancel_run_ids:
-        tx.execute(CANCEL_IDLE, now_ms, run_id)
-        if tx.rowcount == 0:
-            tx.execute(FLAG_CANCEL, run_id)
-    inserted: dict[str, bool] = {}
-    for planned in plan.starts:
-        inserted[planned.run_id] = _insert_run(
-            tx,
-            NewRun(
-                id=planned.run_id,
-                workflow=record.workflow,
-                version=record.version,
-                input_json=record.input_json,
-                priority=record.priority,
-                pool=record.pool,
-                created_ms=now_ms,
-                available_ms=planned.available_ms,
-                schedule_key=record.key,
-                schedule_revision=due.revision,
-                scheduled_for_ms=planned.occurrence_ms,
-                retry_json=record.retry_json,
-            ),
-        )
-    history = []
-    for decision in plan.decisions:
-        kind, reason = decision.decision, decision.reason
-        if decision.run_id in inserted and not inserted[decision.run_id]:
-            kind, reason = Decision.ALREADY_STARTED, "the occurrence already has this run"
-        history.append(
-            (
-                record.key,
-                decision.occurrence_ms,
-                decision.last_occurrence_ms,
-                kind.value,
-                reason,
-                decision.run_id,
-                due.revision,
-                decision.count,
-                now_ms,
-            )
-        )
-    for values in history:
-        tx.execute(INSERT_HISTORY, *values)
-    last = plan.starts[-1] if plan.starts else None
-    # A buffered occurrence waits for the run in flight; its end pulls due_at forward.
-    tx.execute(
-        ADVANCE,
-        plan.next_fire_ms,
-        plan.next_fire_ms,
-        plan.buffered_ms,
-        None if last is None else last.occurrence_ms,
-        None if last is None else last.run_id,
-        record.key,
-    )
-    return [run_id for run_id, new in inserted.items() if new]
+def _apply(tx: Any, plans: list[tuple[DueSchedule, Plan]], now_ms: int) -> list[str]:
+    """Carry out the plans of one firing transaction; return the ids of the runs inserted.
+
+    Statements go in bulk (``executemany``): one firing pass may decide thousands of
+    schedules. Planned runs that already exist (a trigger got there first) are found
+    first, so their decisions are recorded as "already_started"; ``ON CONFLICT DO
+    NOTHING`` still guards the insert itself.
+    """
+    for _, plan in plans:
+        for run_id in plan.cancel_run_ids:
+            tx.execute(CANCEL_IDLE, now_ms, run_id)
+            if tx.rowcount == 0:
+                tx.execute(FLAG_CANCEL, run_id)
+    planned = [run.run_id for _, plan in plans for run in plan.starts]
+    existing = _existing_runs(tx, planned)
+    runs, history, advances = [], [], []
+    for due, plan in plans:
+        record = due.record
+        for run in plan.starts:
+            runs.append((
+                run.run_id, record.workflow, record.version, record.input_json,
+                record.priority, record.pool, record.key, due.revision, run.occurrence_ms,
+                record.retry_json, now_ms, run.available_ms,
+            ))  # fmt: skip
+        for decision in plan.decisions:
+            kind, reason = decision.decision, decision.reason
+            if decision.run_id in existing and kind is Decision.STARTED:
+                kind, reason = Decision.ALREADY_STARTED, "the occurrence already has this run"
+            history.append((
+                record.key, decision.occurrence_ms, decision.last_occurrence_ms, kind.value,
+                reason, decision.run_id, due.revision, decision.count, now_ms,
+            ))  # fmt: skip
+        last = plan.starts[-1] if plan.starts else None
+        # A buffered occurrence waits for the run in flight; its end pulls due_at forward.
+        advances.append((
+            plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms,
+            None if last is None else last.occurrence_ms,
+            None if last is None else last.run_id, record.key,
+        ))  # fmt: skip
+    if runs:
+        tx.executemany(INSERT_SCHEDULED_RUN, runs)
+    if history:
+        tx.executemany(INSERT_HISTORY, history)
+    tx.executemany(ADVANCE, advances)
+    return [run_id for run_id in planned if run_id not in existing]
+
+
+def _existing_runs(tx: Any, run_ids: list[str]) -> set[str]:
+    found: set[str] = set()
+    for chunk_start in range(0, len(run_ids), 500):
+        chunk = run_ids[chunk_start : chunk_start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = tx.execute(f"SELECT id FROM tickwork_runs WHERE id IN ({marks})", *chunk)
+        found.update(row[0] for row in rows.fetchall())
+    return found
