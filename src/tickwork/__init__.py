@@ -3,12 +3,19 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
+from ._cadence import Cron as Cron
+from ._cadence import Every as Every
 from ._context import Context as Context
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
 from ._engine import RunHandle as RunHandle
+from ._models import Decision as Decision
+from ._models import HistoryEntry as HistoryEntry
+from ._models import Overlap as Overlap
 from ._models import RunInfo as RunInfo
 from ._models import RunStatus as RunStatus
+from ._models import ScheduleInfo as ScheduleInfo
+from ._models import ScheduleState as ScheduleState
 from ._models import StepInfo as StepInfo
 from ._retry import Retry as Retry
 from .errors import ConfigError as ConfigError
@@ -26,9 +33,14 @@ from .errors import UnknownWorkflowError as UnknownWorkflowError
 __all__ = [
     "ConfigError",
     "Context",
+    "Cron",
     "CronError",
+    "Decision",
     "Engine",
+    "Every",
+    "HistoryEntry",
     "InputValidationError",
+    "Overlap",
     "Retry",
     "RunCancelled",
     "RunFailed",
@@ -37,6 +49,8 @@ __all__ = [
     "RunStatus",
     "RunTimeout",
     "ScheduleConflict",
+    "ScheduleInfo",
+    "ScheduleState",
     "StepFailed",
     "StepInfo",
     "StoreError",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._cadence import Cron, Every
 from ._retry import Retry
 from .errors import ConfigError
 
@@ -64,8 +65,6 @@ def workflow_schedules(workflow: str, declared: object) -> list[dict[str, Any]]:
 
 
 def _from_cadence(item: object) -> dict[str, Any]:
-    from ._cadence import Cron, Every
-
     if isinstance(item, Cron):
         return {"cron": item.expr, "timezone": item.timezone, "key": item.key, **item.options}
     if isinstance(item, Every):

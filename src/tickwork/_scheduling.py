@@ -197,8 +197,10 @@ class Schedules:
         record = due.record
         latest = now if record.end_ms is None else min(now, record.end_ms)
         occurrence = cadence_for(record, due.anchor_ms).latest_at_or_before(latest)
+        if occurrence is None and record.every_ms is not None and due.anchor_ms <= latest:
+            occurrence = due.anchor_ms  # before the first interval: its start is current
         if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
-            occurrence = now  # before the first occurrence: this instant is the occurrence
+            occurrence = now  # before start_at nothing has occurred: this instant stands in
         run = NewRun(
             id=occurrence_run_id(key, occurrence),
             workflow=record.workflow,

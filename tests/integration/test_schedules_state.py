@@ -319,13 +319,18 @@ def test_trigger_ignores_pause(job: Engine, clock: FakeClock) -> None:
     assert job.run_until_idle() == 1
 
 
-def test_trigger_before_the_first_occurrence_uses_now(job: Engine, clock: FakeClock) -> None:
-    """Before any occurrence, the current instant is the occurrence triggered."""
+def test_trigger_before_the_first_interval_starts_the_registration_instant(
+    job: Engine, clock: FakeClock
+) -> None:
+    """Before the first occurrence of an interval, its start (the registration) is the
+    current occurrence, so triggering twice starts one run."""
     job.schedule("job", None, every="1h", key="k")
     clock.set(at(5))
-    assert job.trigger("k") == rid(5)
-    run = job.get_run(rid(5))
-    assert run is not None and run.scheduled_for == at(5)
+    assert job.trigger("k") == rid(0)
+    clock.set(at(6))
+    assert job.trigger("k") == rid(0)
+    run = job.get_run(rid(0))
+    assert run is not None and run.scheduled_for == at(0)
 
 
 def test_trigger_and_tick_decisions_are_in_the_history(job: Engine, clock: FakeClock) -> None:

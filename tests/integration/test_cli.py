@@ -1,0 +1,135 @@
+"""The ``tickwork`` command: schedules, runs, tick, db — tables for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tickwork import Context, Engine
+from tickwork.cli import main
+
+APP = """
+from tickwork import Context, Engine, Every
+
+engine = Engine("{url}")
+
+@engine.workflow(schedule=Every("1s", key="tick-tock"))
+def job(ctx: Context) -> str:
+    return "done"
+"""
+
+
+@pytest.fixture
+def url(db_url: str) -> Iterator[str]:
+    with Engine(db_url) as engine:
+
+        @engine.workflow()
+        def job(ctx: Context, input: dict[str, int]) -> int:
+            return ctx.step("double", lambda: input["n"] * 2)
+
+        engine.schedule("job", {"n": 1}, every="1h", key="hourly")
+        handle = engine.start("job", {"n": 2}, run_id="run-1")
+        engine.run_until_idle()
+        assert handle.result() == 4
+    yield db_url
+
+
+def tickwork(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_schedules_list_as_json(url: str) -> None:
+    result = tickwork("schedules", "list", "--database", url, "--json")
+    assert result.exit_code == 0, result.output
+    (schedule,) = json.loads(result.output)
+    assert schedule["key"] == "hourly" and schedule["every"] == 3600.0
+    assert schedule["state"] == "active"
+
+
+def test_schedules_list_as_table_names_the_key(url: str) -> None:
+    result = tickwork("schedules", "list", "--database", url)
+    assert result.exit_code == 0
+    assert "hourly" in result.output and "every 1h" in result.output
+
+
+def test_schedule_state_commands_round_trip(url: str) -> None:
+    for action, state in (("pause", "paused"), ("resume", "active"),
+                          ("deactivate", "inactive"), ("activate", "active")):  # fmt: skip
+        assert tickwork("schedules", action, "hourly", "--database", url).exit_code == 0
+        shown = json.loads(
+            tickwork("schedules", "show", "hourly", "--database", url, "--json").output
+        )
+        assert shown["state"] == state
+
+
+def test_trigger_prints_the_run_id_and_is_idempotent(url: str) -> None:
+    first = tickwork("schedules", "trigger", "hourly", "--database", url)
+    second = tickwork("schedules", "trigger", "hourly", "--database", url, "--json")
+    assert first.exit_code == 0
+    assert first.output.strip() == json.loads(second.output)["run_id"]
+    assert first.output.startswith("hourly@")
+    history = json.loads(
+        tickwork("schedules", "history", "hourly", "--database", url, "--json").output
+    )
+    assert [h["decision"] for h in history] == ["already_started", "triggered"]
+
+
+def test_unknown_schedule_exits_3(url: str) -> None:
+    for command in ("show", "pause", "resume", "activate", "deactivate", "trigger", "delete",
+                    "history"):  # fmt: skip
+        result = tickwork("schedules", command, "nope", "--database", url)
+        assert result.exit_code == 3, (command, result.output)
+        assert "no schedule 'nope'" in result.output
+
+
+def test_delete_removes_the_schedule(url: str) -> None:
+    assert tickwork("schedules", "delete", "hourly", "--database", url).exit_code == 0
+    assert json.loads(tickwork("schedules", "list", "--database", url, "--json").output) == []
+
+
+def test_runs_list_show_and_cancel(url: str) -> None:
+    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)
+    assert [r["id"] for r in runs] == ["run-1"]
+    shown = json.loads(tickwork("runs", "show", "run-1", "--database", url, "--json").output)
+    assert shown["result"] == 4 and [s["name"] for s in shown["steps"]] == ["double"]
+    table = tickwork("runs", "show", "run-1", "--database", url)
+    assert "double" in table.output
+    finished = tickwork("runs", "cancel", "run-1", "--database", url)
+    assert finished.exit_code == 3
+    filtered = tickwork("runs", "list", "--status", "failed", "--database", url, "--json")
+    assert json.loads(filtered.output) == []
+
+
+def test_bad_database_url_exits_2(tmp_path: Path) -> None:
+    result = tickwork("schedules", "list", "--database", "mysql://nope")
+    assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_database_comes_from_the_environment(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TICKWORK_DATABASE_URL", url)
+    result = tickwork("runs", "list", "--json")
+    assert [r["id"] for r in json.loads(result.output)] == ["run-1"]
+
+
+def test_db_upgrade_reports_the_schema_version(db_url: str) -> None:
+    result = tickwork("db", "upgrade", "--database", db_url)
+    assert result.exit_code == 0 and "schema version 1" in result.output
+
+
+def test_tick_registers_declared_schedules_and_fires_due_ones(db_url: str, tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(APP.format(url=db_url))
+    first = tickwork("tick", f"{app}:engine")
+    assert first.exit_code == 0 and first.output == ""  # registered, nothing due yet
+    with Engine(db_url) as engine:
+        assert [s.key for s in engine.list_schedules()] == ["tick-tock"]
+
+
+def test_app_that_cannot_be_loaded_is_a_usage_error(tmp_path: Path) -> None:
+    for spec in ("no-colon", f"{tmp_path / 'missing.py'}:engine", "json:dumps"):
+        result = CliRunner().invoke(main, ["tick", spec])
+        assert result.exit_code == 2, (spec, result.output)

@@ -1,0 +1,182 @@
+"""Schedules declared beside workflows, for a deployment, and in tickwork.toml."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from tickwork import ConfigError, Context, Cron, Engine, Every, Retry
+from tickwork.testing import FakeClock
+
+
+def test_workflow_declaration_is_registered_by_sync(db_url: str, clock: FakeClock) -> None:
+    """A single declaration is keyed by the workflow name; options travel with it."""
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow(schedule=Cron("0 2 * * *", timezone="America/Sao_Paulo", overlap="skip"))
+        def nightly(ctx: Context) -> None:
+            return None
+
+        assert engine.list_schedules() == []
+        assert engine.sync_schedules() == ["nightly"]
+        info = engine.get_schedule("nightly")
+        assert info is not None
+        assert (info.cron, info.timezone, info.overlap.value) == (
+            "0 2 * * *", "America/Sao_Paulo", "skip",
+        )  # fmt: skip
+
+
+def test_several_declarations_are_keyed_name_colon_index(db_url: str, clock: FakeClock) -> None:
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow(schedule=[Every("1m"), Every("1h", key="hourly"), Cron("@daily")])
+        def poll(ctx: Context) -> None:
+            return None
+
+        assert sorted(engine.sync_schedules()) == ["hourly", "poll:0", "poll:2"]
+        hourly = engine.get_schedule("hourly")
+        assert hourly is not None and hourly.every == timedelta(hours=1)
+
+
+def test_deployment_schedules_win_over_declarations_by_key(db_url: str, clock: FakeClock) -> None:
+    deployment = [
+        {"workflow": "report", "key": "report", "cron": "30 6 * * *", "timezone": "Europe/Paris"},
+        {"workflow": "report", "every": "15m", "input": {"day": "today"}},
+    ]
+    with Engine(db_url, clock=clock, schedules=deployment) as engine:
+
+        @engine.workflow(schedule=Cron("0 9 * * *"))
+        def report(ctx: Context, input: dict[str, str] | None = None) -> None:
+            return None
+
+        keys = engine.sync_schedules()
+        assert len(keys) == 2 and "report" in keys
+        info = engine.get_schedule("report")
+        assert info is not None and (info.cron, info.timezone) == ("30 6 * * *", "Europe/Paris")
+
+
+def test_config_file_wins_over_engine_schedules(
+    db_url: str, clock: FakeClock, tmp_path: Path
+) -> None:
+    config = tmp_path / "tickwork.toml"
+    config.write_text(
+        "[[schedules]]\n"
+        'workflow = "report"\nkey = "report"\ncron = "0 7 * * 1-5"\n'
+        'overlap = "buffer_one"\njitter = "30s"\n'
+        'retry = { max_attempts = 4, backoff = "2s" }\n'
+    )
+    deployment = [{"workflow": "report", "key": "report", "cron": "0 8 * * *"}]
+    with Engine(db_url, clock=clock, schedules=deployment, config=config) as engine:
+
+        @engine.workflow()
+        def report(ctx: Context) -> None:
+            return None
+
+        assert engine.sync_schedules() == ["report"]
+        info = engine.get_schedule("report")
+        assert info is not None
+        assert (info.cron, info.overlap.value, info.jitter) == (
+            "0 7 * * 1-5", "buffer_one", timedelta(seconds=30),
+        )  # fmt: skip
+
+
+def test_config_file_is_found_through_the_environment(
+    db_url: str, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "deploy.toml"
+    config.write_text('[[schedules]]\nworkflow = "job"\nkey = "from-env"\nevery = "5m"\n')
+    monkeypatch.setenv("TICKWORK_CONFIG", str(config))
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow()
+        def job(ctx: Context) -> None:
+            return None
+
+        assert engine.sync_schedules() == ["from-env"]
+
+
+def test_sync_is_idempotent(db_url: str, clock: FakeClock) -> None:
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow(schedule=Every("10m"))
+        def job(ctx: Context) -> None:
+            return None
+
+        engine.sync_schedules()
+        first = engine.get_schedule("job")
+        clock.advance("1m")
+        engine.sync_schedules()
+        assert engine.get_schedule("job") == first
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [Cron("0 2 * * *", key="k"), Every("1h", overlap="skip")],
+)
+def test_declarations_are_values(declaration: object) -> None:
+    assert declaration == declaration and repr(declaration)
+
+
+def test_bad_declarations_fail_at_definition_time(engine: Engine) -> None:
+    with pytest.raises(ConfigError):
+        Cron("61 * * * *")
+    with pytest.raises(ConfigError):
+        Every("0s")
+    with pytest.raises(ConfigError):
+        Every("1m", colour="blue")
+    with pytest.raises(ConfigError):
+
+        @engine.workflow(schedule="0 2 * * *")
+        def job(ctx: Context) -> None:
+            return None
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ([{"cron": "* * * * *"}], "workflow"),
+        ([{"workflow": "job", "cron": "* * * * *", "colour": "blue"}], "unknown option"),
+        (["job"], "table"),
+    ],
+)
+def test_bad_deployment_entries_are_refused_at_once(
+    db_url: str, entries: list[object], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Engine(db_url, schedules=entries)  # type: ignore[arg-type]
+
+
+def test_bad_config_file_is_a_config_error(db_url: str, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[[schedules]\n")
+    with Engine(db_url, config=broken) as engine, pytest.raises(ConfigError):
+        engine.sync_schedules()
+    with Engine(db_url, config=tmp_path / "missing.toml") as engine, pytest.raises(ConfigError):
+        engine.sync_schedules()
+
+
+def test_declared_schedule_options_are_validated_when_synced(db_url: str, clock: FakeClock) -> None:
+    with Engine(db_url, clock=clock, schedules=[{"workflow": "job", "every": "1m",
+                                                  "overlap": "sometimes"}]) as engine:  # fmt: skip
+
+        @engine.workflow()
+        def job(ctx: Context) -> None:
+            return None
+
+        with pytest.raises(ConfigError):
+            engine.sync_schedules()
+        assert engine.list_schedules() == []
+
+
+def test_worker_registers_declared_schedules_when_it_starts(db_url: str) -> None:
+    with Engine(db_url) as engine:
+
+        @engine.workflow(schedule=Every("1h", retry=Retry(max_attempts=2)))
+        def hourly(ctx: Context) -> None:
+            return None
+
+        with engine.worker(threads=1):
+            pass
+        assert [s.key for s in engine.list_schedules()] == ["hourly"]
