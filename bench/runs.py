@@ -281,6 +281,7 @@ def main() -> int:
 
     try:
         import dbos  # noqa: F401
+
         import tickwork  # noqa: F401
     except ImportError as exc:
         print(f"bench/runs.py needs tickwork and dbos installed ({exc.name} is missing).\n"
@@ -335,7 +336,8 @@ def main() -> int:
     dbos_default = [r for r in rows if r["spec"]["lib"] == "dbos" and not r["spec"]["wal"]]
     best_dbos = max(dbos_default, key=lambda r: r["rate"])
     print()
-    print(f"Ratios against DBOS's faster default row, {' '.join(_label(best_dbos['spec']).split())} "
+    best_label = " ".join(_label(best_dbos["spec"]).split())
+    print(f"Ratios against DBOS's faster default row, {best_label} "
           f"({best_dbos['rate']:.1f} runs/s, {best_dbos['journal_mode']}/"
           f"{best_dbos['synchronous']}):")  # fmt: skip
     for row in rows:

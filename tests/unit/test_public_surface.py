@@ -6,11 +6,32 @@ import tickwork
 from tickwork import errors
 
 EXPECTED = {
-    "ConfigError", "Context", "Cron", "CronError", "Decision", "Engine", "Every",
-    "HistoryEntry", "InputValidationError", "Overlap", "Retry", "RunCancelled", "RunFailed",
-    "RunHandle", "RunInfo", "RunStatus", "RunTimeout", "ScheduleConflict", "ScheduleInfo",
-    "ScheduleState", "StepFailed", "StepInfo", "StoreError", "TickworkError",
-    "UnknownWorkflowError", "parse_duration",
+    "ConfigError",
+    "Context",
+    "Cron",
+    "CronError",
+    "Decision",
+    "Engine",
+    "Every",
+    "HistoryEntry",
+    "InputValidationError",
+    "Overlap",
+    "Retry",
+    "RunCancelled",
+    "RunFailed",
+    "RunHandle",
+    "RunInfo",
+    "RunStatus",
+    "RunTimeout",
+    "ScheduleConflict",
+    "ScheduleInfo",
+    "ScheduleState",
+    "StepFailed",
+    "StepInfo",
+    "StoreError",
+    "TickworkError",
+    "UnknownWorkflowError",
+    "parse_duration",
 }
 
 

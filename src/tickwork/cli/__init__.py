@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import db, runs, schedules, worker
+from . import cron, db, runs, schedules, worker
 
 __all__ = ["main"]
 
@@ -20,3 +20,4 @@ main.add_command(worker.tick_command)
 main.add_command(db.command)
 main.add_command(schedules.command)
 main.add_command(runs.command)
+main.add_command(cron.command)
