@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, TypeVar, overload
 
 from . import _clock
+from ._apikeys import create_key, revoke_key, verify_key
 from ._declared import (
     config_path,
     deployment_schedules,
@@ -23,7 +24,7 @@ from ._declared import (
 )
 from ._durations import Duration, to_ms
 from ._ids import canonical_json, new_run_id, new_worker_id
-from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
 from ._retry import NO_RETRY, Retry
 from ._scheduling import Schedules
@@ -420,6 +421,28 @@ class Engine:
         """Every decision about the schedule's occurrences, newest first."""
         self._ready()
         return self._schedules.history(key, limit)
+
+    # -- API keys ------------------------------------------------------------------------
+
+    def create_api_key(self, name: str) -> str:
+        """Create an API key for the HTTP API and dashboard; return it (shown only now)."""
+        self._ready()
+        return create_key(self._core.store, name, self._now_ms())
+
+    def list_api_keys(self) -> list[ApiKeyInfo]:
+        """Every API key, revoked ones included (never their secrets)."""
+        self._ready()
+        return self._core.store.list_api_keys()
+
+    def revoke_api_key(self, name_or_id: str) -> bool:
+        """Revoke the live key with this name or id; False when there is none."""
+        self._ready()
+        return revoke_key(self._core.store, name_or_id, self._now_ms())
+
+    def verify_api_key(self, key: str) -> str | None:
+        """The id of the live API key ``key`` is, or None (checked in constant time)."""
+        self._ready()
+        return verify_key(self._core.store, key)
 
     # -- executing -----------------------------------------------------------------------
 

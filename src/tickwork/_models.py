@@ -13,6 +13,7 @@ from typing import Any
 __all__ = [
     "ACTIVE_STATUSES",
     "FINAL_STATUSES",
+    "ApiKeyInfo",
     "Decision",
     "HistoryEntry",
     "Overlap",
@@ -145,3 +146,13 @@ class HistoryEntry:
     decided_at: datetime
     count: int = 1
     last_occurrence: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyInfo:
+    """An API key as listed: never its secret."""
+
+    id: str
+    name: str
+    created_at: datetime
+    revoked_at: datetime | None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from .._planning import Plan
 
 __all__ = [
@@ -318,6 +318,24 @@ class Store(Protocol):
 
     def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         """The earliest ``due_at`` among schedules ``fire_due`` could take, or None."""
+        ...
+
+    # -- API keys --------------------------------------------------------------------------
+
+    def create_api_key(self, *, key_id: str, name: str, secret_hash: str, now_ms: int) -> bool:
+        """Store a key; False (nothing stored) when a live key already has that name."""
+        ...
+
+    def api_key_hash(self, key_id: str) -> str | None:
+        """The stored hash of a live (not revoked) key's secret, or None."""
+        ...
+
+    def list_api_keys(self) -> list[ApiKeyInfo]:
+        """Every key, revoked ones included, oldest first."""
+        ...
+
+    def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
+        """Revoke the live key with this id or name; False when there is none."""
         ...
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from .._clock import from_ms
 from .._ids import from_json, new_run_id
-from .._models import RunInfo, RunStatus, StepInfo
+from .._models import ApiKeyInfo, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
 from .sql_schedules import WAKE_BUFFERED, ScheduleSql
 
@@ -106,6 +106,21 @@ UPDATE tickwork_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running
 RELEASE_LEASE = """
 UPDATE tickwork_runs SET available_at = ?, worker = NULL, lease_token = NULL
 WHERE lease_token = ? AND status = 'running'
+"""
+# API keys: a live name is unique (partial unique index), so a clash inserts nothing.
+INSERT_API_KEY = """
+INSERT INTO tickwork_api_keys (id, name, secret_hash, created_at) VALUES (?, ?, ?, ?)
+ON CONFLICT DO NOTHING
+"""
+SELECT_API_KEY_HASH = (
+    "SELECT secret_hash FROM tickwork_api_keys WHERE id = ? AND revoked_at IS NULL"
+)
+SELECT_API_KEYS = (
+    "SELECT id, name, created_at, revoked_at FROM tickwork_api_keys ORDER BY created_at, id"
+)
+REVOKE_API_KEY = """
+UPDATE tickwork_api_keys SET revoked_at = ?
+WHERE (id = ? OR name = ?) AND revoked_at IS NULL
 """
 # The earliest instant at which some run becomes claimable.
 NEXT_DUE = """
@@ -395,6 +410,33 @@ class SqlStore(ScheduleSql, Store):
         with self._tx(write=False) as tx:
             row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
+
+    def create_api_key(self, *, key_id: str, name: str, secret_hash: str, now_ms: int) -> bool:
+        def work(tx: _Executor) -> bool:
+            tx.execute(INSERT_API_KEY, key_id, name, secret_hash, now_ms)
+            return tx.rowcount == 1
+
+        return self._write(work)
+
+    def api_key_hash(self, key_id: str) -> str | None:
+        with self._tx(write=False) as tx:
+            row = tx.execute(SELECT_API_KEY_HASH, key_id).fetchone()
+        return None if row is None else str(row[0])
+
+    def list_api_keys(self) -> list[ApiKeyInfo]:
+        with self._tx(write=False) as tx:
+            rows = tx.execute(SELECT_API_KEYS).fetchall()
+        return [
+            ApiKeyInfo(row[0], row[1], from_ms(row[2]), None if row[3] is None else from_ms(row[3]))
+            for row in rows
+        ]
+
+    def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
+        def work(tx: _Executor) -> bool:
+            tx.execute(REVOKE_API_KEY, now_ms, name_or_id, name_or_id)
+            return tx.rowcount > 0
+
+        return self._write(work)
 
 
 def _claim_one(

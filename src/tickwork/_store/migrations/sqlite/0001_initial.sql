@@ -97,3 +97,14 @@ CREATE TABLE tickwork_schedule_history (
     decided_at INTEGER NOT NULL
 );
 CREATE INDEX tickwork_schedule_history_key ON tickwork_schedule_history (key, id DESC);
+
+-- API keys of the HTTP API and dashboard: only a hash of each secret is kept.
+CREATE TABLE tickwork_api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    secret_hash TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+);
+CREATE UNIQUE INDEX tickwork_api_keys_live_name ON tickwork_api_keys (name)
+    WHERE revoked_at IS NULL;

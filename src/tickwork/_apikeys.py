@@ -1,0 +1,55 @@
+"""API keys for the HTTP API and the dashboard: random secrets, kept only as hashes.
+
+A key reads ``tw_<id>_<secret>``: the id finds the stored row, the secret is checked
+against its SHA-256 in constant time. The secret has 256 bits of randomness, so a fast
+hash is the right one (as for GitHub's tokens): a slow password hash protects guessable
+secrets, and nobody can guess these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+
+from ._store import Store
+from .errors import ConfigError
+
+__all__ = ["create_key", "hash_secret", "revoke_key", "verify_key"]
+
+_TOKEN = re.compile(r"^tw_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
+_MAX_NAME = 100
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def create_key(store: Store, name: str, now_ms: int) -> str:
+    """Create a key named ``name``; return the whole key (shown once, never stored)."""
+    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
+        raise ConfigError(f"An API key name must be 1 to {_MAX_NAME} characters, not {name!r}")
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    if not store.create_api_key(
+        key_id=key_id, name=name, secret_hash=hash_secret(secret), now_ms=now_ms
+    ):
+        raise ConfigError(f"An API key named {name!r} exists: revoke it or choose another name")
+    return f"tw_{key_id}_{secret}"
+
+
+def verify_key(store: Store, token: str) -> str | None:
+    """The id of the live key ``token`` is, or None. Constant time in the secret."""
+    match = _TOKEN.match(token) if isinstance(token, str) else None
+    if match is None:
+        return None
+    stored = store.api_key_hash(match.group(1))
+    # Compare even when the id is unknown, so timing says nothing about which ids exist.
+    expected = stored if stored is not None else hash_secret("")
+    valid = hmac.compare_digest(expected, hash_secret(match.group(2)))
+    return match.group(1) if valid and stored is not None else None
+
+
+def revoke_key(store: Store, name_or_id: str, now_ms: int) -> bool:
+    return store.revoke_api_key(name_or_id, now_ms=now_ms)
