@@ -39,7 +39,11 @@ def open_store(url: str) -> Store:
 
         return SQLiteStore(url)
     if scheme in ("postgresql", "postgres"):
-        raise ConfigError("PostgreSQL support is not available yet in this version")
+        try:
+            from .postgres import PostgresStore
+        except ImportError as exc:
+            raise ConfigError("PostgreSQL needs psycopg: pip install 'tickwork[postgres]'") from exc
+        return PostgresStore(url)
     raise ConfigError(
         f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
     )

@@ -208,6 +208,18 @@ class SqlStore(ScheduleSql, Store):
         with self._tx(write=True) as tx:
             return work(tx)
 
+    def _serialize(self, tx: _Executor, names: Sequence[str]) -> None:
+        """Make transactions that count and claim runs of ``names`` take turns.
+
+        SQLite needs nothing: ``BEGIN IMMEDIATE`` already lets one writer in at a time.
+        """
+
+    def _notify(self, tx: _Executor, what: str) -> None:
+        """Tell listening workers (other processes) that "runs" or "schedules" changed.
+
+        Delivered at commit. SQLite has no such channel: workers poll.
+        """
+
     def _in_filters(self, pools: Sequence[str], workflows: Sequence[str]) -> str:
         """SQL restricting runs to some pools and workflows, one placeholder per value.
 
@@ -228,6 +240,8 @@ class SqlStore(ScheduleSql, Store):
                 run.retry_json, run.created_ms, run.available_ms,
             )  # fmt: skip
             inserted = tx.rowcount == 1
+            if inserted:
+                self._notify(tx, "runs")
             return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), inserted
 
         return self._write(work)
@@ -280,7 +294,9 @@ class SqlStore(ScheduleSql, Store):
 
         def work(tx: _Executor) -> list[ClaimedRun]:
             live: dict[str, int] = {}
-            if any(cap is not None for cap in limits.values()):
+            limited = [name for name, cap in limits.items() if cap is not None]
+            if limited:
+                self._serialize(tx, limited)
                 live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
             # Full workflows are left out in SQL so they cannot crowd out the others.
             open_workflows = [
@@ -353,6 +369,8 @@ class SqlStore(ScheduleSql, Store):
             run = run_from_row(row)
             if run.schedule_key is not None:
                 tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
+                if tx.rowcount:
+                    self._notify(tx, "schedules")
             return run
 
         return self._write(work)
@@ -399,6 +417,8 @@ class SqlStore(ScheduleSql, Store):
             for token in tokens:
                 tx.execute(RELEASE_LEASE, now_ms, token)
                 released += tx.rowcount
+            if released:
+                self._notify(tx, "runs")
             return released
 
         return self._write(work)

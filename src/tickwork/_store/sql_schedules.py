@@ -196,6 +196,9 @@ class ScheduleSql:
     def _write(self, work: Callable[[Any], T]) -> T:
         raise NotImplementedError
 
+    def _notify(self, tx: Any, what: str) -> None:
+        raise NotImplementedError
+
     def upsert_schedule(
         self,
         record: ScheduleRecord,
@@ -230,6 +233,7 @@ class ScheduleSql:
                         paused_at,
                         record.key,
                     )
+                self._notify(tx, "schedules")
                 return Registration("created", 1)
             revision = row[_REVISION]
             if row[_DEFINITION] == record.definition:
@@ -259,6 +263,8 @@ class ScheduleSql:
             if paused is not None:
                 row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
                 self._change_state(tx, row, "pause" if paused else "resume", now_ms, None)
+            if outcome == "updated" or paused is not None:
+                self._notify(tx, "schedules")
             return Registration(outcome, revision)
 
         return self._write(work)
@@ -308,6 +314,7 @@ class ScheduleSql:
             if row is None:
                 return False
             self._change_state(tx, row, action, now_ms, next_fire_ms)
+            self._notify(tx, "schedules")
             return True
 
         return self._write(work)
@@ -374,7 +381,10 @@ class ScheduleSql:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((row[0], exc))
                     tx.execute(POSTPONE, now_ms + RETRY_BROKEN_MS, row[0])
-            return FireResult(len(rows), _apply(tx, plans, now_ms), errors)
+            started = _apply(tx, plans, now_ms)
+            if started:
+                self._notify(tx, "runs")
+            return FireResult(len(rows), started, errors)
 
         return self._write(work)
 
@@ -386,6 +396,8 @@ class ScheduleSql:
             if row is None:
                 return None
             inserted = _insert_run(tx, run)
+            if inserted:
+                self._notify(tx, "runs")
             decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
             reason = "run now" if inserted else "run now: the occurrence already has this run"
             tx.execute(

@@ -1,0 +1,46 @@
+"""PostgreSQL for tests: one fresh schema per test, from ``TICKWORK_TEST_POSTGRES_URL``.
+
+Without the variable the PostgreSQL cases skip with the reason, except under CI
+(``CI=true``), where a missing or unreachable PostgreSQL fails instead of passing quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import quote
+
+import pytest
+
+ENV = "TICKWORK_TEST_POSTGRES_URL"
+
+
+def base_url() -> str:
+    url = os.environ.get(ENV)
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must set {ENV} (PostgreSQL tests never skip there)")
+        pytest.skip(f"set {ENV} (e.g. postgresql://postgres@127.0.0.1:5432/test) to run")
+    return url
+
+
+@contextmanager
+def fresh_schema() -> Iterator[str]:
+    """A database URL whose tables live in a new schema, dropped afterwards."""
+    import psycopg
+
+    url = base_url()
+    schema = f"tw_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL at {url} is unreachable: {exc}")
+    separator = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{separator}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
