@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "SystemClock", "from_ms", "monotonic", "sleep", "to_ms", "wait"]
+__all__ = [
+    "Clock",
+    "ReferenceClock",
+    "SystemClock",
+    "from_ms",
+    "monotonic",
+    "sleep",
+    "to_ms",
+    "wait",
+]
 
 
 @runtime_checkable
@@ -63,3 +73,42 @@ def sleep(seconds: float) -> None:
 def wait(event: threading.Event, seconds: float) -> bool:
     """Wait until ``event`` is set or ``seconds`` pass; True when it was set."""
     return event.wait(max(0.0, seconds))
+
+
+class ReferenceClock:
+    """The local clock, corrected to a reference clock (a fleet's database server).
+
+    Every worker of a fleet then agrees on "now" within the round trip of one query, so
+    a machine whose clock runs ahead cannot fire an occurrence early or steal a lease.
+    The offset is measured again every ``refresh`` seconds; if the reference cannot be
+    reached, the last offset stays in use (at first, none).
+    """
+
+    def __init__(self, reference_ms: Callable[[], int], *, refresh: float = 30.0) -> None:
+        self._reference_ms = reference_ms
+        self._refresh = refresh
+        self._offset_ms = 0
+        self._synced_at: float | None = None
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        stale = self._synced_at is None or time.monotonic() - self._synced_at > self._refresh
+        if stale and self._lock.acquire(blocking=False):
+            try:
+                self._sync()
+            finally:
+                self._lock.release()
+        return datetime.now(UTC) + timedelta(milliseconds=self._offset_ms)
+
+    def _sync(self) -> None:
+        self._synced_at = time.monotonic()
+        before = time.time()
+        try:
+            reference = self._reference_ms()
+        except Exception:  # unreachable now: keep the last offset, try again later
+            return
+        after = time.time()
+        self._offset_ms = round(reference - (before + after) * 500)
+
+    def __repr__(self) -> str:
+        return f"ReferenceClock(offset={self._offset_ms} ms)"

@@ -19,7 +19,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _clock
 from ._durations import Duration, to_ms
@@ -28,9 +28,19 @@ from ._models import RunInfo, RunStatus, StepInfo
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
 from ._store import ClaimedRun, StepRecord, Store
-from .errors import ConfigError, StepFailed
+from .errors import ConfigError, StepFailed, StoreError
 
-__all__ = ["AttemptTimedOut", "CancelRequested", "Context", "Suspend", "describe_error"]
+__all__ = [
+    "AttemptTimedOut",
+    "CancelRequested",
+    "Context",
+    "StoreUnavailable",
+    "Suspend",
+    "describe_error",
+    "durable",
+]
+
+T = TypeVar("T")
 
 
 class Suspend(BaseException):
@@ -48,6 +58,29 @@ class CancelRequested(BaseException):
 
 class AttemptTimedOut(BaseException):
     """The attempt ran past its workflow's ``timeout``."""
+
+
+class StoreUnavailable(BaseException):
+    """The database stayed unreachable: abandon the attempt (the lease will expire and
+    the run be taken over), and never let the workflow swallow it."""
+
+
+def durable(call: Callable[[], T], *, give_up_after: float) -> T:
+    """``call()``, tried again with back-off while the database is unreachable.
+
+    A checkpoint write is idempotent, so repeating one whose commit may have gone
+    through is safe. After ``give_up_after`` seconds, raise ``StoreUnavailable``.
+    """
+    deadline = _clock.monotonic() + give_up_after
+    delay = 0.05
+    while True:
+        try:
+            return call()
+        except StoreError as exc:
+            if _clock.monotonic() + delay > deadline:
+                raise StoreUnavailable(str(exc)) from exc
+            _clock.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 def describe_error(exc: BaseException) -> str:
@@ -276,12 +309,15 @@ class Context:
 
     def _write(self, record: StepRecord) -> None:
         lease = self._lease
-        cancel = lease.store.record_step(
-            run_id=self.run_id,
-            token=lease.token,
-            step=record,
-            now_ms=self._now_ms(),
-            lease_ms=lease.lease_ms,
+        cancel = durable(
+            lambda: lease.store.record_step(
+                run_id=self.run_id,
+                token=lease.token,
+                step=record,
+                now_ms=self._now_ms(),
+                lease_ms=lease.lease_ms,
+            ),
+            give_up_after=lease.lease_ms / 2000,
         )
         lease.cancel_requested = lease.cancel_requested or cancel
         self._log[(record.kind, record.name)] = StepInfo(

@@ -123,10 +123,14 @@ class Engine:
             raise ConfigError(f"pools must be a non-empty list of pool names, not {pools!r}")
         if on_error is not None and not callable(on_error):
             raise ConfigError(f"on_error must be callable, not {on_error!r}")
+        store = open_store(self.url)
+        reference = getattr(store, "database_now_ms", None)
+        if clock is None and callable(reference):
+            # A fleet agrees on the database's time, not on each machine's.
+            clock = _clock.ReferenceClock(reference)
         self.clock = clock or _clock.SystemClock()
         self._deployment = deployment_schedules(schedules or [], "Engine(schedules=...)")
         self._config = config
-        store = open_store(self.url)
         self._registry = Registry()
         self._core = Core(
             store=store,

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _clock
-from ._context import AttemptTimedOut, CancelRequested, Context, Suspend, describe_error
+from ._context import (
+    AttemptTimedOut,
+    CancelRequested,
+    Context,
+    StoreUnavailable,
+    Suspend,
+    describe_error,
+    durable,
+)
 from ._ids import canonical_json
 from ._models import RunInfo, RunStatus
 from ._registry import WorkflowDef
@@ -50,14 +58,19 @@ def execute(
     def now_ms() -> int:
         return _clock.to_ms(clock.now())
 
+    give_up = lease_ms / 2000  # keep trying through a database blip, not past the lease
+
     def finish(status: RunStatus, result: str | None = None, error: str | None = None) -> Outcome:
-        run = store.finish_run(
-            run_id=info.id,
-            token=token,
-            status=status,
-            result_json=result,
-            error=error,
-            now_ms=now_ms(),
+        run = durable(
+            lambda: store.finish_run(
+                run_id=info.id,
+                token=token,
+                status=status,
+                result_json=result,
+                error=error,
+                now_ms=now_ms(),
+            ),
+            give_up_after=give_up,
         )
         return Outcome(run, True)
 
@@ -77,29 +90,35 @@ def execute(
             on_context(ctx)
             value = _call(definition, ctx)
             result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
-        except Suspend as suspend:
-            run = store.reschedule_run(
-                run_id=info.id,
-                token=token,
-                status=suspend.status,
-                available_ms=suspend.available_ms,
-                attempt=info.attempt,
-                error=None,
-                new_attempt=False,
+        except Suspend as suspended:
+            suspend = suspended  # the lambda below may run after the except clause's name is gone
+            run = durable(
+                lambda: store.reschedule_run(
+                    run_id=info.id,
+                    token=token,
+                    status=suspend.status,
+                    available_ms=suspend.available_ms,
+                    attempt=info.attempt,
+                    error=None,
+                    new_attempt=False,
+                ),
+                give_up_after=give_up,
             )
             return Outcome(run, False)
         except CancelRequested:
             return finish(RunStatus.CANCELLED)
         except AttemptTimedOut:
-            return _failed_attempt(
-                claim,
-                definition,
-                store,
-                now_ms(),
-                f"TimeoutError: attempt {info.attempt} ran longer than its timeout",
+            error = f"TimeoutError: attempt {info.attempt} ran longer than its timeout"
+            return durable(
+                lambda: _failed_attempt(claim, definition, store, now_ms(), error),
+                give_up_after=give_up,
             )
         except Exception as exc:
-            return _failed_attempt(claim, definition, store, now_ms(), describe_error(exc))
+            error = describe_error(exc)
+            return durable(
+                lambda: _failed_attempt(claim, definition, store, now_ms(), error),
+                give_up_after=give_up,
+            )
         finally:
             on_context(None)
         return finish(RunStatus.COMPLETED, result=result)
@@ -107,6 +126,10 @@ def execute(
         # Another worker took the run (our lease expired) or it was cancelled; whatever
         # we did not write is theirs to do.
         log.warning("tickwork: lost the lease on run %s; leaving it to its new owner", info.id)
+        return Outcome(None, False)
+    except StoreUnavailable as exc:
+        # Nothing can be written: once the lease expires, a worker takes the run over.
+        log.warning("tickwork: database unreachable while executing run %s: %s", info.id, exc)
         return Outcome(None, False)
 
 

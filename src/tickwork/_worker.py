@@ -20,6 +20,7 @@ from ._executor import execute
 from ._models import RunInfo, RunStatus
 from ._registry import Registry
 from ._store import ClaimedRun, Store
+from .errors import StoreError
 
 __all__ = ["Core", "Hooks", "LeaseKeeper", "Worker"]
 
@@ -192,6 +193,7 @@ class Worker:
         self._threads = threads
         self._poll_ms = max(1, round(poll_interval * 1000))
         self._tick_at = 0  # when the next scheduler pass is due (clock ms)
+        self._outage = False
         self._drain_timeout = drain_timeout
         self._tick = tick
         self._next_tick_ms = next_tick_ms
@@ -218,6 +220,7 @@ class Worker:
         ]
         for thread in pool:
             thread.start()
+        self._start_listening()
         log.info(
             "tickwork: worker %s started (pools %s)",
             self._core.worker_id,
@@ -246,6 +249,7 @@ class Worker:
                 self._tick_at = now + self._poll_ms
                 if upcoming is not None:
                     self._tick_at = min(self._tick_at, upcoming)
+                self._recovered()
             with self._idle:
                 free = self._threads - self._in_flight
             if free == 0 or self._stopping.is_set():
@@ -257,13 +261,42 @@ class Worker:
                 # Held from now on: released at shutdown even if not started yet.
                 self._keeper.hold(claim.info.id, claim.lease_token)
                 self._queue.put(claim)
+            self._recovered()
             if len(claimed) == free:
                 return 0.0  # there may be more right now
             due = core.store.next_due_ms(pools=core.pools, workflows=core.registry.names())
             return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
+        except StoreError as exc:
+            # Report an outage once, not once per attempt; the loop keeps trying.
+            if not self._outage:
+                self._outage = True
+                core.hooks.report(exc, {"where": "worker loop", "outage": True})
+            return self._poll_ms / 1000
         except Exception as exc:
             core.hooks.report(exc, {"where": "worker loop"})
             return self._poll_ms / 1000
+
+    def _recovered(self) -> None:
+        if self._outage:
+            self._outage = False
+            log.warning("tickwork: the database is reachable again")
+
+    def _start_listening(self) -> None:
+        """Wake on other processes' changes at once where the store can tell (PostgreSQL
+        LISTEN/NOTIFY); the poll interval stays as the fallback for lost notifications."""
+        listen = getattr(self._core.store, "listen", None)
+        if not callable(listen):
+            return
+        core = self._core
+
+        def on_notify(payload: str) -> None:
+            if payload != "runs":
+                core.schedules_changed.set()
+            core.wake.set()
+
+        threading.Thread(
+            target=listen, args=(on_notify, self._stopping), name="tickwork-listen", daemon=True
+        ).start()
 
     def _until(self, due_ms: int, now_ms: int) -> float:
         """Seconds to sleep until ``due_ms``, at most the poll interval."""
