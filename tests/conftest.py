@@ -1,4 +1,9 @@
-"""Fixtures shared by every test layer."""
+"""Fixtures shared by every test layer.
+
+``db_url`` is parametrized by backend: every test that takes it (or ``engine``) runs on
+SQLite and on PostgreSQL (a fresh schema each; see ``tests/pg.py``). A test that is about
+one backend takes ``sqlite_url`` instead.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pg import fresh_schema
 from tickwork import Engine
 from tickwork.testing import FakeClock
 
@@ -20,8 +26,17 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
+def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'tickwork.db'}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, sqlite_url: str) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield sqlite_url
+        return
+    with fresh_schema() as url:
+        yield url
 
 
 @pytest.fixture
