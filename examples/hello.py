@@ -1,16 +1,17 @@
-"""A tickwork app: a three-step workflow, started a few times when the worker starts.
+"""A tickwork app: a three-step report started for three days, and a job every 5 s.
 
     tickwork worker examples/hello.py:engine
 
 Every run prints a line when it completes. Stop the worker with Ctrl-C: it lets runs in
-flight finish first. Start it again and it picks up where it left off.
+flight finish first. Start it again and it picks up where it left off: the reports are
+not started twice, and the schedule catches up with the latest occurrence it missed.
 """
 
 from __future__ import annotations
 
 import random
 
-from tickwork import Context, Engine, RunInfo
+from tickwork import Context, Engine, Every, RunInfo
 
 engine = Engine()  # sqlite:///tickwork.db in the current folder, or $TICKWORK_DATABASE_URL
 
@@ -28,6 +29,12 @@ def daily_report(ctx: Context, input: dict[str, str]) -> dict[str, float]:
     orders = ctx.step("fetch", fetch_orders, input["day"])  # stored: never fetched twice
     ctx.sleep("settle", "2s")  # durable: the worker is free meanwhile, a restart keeps it
     return ctx.step("summarise", summarise, orders)
+
+
+@engine.workflow("heartbeat", schedule=Every("5s", key="heartbeat"))
+def heartbeat(ctx: Context) -> str:
+    assert ctx.scheduled_for is not None
+    return f"beat for {ctx.scheduled_for:%H:%M:%S}"
 
 
 @engine.on_run_completed
