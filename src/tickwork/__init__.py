@@ -5,6 +5,7 @@ The public surface is exactly ``__all__``; everything else is internal.
 
 from ._cadence import Cron as Cron
 from ._cadence import Every as Every
+from ._client import Client as Client
 from ._context import Context as Context
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
@@ -18,6 +19,7 @@ from ._models import ScheduleInfo as ScheduleInfo
 from ._models import ScheduleState as ScheduleState
 from ._models import StepInfo as StepInfo
 from ._retry import Retry as Retry
+from .errors import ApiError as ApiError
 from .errors import ConfigError as ConfigError
 from .errors import CronError as CronError
 from .errors import InputValidationError as InputValidationError
@@ -31,6 +33,8 @@ from .errors import TickworkError as TickworkError
 from .errors import UnknownWorkflowError as UnknownWorkflowError
 
 __all__ = [
+    "ApiError",
+    "Client",
     "ConfigError",
     "Context",
     "Cron",

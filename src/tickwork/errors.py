@@ -12,7 +12,10 @@
     ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
     ├── StepFailed                     replay of a step whose tries ran out (``.step``)
-    └── StoreError                     the database failed; the driver error is ``__cause__``
+    ├── StoreError                     the database failed; the driver error is ``__cause__``
+    └── ApiError                       ``Client``: the server refused the request for a reason
+                                       of its own (bad API key, unknown route...) or could not
+                                       be reached (``.status``, ``.error_code``)
 
 ``.code`` is the same string on the wire (HTTP API, ``Client``) and in the CLI's ``--json``
 output, so a remote caller can raise the very same class.
@@ -21,6 +24,7 @@ output, so a remote caller can raise the very same class.
 from __future__ import annotations
 
 __all__ = [
+    "ApiError",
     "ConfigError",
     "CronError",
     "InputValidationError",
@@ -140,3 +144,23 @@ class StoreError(TickworkError):
     """The database could not do what was asked; the driver's error is ``__cause__``."""
 
     code = "STORE_ERROR"
+
+
+class ApiError(TickworkError):
+    """``tickwork.Client``: the HTTP API refused a request for a reason of its own.
+
+    Errors the engine raised on the server come back as their own classes (``CronError``,
+    ``ScheduleConflict``...); this one is for the rest: a missing or revoked API key
+    (``status`` 401, ``error_code`` "UNAUTHORIZED"), an unknown route, a body the server
+    cannot read, or no answer at all (``status`` None; the transport error is
+    ``__cause__``).
+    """
+
+    code = "API_ERROR"
+
+    def __init__(
+        self, message: str, *, status: int | None = None, error_code: str | None = None
+    ) -> None:
+        self.status = status
+        self.error_code = error_code
+        super().__init__(message)

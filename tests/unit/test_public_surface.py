@@ -6,6 +6,8 @@ import tickwork
 from tickwork import errors
 
 EXPECTED = {
+    "ApiError",
+    "Client",
     "ConfigError",
     "Context",
     "Cron",

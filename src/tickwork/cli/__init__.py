@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import cron, db, runs, schedules, worker
+from . import apikey, cron, db, runs, schedules, serve, worker
 
 __all__ = ["main"]
 
@@ -21,3 +21,5 @@ main.add_command(db.command)
 main.add_command(schedules.command)
 main.add_command(runs.command)
 main.add_command(cron.command)
+main.add_command(serve.command)
+main.add_command(apikey.command)

@@ -1,0 +1,421 @@
+"""``Client``: the schedule and run API of ``Engine``, over HTTP to ``tickwork serve``.
+
+Same method names, parameters, results and errors as ``Engine``: ``ScheduleInfo``,
+``RunInfo`` and ``HistoryEntry`` come back as the same dataclasses, and an error the
+engine raised on the server is raised here as the same class (``CronError``,
+``UnknownWorkflowError``, ``ScheduleConflict``...), rebuilt from its wire ``code``. What
+only HTTP can go wrong (a bad API key, no answer) raises ``ApiError``.
+
+Durations and instants are checked here as ``Engine`` checks them, then sent as
+milliseconds and ISO 8601; the rest (workflow, cron, zone, input) is checked by the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import pydantic
+
+from . import _clock
+from ._durations import Duration, to_ms
+from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from ._retry import Retry
+from ._wire import (
+    error_from_wire,
+    history_from_wire,
+    instant_from_wire,
+    run_from_wire,
+    schedule_from_wire,
+    step_from_wire,
+)
+from .errors import (
+    ApiError,
+    ConfigError,
+    InputValidationError,
+    RunCancelled,
+    RunFailed,
+    RunTimeout,
+    TickworkError,
+    UnknownWorkflowError,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Client", "RemoteRunHandle"]
+
+_API = "/api/v1"
+# 404 codes that mean "no such schedule / run": the engine's None or False.
+_MISSING = frozenset({"SCHEDULE_NOT_FOUND", "RUN_NOT_FOUND"})
+
+
+def _segment(value: str) -> str:
+    """``value`` as one path segment: every reserved character escaped, dots included
+    (``.`` and ``..`` would otherwise be read as relative paths)."""
+    return quote(value, safe="").replace(".", "%2E")
+
+
+def _instant(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ConfigError(f"{name} must be an aware datetime, not {value!r}")
+    return value.isoformat()  # a naive one is refused by the engine, as it is locally
+
+
+def _duration(value: Duration | None) -> int | None:
+    return None if value is None else to_ms(value)
+
+
+def _workflow_name(workflow: str | Callable[..., Any]) -> str:
+    name = getattr(workflow, "__tickwork_workflow__", workflow)
+    if not isinstance(name, str):
+        raise UnknownWorkflowError(repr(workflow))
+    return name
+
+
+def _input(value: Any, workflow: str) -> Any:
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    try:  # the engine's check: a JSON value (no NaN, no sets...)
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputValidationError(
+            f"Input of workflow {workflow!r} is not a JSON value: {exc}"
+        ) from exc
+    return value
+
+
+class RemoteRunHandle:
+    """A run started through a ``Client``: ``RunHandle``'s methods, over HTTP."""
+
+    def __init__(self, client: Client, run_id: str) -> None:
+        self._client = client
+        self.id = run_id
+
+    def _run(self) -> RunInfo:
+        run = self._client.get_run(self.id)
+        if run is None:
+            raise TickworkError(f"Run {self.id} no longer exists")
+        return run
+
+    def status(self) -> RunStatus:
+        return self._run().status
+
+    def result(self, timeout: float | None = None) -> Any:
+        """Wait until the run ends; return its result or raise ``RunFailed`` /
+        ``RunCancelled``. With ``timeout`` (seconds), give up with ``RunTimeout``.
+
+        Polls the server, every 50 ms at first, then less often up to every second.
+        """
+        deadline = None if timeout is None else _clock.monotonic() + timeout
+        wait = 0.05
+        while True:
+            run = self._run()
+            if run.status is RunStatus.COMPLETED:
+                return run.result
+            if run.status is RunStatus.FAILED:
+                raise RunFailed(run.id, run.error)
+            if run.status is RunStatus.CANCELLED:
+                raise RunCancelled(run.id)
+            pause = wait
+            if deadline is not None:
+                remaining = deadline - _clock.monotonic()
+                if remaining <= 0:
+                    raise RunTimeout(run.id, run.status.value)
+                pause = min(pause, remaining)
+            _clock.sleep(pause)
+            wait = min(wait * 2, 1.0)
+
+    def cancel(self) -> bool:
+        return self._client.cancel(self.id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RemoteRunHandle) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    def __repr__(self) -> str:
+        return f"RemoteRunHandle({self.id!r})"
+
+
+class Client:
+    """``Engine``'s schedule and run methods against a tickwork server.
+
+    ``url`` is the server's root (``http://127.0.0.1:8787``); ``api_key`` defaults to
+    ``$TICKWORK_API_KEY``; ``timeout`` bounds each request, in seconds.
+    """
+
+    def __init__(self, url: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
+        try:
+            import httpx  # the server extra: ``import tickwork`` works without it
+        except ImportError as exc:
+            raise ImportError("Client needs httpx: pip install 'tickwork[server]'") from exc
+        key = api_key if api_key is not None else os.environ.get("TICKWORK_API_KEY")
+        if not key:
+            raise ConfigError("Client needs an API key: api_key=... or $TICKWORK_API_KEY")
+        base = url.rstrip("/")
+        if not base.endswith(_API):
+            base += _API
+        self.url = url
+        self._transport_error: type[Exception] = httpx.HTTPError
+        self._http: httpx.Client = httpx.Client(
+            base_url=base,
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
+            timeout=timeout,
+        )
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> Any:
+        """The JSON answer; None for a missing schedule or run when ``missing_ok``."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self._http.request(method, path, params=query, json=body)
+        except self._transport_error as exc:
+            raise ApiError(f"{method} {path}: no answer from the server: {exc}") from exc
+        if response.is_success:
+            return response.json()
+        try:
+            error = response.json()["error"]
+            code, message = str(error["code"]), str(error["message"])
+            details = error.get("details")
+        except (ValueError, KeyError, TypeError):
+            raise ApiError(
+                f"{method} {path}: HTTP {response.status_code}: {response.text[:200]}",
+                status=response.status_code,
+            ) from None
+        if missing_ok and response.status_code == 404 and code in _MISSING:
+            return None
+        rebuilt = error_from_wire(code, message, details if isinstance(details, dict) else None)
+        if rebuilt is not None:
+            raise rebuilt
+        raise ApiError(message, status=response.status_code, error_code=code)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def start(
+        self,
+        workflow: str | Callable[..., Any],
+        input: Any = None,
+        *,
+        run_id: str | None = None,
+        priority: int | None = None,
+        pool: str | None = None,
+        delay: Duration | None = None,
+    ) -> RemoteRunHandle:
+        """Start a run now (or after ``delay``); idempotent by ``run_id``."""
+        name = _workflow_name(workflow)
+        body = {
+            "workflow": name,
+            "input": _input(input, name),
+            "run_id": run_id,
+            "priority": priority,
+            "pool": pool,
+            "delay": _duration(delay),
+        }
+        run = self._request("POST", "/runs", body=body)
+        return RemoteRunHandle(self, run["id"])
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        """The run with this id, or None."""
+        if not isinstance(run_id, str) or not run_id:
+            return None
+        found = self._request("GET", f"/runs/{_segment(run_id)}", missing_ok=True)
+        return None if found is None else run_from_wire(found)
+
+    def list_steps(self, run_id: str) -> list[StepInfo]:
+        """The checkpoints a run has recorded, in order ([] for an unknown run)."""
+        if not isinstance(run_id, str) or not run_id:
+            return []
+        found = self._request("GET", f"/runs/{_segment(run_id)}", missing_ok=True)
+        return [] if found is None else [step_from_wire(s) for s in found["steps"]]
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | str | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+    ) -> list[RunInfo]:
+        """Runs matching every filter given, newest first."""
+        params = {
+            "workflow": workflow,
+            "status": None if status is None else str(getattr(status, "value", status)),
+            "schedule_key": schedule_key,
+            "limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else "",
+        }
+        page = self._request("GET", "/runs", params=params)
+        return [run_from_wire(r) for r in page["runs"]]
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run; False when it is unknown or already finished."""
+        if not isinstance(run_id, str) or not run_id:
+            return False
+        done = self._request("POST", f"/runs/{_segment(run_id)}/cancel", missing_ok=True)
+        return bool(done is not None and done["cancelled"])
+
+    # -- schedules -----------------------------------------------------------------------
+
+    def schedule(
+        self,
+        workflow: str | Callable[..., Any],
+        input: Any = None,
+        *,
+        every: Duration | None = None,
+        cron: str | None = None,
+        timezone: str = "UTC",
+        key: str | None = None,
+        overlap: str = "allow",
+        catchup: int | str = 1,
+        catchup_window: Duration | None = None,
+        jitter: Duration | None = None,
+        paused: bool | None = None,
+        pool: str | None = None,
+        priority: int | None = None,
+        retry: Retry | None = None,
+        start_at: datetime | None = None,
+        end_at: datetime | None = None,
+        on_conflict: str = "update",
+    ) -> str:
+        """Register a schedule for ``workflow`` on the server; return its key."""
+        name = _workflow_name(workflow)
+        if retry is not None and not isinstance(retry, Retry):
+            raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
+        body = {
+            "workflow": name,
+            "input": _input(input, name),
+            "every": _duration(every),
+            "cron": cron,
+            "timezone": timezone,
+            "key": key,
+            "overlap": str(getattr(overlap, "value", overlap)),
+            "catchup": catchup,
+            "catchup_window": _duration(catchup_window),
+            "jitter": _duration(jitter),
+            "paused": paused,
+            "pool": pool,
+            "priority": priority,
+            "retry": None
+            if retry is None
+            else {
+                "max_attempts": retry.max_attempts,
+                "backoff": to_ms(retry.backoff),
+                "factor": retry.factor,
+                "max_backoff": to_ms(retry.max_backoff),
+            },
+            "start_at": _instant(start_at, "start_at"),
+            "end_at": _instant(end_at, "end_at"),
+            "on_conflict": on_conflict,
+        }
+        written = self._request("POST", "/schedules", body=body)
+        return str(written["key"])
+
+    def _key_action(self, key: str, action: str) -> bool:
+        if not isinstance(key, str) or not key:
+            return False
+        done = self._request("POST", f"/schedules/{_segment(key)}/{action}", missing_ok=True)
+        return done is not None
+
+    def unschedule(self, key: str) -> bool:
+        """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
+        if not isinstance(key, str) or not key:
+            return False
+        return self._request("DELETE", f"/schedules/{_segment(key)}", missing_ok=True) is not None
+
+    def pause(self, key: str) -> bool:
+        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume."""
+        return self._key_action(key, "pause")
+
+    def resume(self, key: str) -> bool:
+        """Fire again after a pause; missed occurrences are decided by ``catchup``."""
+        return self._key_action(key, "resume")
+
+    def deactivate(self, key: str) -> bool:
+        """Stop firing; occurrences while inactive never run."""
+        return self._key_action(key, "deactivate")
+
+    def activate(self, key: str) -> bool:
+        """Fire again, from the first occurrence after now."""
+        return self._key_action(key, "activate")
+
+    def trigger(self, key: str) -> str | None:
+        """Start the current occurrence now (idempotent); its run id, or None if unknown."""
+        if not isinstance(key, str) or not key:
+            return None
+        done = self._request("POST", f"/schedules/{_segment(key)}/trigger", missing_ok=True)
+        return None if done is None else str(done["run_id"])
+
+    def get_schedule(self, key: str) -> ScheduleInfo | None:
+        if not isinstance(key, str) or not key:
+            return None
+        found = self._request("GET", f"/schedules/{_segment(key)}", missing_ok=True)
+        return None if found is None else schedule_from_wire(found)
+
+    def list_schedules(self) -> list[ScheduleInfo]:
+        found = self._request("GET", "/schedules")
+        return [schedule_from_wire(s) for s in found["schedules"]]
+
+    def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
+        """Every decision about the schedule's occurrences, newest first ([] if unknown)."""
+        if not isinstance(key, str) or not key:
+            return []
+        params = {"limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else ""}
+        found = self._request(
+            "GET", f"/schedules/{_segment(key)}/history", params=params, missing_ok=True
+        )
+        return [] if found is None else [history_from_wire(e) for e in found["history"]]
+
+    # -- workflows and cadences ------------------------------------------------------------
+
+    def workflows(self) -> list[str]:
+        """Names of the workflows the server's engine registered."""
+        found = self._request("GET", "/workflows")
+        return [w["name"] for w in found["workflows"]]
+
+    def preview(
+        self,
+        *,
+        cron: str | None = None,
+        every: Duration | None = None,
+        timezone: str = "UTC",
+        after: datetime | None = None,
+        count: int = 5,
+    ) -> list[datetime]:
+        """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
+        params = {
+            "cron": cron,
+            "every": _duration(every),
+            "timezone": timezone,
+            "after": _instant(after, "after"),
+            "count": count if isinstance(count, int) and not isinstance(count, bool) else "",
+        }
+        found = self._request("GET", "/cron/preview", params=params)
+        return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]

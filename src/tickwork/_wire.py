@@ -1,0 +1,271 @@
+"""The HTTP API's JSON forms of tickwork's values, both ways: the server encodes, the
+``Client`` decodes, so a remote caller gets back exactly what ``Engine`` returns.
+
+- Instants: ISO 8601 in UTC with milliseconds and ``Z`` (``2026-03-01T12:00:00.000Z``),
+  the precision the stores keep.
+- Lengths of time (a schedule's ``every``, ``jitter``): duration strings as
+  ``parse_duration`` reads them (``"1h30m"``, ``"500ms"``), exact to the millisecond.
+- Enums: their values (``"pending"``, ``"skip"``...).
+- Errors: ``{"error": {"code": ..., "message": ..., "details": {...}}}`` where ``code``
+  is the class's stable ``.code`` and ``details`` its attributes (``CronError.field``...),
+  so the client raises the very same class with the same message and attributes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from . import errors
+from ._durations import format_duration, parse_duration
+from ._models import (
+    Decision,
+    HistoryEntry,
+    Overlap,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    ScheduleState,
+    StepInfo,
+)
+
+__all__ = [
+    "ERROR_CLASSES",
+    "error_body",
+    "error_details",
+    "error_from_wire",
+    "history_from_wire",
+    "history_to_wire",
+    "instant",
+    "instant_from_wire",
+    "run_from_wire",
+    "run_to_wire",
+    "schedule_from_wire",
+    "schedule_to_wire",
+    "step_from_wire",
+    "step_to_wire",
+]
+
+#: every error class by its wire ``code``
+ERROR_CLASSES: dict[str, type[errors.TickworkError]] = {
+    cls.code: cls
+    for cls in (getattr(errors, name) for name in errors.__all__)
+    if isinstance(cls, type) and issubclass(cls, errors.TickworkError)
+}
+_DETAIL_TYPES = (str, int, float, bool, type(None))
+
+
+def instant(value: datetime | None) -> str | None:
+    """An aware datetime as ISO 8601 UTC with milliseconds and ``Z``."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def instant_from_wire(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value).astimezone(UTC)
+
+
+def _duration(value: timedelta | None) -> str | None:
+    return None if value is None else format_duration(value)
+
+
+def _duration_from_wire(value: str | None) -> timedelta | None:
+    return None if value is None else parse_duration(value)
+
+
+def _required(value: str) -> datetime:
+    when = instant_from_wire(value)
+    assert when is not None
+    return when
+
+
+# -- schedules -------------------------------------------------------------------------
+
+
+def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
+    return {
+        "key": info.key,
+        "workflow": info.workflow,
+        "input": info.input,
+        "cron": info.cron,
+        "every": _duration(info.every),
+        "timezone": info.timezone,
+        "overlap": info.overlap.value,
+        "catchup": info.catchup,
+        "jitter": _duration(info.jitter),
+        "pool": info.pool,
+        "priority": info.priority,
+        "state": info.state.value,
+        "revision": info.revision,
+        "next_fire_at": instant(info.next_fire_at),
+        "last_fire_at": instant(info.last_fire_at),
+        "last_run_id": info.last_run_id,
+        "last_run_status": None if info.last_run_status is None else info.last_run_status.value,
+        "created_at": instant(info.created_at),
+        "updated_at": instant(info.updated_at),
+    }
+
+
+def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
+    status = data["last_run_status"]
+    return ScheduleInfo(
+        key=data["key"],
+        workflow=data["workflow"],
+        input=data["input"],
+        cron=data["cron"],
+        every=_duration_from_wire(data["every"]),
+        timezone=data["timezone"],
+        overlap=Overlap(data["overlap"]),
+        catchup=data["catchup"],
+        jitter=_duration_from_wire(data["jitter"]),
+        pool=data["pool"],
+        priority=data["priority"],
+        state=ScheduleState(data["state"]),
+        revision=data["revision"],
+        next_fire_at=instant_from_wire(data["next_fire_at"]),
+        last_fire_at=instant_from_wire(data["last_fire_at"]),
+        last_run_id=data["last_run_id"],
+        last_run_status=None if status is None else RunStatus(status),
+        created_at=_required(data["created_at"]),
+        updated_at=_required(data["updated_at"]),
+    )
+
+
+def history_to_wire(entry: HistoryEntry) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "occurrence": instant(entry.occurrence),
+        "last_occurrence": instant(entry.last_occurrence),
+        "count": entry.count,
+        "decision": entry.decision.value,
+        "reason": entry.reason,
+        "run_id": entry.run_id,
+        "revision": entry.revision,
+        "decided_at": instant(entry.decided_at),
+    }
+
+
+def history_from_wire(data: dict[str, Any]) -> HistoryEntry:
+    return HistoryEntry(
+        key=data["key"],
+        occurrence=_required(data["occurrence"]),
+        decision=Decision(data["decision"]),
+        reason=data["reason"],
+        run_id=data["run_id"],
+        revision=data["revision"],
+        decided_at=_required(data["decided_at"]),
+        count=data["count"],
+        last_occurrence=instant_from_wire(data["last_occurrence"]),
+    )
+
+
+# -- runs ------------------------------------------------------------------------------
+
+
+def run_to_wire(run: RunInfo) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "workflow": run.workflow,
+        "version": run.version,
+        "status": run.status.value,
+        "input": run.input,
+        "result": run.result,
+        "error": run.error,
+        "attempt": run.attempt,
+        "priority": run.priority,
+        "pool": run.pool,
+        "schedule_key": run.schedule_key,
+        "schedule_revision": run.schedule_revision,
+        "scheduled_for": instant(run.scheduled_for),
+        "created_at": instant(run.created_at),
+        "started_at": instant(run.started_at),
+        "finished_at": instant(run.finished_at),
+    }
+
+
+def run_from_wire(data: dict[str, Any]) -> RunInfo:
+    return RunInfo(
+        id=data["id"],
+        workflow=data["workflow"],
+        version=data["version"],
+        status=RunStatus(data["status"]),
+        input=data["input"],
+        result=data["result"],
+        error=data["error"],
+        attempt=data["attempt"],
+        priority=data["priority"],
+        pool=data["pool"],
+        schedule_key=data["schedule_key"],
+        scheduled_for=instant_from_wire(data["scheduled_for"]),
+        created_at=_required(data["created_at"]),
+        started_at=instant_from_wire(data["started_at"]),
+        finished_at=instant_from_wire(data["finished_at"]),
+        schedule_revision=data["schedule_revision"],
+    )
+
+
+def step_to_wire(step: StepInfo) -> dict[str, Any]:
+    return {
+        "run_id": step.run_id,
+        "name": step.name,
+        "kind": step.kind,
+        "status": step.status,
+        "result": step.result,
+        "error": step.error,
+        "attempts": step.attempts,
+        "started_at": instant(step.started_at),
+        "finished_at": instant(step.finished_at),
+    }
+
+
+def step_from_wire(data: dict[str, Any]) -> StepInfo:
+    return StepInfo(
+        run_id=data["run_id"],
+        name=data["name"],
+        kind=data["kind"],
+        status=data["status"],
+        result=data["result"],
+        error=data["error"],
+        attempts=data["attempts"],
+        started_at=_required(data["started_at"]),
+        finished_at=_required(data["finished_at"]),
+    )
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON body of an error response."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+def error_details(exc: BaseException) -> dict[str, Any]:
+    """The plain attributes an error carries (``CronError.field``...), for the wire."""
+    return {
+        name: value
+        for name, value in vars(exc).items()
+        if not name.startswith("_") and isinstance(value, _DETAIL_TYPES)
+    }
+
+
+def error_from_wire(
+    code: str, message: str, details: dict[str, Any] | None
+) -> errors.TickworkError | None:
+    """The error a server sent, as its own class with its message and attributes; None for
+    a code that names no tickwork error class (the API's own: ``UNAUTHORIZED``...)."""
+    cls = ERROR_CLASSES.get(code)
+    if cls is None or cls is errors.ApiError:
+        return None
+    # Rebuilt without calling the class's __init__, whose parameters differ from class to
+    # class: the message comes back as it was, the attributes from the details.
+    exc = cls.__new__(cls, message)
+    BaseException.__init__(exc, message)
+    for name, value in (details or {}).items():
+        if isinstance(name, str) and not name.startswith("_") and isinstance(value, _DETAIL_TYPES):
+            setattr(exc, name, value)
+    return exc

@@ -1,0 +1,444 @@
+"""The JSON API under ``/api/v1``: schedules, runs, workflows and cron previews.
+
+Every handler runs its engine calls on a worker thread (they block on the database).
+Status codes say where a request went wrong, the error ``code`` which error it is:
+
+- 400: the engine refused a value (``CRON_ERROR``, ``UNKNOWN_WORKFLOW``, ``INPUT_INVALID``,
+  ``CONFIG_ERROR``), or a query parameter is not what it should be (``CONFIG_ERROR``);
+- 401: no live API key (``UNAUTHORIZED``); 404: no such schedule or run
+  (``SCHEDULE_NOT_FOUND``, ``RUN_NOT_FOUND``) or route (``NOT_FOUND``);
+- 409: ``SCHEDULE_CONFLICT``; 413: body over 1 MiB (``PAYLOAD_TOO_LARGE``);
+- 422: the body is not a JSON object (``MALFORMED_BODY``) or does not fit the
+  operation's schema (``CONFIG_ERROR``: a wrong type, an unknown field);
+- 503: the database failed (``STORE_ERROR``).
+
+GET requests never change anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import pydantic
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from .. import cron as cron_module
+from .._cadence import utc_offset_text
+from .._durations import format_duration, parse_duration
+from .._engine import Engine
+from .._models import RunInfo
+from .._registry import WorkflowDef
+from .._retry import Retry
+from .._wire import (
+    error_details,
+    history_to_wire,
+    instant,
+    run_to_wire,
+    schedule_to_wire,
+    step_to_wire,
+)
+from ..errors import ConfigError, ScheduleConflict, StoreError, TickworkError
+from . import schemas
+from .auth import BearerAuth, error_response
+from .openapi import openapi_document
+from .schemas import MAX_LIMIT
+
+__all__ = ["ApiProblem", "build_api", "read_body"]
+
+log = logging.getLogger("tickwork.server")
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+_STATE_ACTIONS = ("pause", "resume", "activate", "deactivate")
+_INT = re.compile(r"-?[0-9]{1,20}")
+_HTTP_CODES = {
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+}
+
+
+class ApiProblem(Exception):
+    """An error response the handler decided on (404 for an unknown key, 422...)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+# -- reading requests ------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def read_body(request: Request, model: type[M]) -> M:
+    """The request's JSON object as ``model``; ``ApiProblem`` (422) when it cannot be."""
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_reject_constant)
+        # Lone surrogates ("\ud800") are valid JSON escapes but no text a database keeps.
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError) as exc:  # UnicodeError is a ValueError
+        raise ApiProblem(422, "MALFORMED_BODY", f"The body is not UTF-8 JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ApiProblem(422, "MALFORMED_BODY", "The body must be a JSON object")
+    try:
+        return model.model_validate_json(text)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'body'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        raise ApiProblem(422, "CONFIG_ERROR", f"Invalid body: {problems}") from None
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    if _INT.fullmatch(text) is None or not low <= int(text) <= high:
+        raise ConfigError(f"{name} must be an int from {low} to {high}, not {text!r}")
+    return int(text)
+
+
+def _instant_param(request: Request, name: str) -> datetime | None:
+    text = request.query_params.get(name)
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(
+            f"{name} must be ISO 8601, e.g. 2026-03-01T09:00Z, not {text!r}"
+        ) from None
+
+
+def _duration_param(text: str | None) -> int | str | None:
+    """A duration from a query string: digits are milliseconds, else "1h30m" and such."""
+    if text is not None and text.isascii() and text.isdigit():
+        return int(text)
+    return text
+
+
+# -- writing responses -----------------------------------------------------------------
+
+
+def _workflow_json(definition: WorkflowDef) -> dict[str, Any]:
+    schema = None
+    if definition.adapter is not None:
+        try:
+            schema = definition.adapter.json_schema()
+        except pydantic.PydanticUserError:  # a type JSON Schema cannot describe
+            schema = None
+    retry = definition.retry
+    return {
+        "name": definition.name,
+        "version": definition.version,
+        "pool": definition.pool,
+        "priority": definition.priority,
+        "concurrency": definition.concurrency,
+        "timeout": None
+        if definition.timeout_ms is None
+        else format_duration(parse_duration(definition.timeout_ms)),
+        "retry": {
+            "max_attempts": retry.max_attempts,
+            "backoff": format_duration(retry.backoff),
+            "factor": retry.factor,
+            "max_backoff": format_duration(retry.max_backoff),
+        },
+        "takes_input": definition.takes_input,
+        "input_schema": schema,
+    }
+
+
+def _retry(body: schemas.RetryBody | None) -> Retry | None:
+    if body is None:
+        return None
+    return Retry(
+        max_attempts=body.max_attempts,
+        backoff=body.backoff,
+        factor=body.factor,
+        max_backoff=body.max_backoff,
+    )
+
+
+# -- the handlers ----------------------------------------------------------------------
+
+
+class _Api:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await run_in_threadpool(fn, *args, **kwargs)
+
+    # schedules
+
+    async def list_schedules(self, request: Request) -> Response:
+        workflow = request.query_params.get("workflow")
+        state = request.query_params.get("state")
+        if state is not None and state not in ("active", "paused", "inactive"):
+            raise ConfigError(f"Unknown state {state!r}: expected active, paused or inactive")
+        found = await self._call(self.engine.list_schedules)
+        chosen = [
+            schedule_to_wire(s)
+            for s in found
+            if (workflow is None or s.workflow == workflow) and (state is None or s.state == state)
+        ]
+        return JSONResponse({"schedules": chosen})
+
+    async def get_schedule(self, request: Request) -> Response:
+        return JSONResponse(await self._schedule(request.path_params["key"]))
+
+    async def create_schedule(self, request: Request) -> Response:
+        body = await read_body(request, schemas.ScheduleCreate)
+        return await self._register(body, body.key)
+
+    async def put_schedule(self, request: Request) -> Response:
+        body = await read_body(request, schemas.ScheduleDefinition)
+        return await self._register(body, request.path_params["key"])
+
+    async def _register(self, body: schemas.ScheduleDefinition, key: str | None) -> Response:
+        options = body.model_dump(exclude={"workflow", "input", "retry", "key"})
+        options["retry"] = _retry(body.retry)
+        written = await self._call(
+            self.engine.schedule, body.workflow, body.input, key=key, **options
+        )
+        return JSONResponse({"key": written, "schedule": await self._schedule(written)})
+
+    async def delete_schedule(self, request: Request) -> Response:
+        key = request.path_params["key"]
+        if not await self._call(self.engine.unschedule, key):
+            raise _no_schedule(key)
+        return JSONResponse({"key": key, "deleted": True})
+
+    def _state_handler(self, action: str) -> Callable[[Request], Any]:
+        async def change(request: Request) -> Response:
+            key = request.path_params["key"]
+            if not await self._call(getattr(self.engine, action), key):
+                raise _no_schedule(key)
+            return JSONResponse(await self._schedule(key))
+
+        change.__name__ = f"{action}_schedule"
+        return change
+
+    async def trigger(self, request: Request) -> Response:
+        key = request.path_params["key"]
+        run_id = await self._call(self.engine.trigger, key)
+        if run_id is None:
+            raise _no_schedule(key)
+        return JSONResponse({"key": key, "run_id": run_id})
+
+    async def history(self, request: Request) -> Response:
+        key = request.path_params["key"]
+        limit = _int_param(request, "limit", 100, 1, MAX_LIMIT)
+        await self._schedule(key)  # 404 for an unknown key, where the engine says []
+        entries = await self._call(self.engine.schedule_history, key, limit)
+        return JSONResponse({"history": [history_to_wire(e) for e in entries]})
+
+    async def _schedule(self, key: str) -> dict[str, Any]:
+        info = await self._call(self.engine.get_schedule, key)
+        if info is None:
+            raise _no_schedule(key)
+        return schedule_to_wire(info)
+
+    # runs
+
+    async def list_runs(self, request: Request) -> Response:
+        limit = _int_param(request, "limit", 100, 1, MAX_LIMIT)
+        offset = _int_param(request, "offset", 0, 0, MAX_LIMIT - 1)
+        if offset + limit > MAX_LIMIT:
+            raise ConfigError(f"offset + limit must be at most {MAX_LIMIT}")
+        params = request.query_params
+        # One more than the page, to know whether another page follows.
+        wanted = min(offset + limit + 1, MAX_LIMIT)
+        runs: list[RunInfo] = await self._call(
+            self.engine.list_runs,
+            workflow=params.get("workflow"),
+            status=params.get("status"),
+            schedule_key=params.get("schedule_key"),
+            limit=wanted,
+        )
+        page = runs[offset : offset + limit]
+        more = len(runs) > offset + limit
+        return JSONResponse(
+            {
+                "runs": [run_to_wire(r) for r in page],
+                "next_offset": offset + limit if more else None,
+            }
+        )
+
+    async def get_run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        run = await self._call(self.engine.get_run, run_id)
+        if run is None:
+            raise _no_run(run_id)
+        steps = await self._call(self.engine.list_steps, run_id)
+        return JSONResponse({**run_to_wire(run), "steps": [step_to_wire(s) for s in steps]})
+
+    async def start_run(self, request: Request) -> Response:
+        body = await read_body(request, schemas.StartRun)
+        handle = await self._call(
+            self.engine.start,
+            body.workflow,
+            body.input,
+            run_id=body.run_id,
+            priority=body.priority,
+            pool=body.pool,
+            delay=body.delay,
+        )
+        run = await self._call(self.engine.get_run, handle.id)
+        if run is None:  # removed between the two calls
+            raise _no_run(handle.id)
+        return JSONResponse(run_to_wire(run))
+
+    async def cancel_run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        cancelled = await self._call(self.engine.cancel, run_id)
+        run = await self._call(self.engine.get_run, run_id)
+        if run is None:
+            raise _no_run(run_id)
+        return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
+
+    # workflows and cadences
+
+    async def workflows(self, request: Request) -> Response:
+        # The registry is the engine's own; a public accessor would be better (see docs).
+        registry = self.engine._registry
+        return JSONResponse(
+            {"workflows": [_workflow_json(registry.get(n)) for n in self.engine.workflows()]}
+        )
+
+    async def preview(self, request: Request) -> Response:
+        params = request.query_params
+        expr, every = params.get("cron"), _duration_param(params.get("every"))
+        timezone = params.get("timezone", "UTC")
+        count = _int_param(request, "count", 5, 1, 1000)
+        after = _instant_param(request, "after")
+        occurrences = await self._call(
+            self.engine.preview, cron=expr, every=every, timezone=timezone, after=after, count=count
+        )
+        zone = cron_module.load_zone(timezone)
+        if expr is not None:
+            description = cron_module.parse(expr, timezone).explain()
+            every_text = None
+        else:
+            every_text = format_duration(parse_duration(every))  # type: ignore[arg-type]
+            description = f"every {every_text}"
+        return JSONResponse(
+            {
+                "cron": expr,
+                "every": every_text,
+                "timezone": timezone,
+                "description": description,
+                "occurrences": [
+                    {
+                        "utc": instant(when),
+                        "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
+                        "utc_offset": utc_offset_text(when, timezone),
+                    }
+                    for when in occurrences
+                ],
+            }
+        )
+
+
+def _no_schedule(key: str) -> ApiProblem:
+    return ApiProblem(404, "SCHEDULE_NOT_FOUND", f"No schedule {key!r}")
+
+
+def _no_run(run_id: str) -> ApiProblem:
+    return ApiProblem(404, "RUN_NOT_FOUND", f"No run {run_id!r}")
+
+
+# -- errors ----------------------------------------------------------------------------
+
+
+def _status_of(exc: TickworkError) -> int:
+    if isinstance(exc, ConfigError):
+        return 400
+    if isinstance(exc, ScheduleConflict):
+        return 409
+    if isinstance(exc, StoreError):
+        return 503
+    return 500
+
+
+async def _on_problem(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiProblem)
+    return error_response(exc.status, exc.code, exc.message)
+
+
+async def _on_tickwork_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, TickworkError)
+    status = _status_of(exc)
+    if status >= 500:
+        log.error("tickwork API: %s %s failed", request.method, request.url.path, exc_info=exc)
+    return error_response(status, exc.code, str(exc), details=error_details(exc) or None)
+
+
+async def _on_overflow(request: Request, exc: Exception) -> Response:
+    # A value so large that the dates it leads to pass year 9999: bad input, not a crash.
+    return error_response(400, ConfigError.code, f"Value out of range: {exc}")
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
+    headers = None if exc.headers is None else dict(exc.headers)
+    return error_response(exc.status_code, code, str(exc.detail), headers=headers)
+
+
+def build_api(engine: Engine) -> Starlette:
+    """The API as an ASGI app to mount at ``/api/v1`` (API key required on every route)."""
+    api = _Api(engine)
+    document = openapi_document()
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    routes: list[BaseRoute] = [
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/schedules", api.list_schedules, methods=["GET"]),
+        Route("/schedules", api.create_schedule, methods=["POST"]),
+        Route("/schedules/{key}", api.get_schedule, methods=["GET"]),
+        Route("/schedules/{key}", api.put_schedule, methods=["PUT"]),
+        Route("/schedules/{key}", api.delete_schedule, methods=["DELETE"]),
+        Route("/schedules/{key}/trigger", api.trigger, methods=["POST"]),
+        Route("/schedules/{key}/history", api.history, methods=["GET"]),
+        *(
+            Route(f"/schedules/{{key}}/{action}", api._state_handler(action), methods=["POST"])
+            for action in _STATE_ACTIONS
+        ),
+        Route("/runs", api.list_runs, methods=["GET"]),
+        Route("/runs", api.start_run, methods=["POST"]),
+        Route("/runs/{run_id:path}/cancel", api.cancel_run, methods=["POST"]),
+        Route("/runs/{run_id:path}", api.get_run, methods=["GET"]),
+        Route("/workflows", api.workflows, methods=["GET"]),
+        Route("/cron/preview", api.preview, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(BearerAuth, engine=engine)],
+        exception_handlers={
+            ApiProblem: _on_problem,
+            TickworkError: _on_tickwork_error,
+            OverflowError: _on_overflow,
+            HTTPException: _on_http_error,
+        },
+    )

@@ -1,0 +1,299 @@
+"""The API's request and response bodies as pydantic models.
+
+Request models validate bodies (strictly: no type coercion, no unknown fields); response
+models exist to draw the OpenAPI document (``openapi.py``), the responses themselves are
+built by ``tickwork._wire``. The fuzz tests hold the two together: every response must
+match its schema.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .._models import Decision, Overlap, RunStatus, ScheduleState
+
+__all__ = [
+    "MAX_LIMIT",
+    "REQUEST_MODELS",
+    "RESPONSE_MODELS",
+    "CancelResult",
+    "Deleted",
+    "ErrorResponse",
+    "HistoryList",
+    "Preview",
+    "Run",
+    "RunDetail",
+    "RunList",
+    "Schedule",
+    "ScheduleCreate",
+    "ScheduleDefinition",
+    "ScheduleList",
+    "ScheduleWritten",
+    "StartRun",
+    "Triggered",
+    "WorkflowList",
+]
+
+#: the most runs or history entries one request returns (``Engine.list_runs``' own bound)
+MAX_LIMIT = 10_000
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+#: a length of time: int milliseconds, "1h30m", or {"hours": 1, "minutes": 30}
+DurationIn = Annotated[
+    int | str | dict[str, int | float],
+    Field(
+        description='Int milliseconds, a string such as "1h30m" or "500ms", or an object '
+        'such as {"hours": 1, "minutes": 30}.',
+    ),
+]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
+OutDuration = Annotated[
+    str | None, Field(description='A duration string such as "1h30m"; null when unset.')
+]
+Instant = Annotated[datetime, Field(description="ISO 8601 in UTC, e.g. 2026-03-01T12:00:00.000Z")]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- requests --------------------------------------------------------------------------
+
+
+class RetryBody(_Request):
+    """A retry policy: ``tickwork.Retry``'s arguments."""
+
+    max_attempts: Int64 = 3
+    backoff: DurationIn = "1s"
+    factor: Annotated[float, Field(allow_inf_nan=False)] = 2.0
+    max_backoff: DurationIn = "5m"
+
+
+class ScheduleDefinition(_Request):
+    """``engine.schedule``'s arguments but the key: exactly one of ``every`` and ``cron``."""
+
+    workflow: str
+    input: Any = None
+    every: DurationIn | None = None
+    cron: str | None = None
+    timezone: str = "UTC"
+    overlap: Overlap = Overlap.ALLOW
+    catchup: Annotated[int, Field(ge=1, le=INT64_MAX)] | Literal["all"] = 1
+    catchup_window: DurationIn | None = None
+    jitter: DurationIn | None = None
+    paused: bool | None = None
+    pool: str | None = None
+    priority: Int64 | None = None
+    retry: RetryBody | None = None
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    on_conflict: Literal["update", "error", "keep"] = "update"
+
+
+class ScheduleCreate(ScheduleDefinition):
+    """A schedule to register; without ``key``, the key is derived from the definition."""
+
+    key: str | None = None
+
+
+class StartRun(_Request):
+    """``engine.start``'s arguments."""
+
+    workflow: str
+    input: Any = None
+    run_id: str | None = None
+    priority: Int64 | None = None
+    pool: str | None = None
+    delay: DurationIn | None = None
+
+
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (ScheduleCreate, ScheduleDefinition, StartRun)
+
+
+# -- responses -------------------------------------------------------------------------
+
+
+class ErrorBody(_Response):
+    code: str = Field(description="The error class's stable code, e.g. CRON_ERROR.")
+    message: str
+    details: dict[str, Any] | None = Field(
+        default=None, description="The error's attributes, e.g. a CronError's field."
+    )
+
+
+class ErrorResponse(_Response):
+    error: ErrorBody
+
+
+class Schedule(_Response):
+    key: str
+    workflow: str
+    input: Any
+    cron: str | None
+    every: OutDuration
+    timezone: str
+    overlap: Overlap
+    catchup: int | Literal["all"]
+    jitter: OutDuration
+    pool: str
+    priority: int
+    state: ScheduleState
+    revision: int
+    next_fire_at: Instant | None
+    last_fire_at: Instant | None
+    last_run_id: str | None
+    last_run_status: RunStatus | None
+    created_at: Instant
+    updated_at: Instant
+
+
+class ScheduleList(_Response):
+    schedules: list[Schedule]
+
+
+class ScheduleWritten(_Response):
+    key: str
+    schedule: Schedule
+
+
+class Deleted(_Response):
+    key: str
+    deleted: bool
+
+
+class Triggered(_Response):
+    key: str
+    run_id: str
+
+
+class HistoryEntry(_Response):
+    key: str
+    occurrence: Instant
+    last_occurrence: Instant | None
+    count: int
+    decision: Decision
+    reason: str
+    run_id: str | None
+    revision: int
+    decided_at: Instant
+
+
+class HistoryList(_Response):
+    history: list[HistoryEntry]
+
+
+class Run(_Response):
+    id: str
+    workflow: str
+    version: str
+    status: RunStatus
+    input: Any
+    result: Any
+    error: str | None
+    attempt: int
+    priority: int
+    pool: str
+    schedule_key: str | None
+    schedule_revision: int | None
+    scheduled_for: Instant | None
+    created_at: Instant
+    started_at: Instant | None
+    finished_at: Instant | None
+
+
+class Step(_Response):
+    run_id: str
+    name: str
+    kind: Literal["step", "sleep", "now"]
+    status: Literal["completed", "failed"]
+    result: Any
+    error: str | None
+    attempts: int
+    started_at: Instant
+    finished_at: Instant
+
+
+class RunDetail(Run):
+    steps: list[Step]
+
+
+class RunList(_Response):
+    runs: list[Run]
+    next_offset: int | None = Field(
+        description="The offset of the next page, or null when this is the last one."
+    )
+
+
+class CancelResult(_Response):
+    run_id: str
+    cancelled: bool = Field(description="False when the run had already finished.")
+    status: RunStatus
+
+
+class RetryPolicy(_Response):
+    max_attempts: int
+    backoff: str
+    factor: float
+    max_backoff: str
+
+
+class Workflow(_Response):
+    name: str
+    version: str
+    pool: str
+    priority: int
+    concurrency: int | None
+    timeout: OutDuration
+    retry: RetryPolicy
+    takes_input: bool
+    input_schema: dict[str, Any] | None = Field(
+        description="JSON Schema of the input annotation, when there is one."
+    )
+
+
+class WorkflowList(_Response):
+    workflows: list[Workflow]
+
+
+class Occurrence(_Response):
+    utc: Instant
+    local: datetime = Field(description="The same instant in the zone, with its UTC offset.")
+    utc_offset: str
+
+
+class Preview(_Response):
+    cron: str | None
+    every: OutDuration
+    timezone: str
+    description: str
+    occurrences: list[Occurrence]
+
+
+class Health(_Response):
+    status: Literal["ok", "unavailable"]
+
+
+RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    CancelResult,
+    Deleted,
+    ErrorResponse,
+    Health,
+    HistoryList,
+    Preview,
+    Run,
+    RunDetail,
+    RunList,
+    Schedule,
+    ScheduleList,
+    ScheduleWritten,
+    Triggered,
+    WorkflowList,
+)
