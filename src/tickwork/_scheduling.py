@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from . import _clock, cron
@@ -31,6 +31,8 @@ _MAX_KEY = 150
 #: schedules fired per transaction; a tick runs as many transactions as it needs.
 FIRE_BATCH = 1000
 _MAX_PASSES = 10_000
+#: the last instant a datetime can hold, in epoch milliseconds
+_LAST_MS = _clock.to_ms(datetime.max.replace(tzinfo=UTC))
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,16 @@ class Schedules:
             definition=canonical_json({k: v for k, v in fields.items() if k != "key"}),
         )
         now = self._core.now_ms()
-        outcome = self._core.store.upsert_schedule(
-            record,
-            now_ms=now,
-            grid=lambda stored: _firing_grid(record, stored, now),
-            on_conflict=on_conflict,
-            paused=paused,
-        )
+        try:
+            outcome = self._core.store.upsert_schedule(
+                record,
+                now_ms=now,
+                grid=lambda stored: _firing_grid(record, stored, now),
+                on_conflict=on_conflict,
+                paused=paused,
+            )
+        except OverflowError as exc:  # a cron occurrence past datetime's range
+            raise ConfigError(f"Schedule {key!r}: its occurrences pass year 9999") from exc
         if outcome.outcome == "conflict":
             raise ScheduleConflict(
                 f"Schedule {key!r} exists with another definition (on_conflict='error')"
@@ -313,6 +318,8 @@ def _cadence(record: ScheduleRecord) -> tuple[object, ...]:
 def _bounded(record: ScheduleRecord, occurrence: int | None) -> int | None:
     if occurrence is None or (record.end_ms is not None and occurrence > record.end_ms):
         return None
+    if occurrence > _LAST_MS:  # stored, it could never be read back as a datetime
+        raise ConfigError(f"Schedule {record.key!r}: its next occurrence passes year 9999")
     return occurrence
 
 
