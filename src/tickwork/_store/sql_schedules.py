@@ -43,11 +43,12 @@ SELECT_DEFINITION = (
     f"SELECT {_DEFINITION_COLUMNS}, {_STATE_COLUMNS}, state, due_at FROM tickwork_schedules "
     "WHERE key = ?"
 )
-# Register a new schedule.
+# Register a new schedule, unless another transaction registered the key meanwhile.
 INSERT_SCHEDULE = f"""
 INSERT INTO tickwork_schedules ({_DEFINITION_COLUMNS}, state, revision, anchor_at,
     next_fire_at, due_at, created_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)
+ON CONFLICT (key) DO NOTHING
 """
 # Update a definition in place; the caller decides next_fire_at and due_at.
 UPDATE_DEFINITION = """
@@ -227,14 +228,19 @@ class ScheduleSql:
                     now_ms,
                     now_ms,
                 )
-                if paused_at is not None:
-                    tx.execute(
-                        "UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
-                        paused_at,
-                        record.key,
-                    )
-                self._notify(tx, "schedules")
-                return Registration("created", 1)
+                if tx.rowcount == 1:
+                    if paused_at is not None:
+                        tx.execute(
+                            "UPDATE tickwork_schedules SET paused_at = ? WHERE key = ?",
+                            paused_at,
+                            record.key,
+                        )
+                    self._notify(tx, "schedules")
+                    return Registration("created", 1)
+                # Another worker registered the key between our read and our insert
+                # (PostgreSQL, READ COMMITTED: a fleet starting at once): the unique key
+                # kept one row; treat ours as a registration of an existing key.
+                row = tx.execute(SELECT_DEFINITION, record.key).fetchone()
             revision = row[_REVISION]
             if row[_DEFINITION] == record.definition:
                 outcome = "unchanged"
