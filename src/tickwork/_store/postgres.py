@@ -32,6 +32,8 @@ CHANNEL = "tickwork"
 # Advisory lock keys (any constants; the names only help people reading pg_locks).
 _MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
+#: seconds a call waits for a pooled connection before failing with StoreError
+_WAIT_S = 10.0
 
 
 class PostgresStore(SqlStore):
@@ -47,9 +49,13 @@ class PostgresStore(SqlStore):
             psycopg.conninfo.conninfo_to_dict(self.url)
         except psycopg.ProgrammingError as exc:
             raise ConfigError(f"Bad PostgreSQL URL: {exc}") from exc
+        # A call waits up to _WAIT_S for a connection. While it waits, the pool keeps
+        # trying to connect (with back-off) for as long: were it to give up at the first
+        # refusal, a call that began during an outage would wait out its whole timeout
+        # even after the database came back.
         self._pool = ConnectionPool(
-            self.url, min_size=1, max_size=max_connections, open=False, timeout=10,
-            reconnect_timeout=0, kwargs={"autocommit": False},
+            self.url, min_size=1, max_size=max_connections, open=False, timeout=_WAIT_S,
+            reconnect_timeout=_WAIT_S, kwargs={"autocommit": False},
         )  # fmt: skip
         self._opened = False
         self._open_lock = threading.Lock()
