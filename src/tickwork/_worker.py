@@ -156,6 +156,7 @@ class LeaseKeeper:
 
     def _loop(self) -> None:
         interval = self._core.lease_ms / 3000
+        outage = False
         while not _clock.wait(self._stop, interval):
             with self._lock:
                 held = dict(self._held)
@@ -167,9 +168,16 @@ class LeaseKeeper:
                     now_ms=self._core.now_ms(),
                     lease_ms=self._core.lease_ms,
                 )
+            except StoreError as exc:
+                # Like the loop: an outage is reported once, not at every renewal.
+                if not outage:
+                    outage = True
+                    self._core.hooks.report(exc, {"where": "renewing leases", "outage": True})
+                continue
             except Exception as exc:
                 self._core.hooks.report(exc, {"where": "renewing leases"})
                 continue
+            outage = False
             for run_id, cancel in alive.items():
                 ctx = held[run_id][1]
                 if cancel and ctx is not None:
