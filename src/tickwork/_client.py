@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -65,7 +65,9 @@ def _instant(value: object, name: str) -> str | None:
         return None
     if not isinstance(value, datetime):
         raise ConfigError(f"{name} must be an aware datetime, not {value!r}")
-    return value.isoformat()  # a naive one is refused by the engine, as it is locally
+    if value.tzinfo is None:
+        return value.isoformat()  # refused by the server's engine, as by a local one
+    return value.astimezone(UTC).isoformat()
 
 
 def _duration(value: Duration | None) -> int | None:

@@ -486,6 +486,23 @@ def test_bad_run_filters_are_400(api: Api, params: dict[str, Any]) -> None:
     assert response.status_code == 400 and error_of(response)["code"] == "CONFIG_ERROR"
 
 
+@pytest.mark.parametrize(
+    "path", ["/api/v1/runs?stauts=failed", "/api/v1/schedules?limit=5", "/api/v1/workflows?x=1"]
+)
+def test_unknown_query_parameters_are_400_rather_than_ignored(api: Api, path: str) -> None:
+    response = api.get(path)
+    assert response.status_code == 400 and error_of(response)["code"] == "CONFIG_ERROR"
+    assert "Unknown query parameter" in error_of(response)["message"]
+
+
+def test_instants_take_any_iso_offset_even_with_seconds(api: Api, app_engine: Engine) -> None:
+    body = {**SCHEDULE, "start_at": "1900-01-01T00:00:00+05:53:28", "every": "1d"}
+    assert api.post("/api/v1/schedules", json=body).status_code == 200
+    info = app_engine.get_schedule("hourly")
+    assert info is not None and info.next_fire_at is not None
+    assert info.next_fire_at.time().isoformat() == "18:06:32"
+
+
 def test_runs_of_a_schedule_are_listed_by_its_key(api: Api, clock: FakeClock) -> None:
     api.post("/api/v1/schedules", json=SCHEDULE)
     clock.advance("1h")

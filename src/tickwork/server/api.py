@@ -51,10 +51,10 @@ from .._wire import (
 from ..errors import ConfigError, ScheduleConflict, StoreError, TickworkError
 from . import schemas
 from .auth import BearerAuth, error_response
-from .openapi import openapi_document
+from .openapi import PREFIX, openapi_document
 from .schemas import MAX_LIMIT
 
-__all__ = ["ApiProblem", "build_api", "read_body"]
+__all__ = ["ApiProblem", "build_api", "on_http_error", "read_body"]
 
 log = logging.getLogger("tickwork.server")
 
@@ -100,11 +100,18 @@ async def read_body(request: Request, model: type[M]) -> M:
     try:
         return model.model_validate_json(text)
     except pydantic.ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or 'body'}: {error['msg']}"
-            for error in exc.errors(include_url=False)
+        raise ApiProblem(422, "CONFIG_ERROR", f"Invalid body: {_problems(exc)}") from None
+
+
+def _problems(exc: pydantic.ValidationError) -> str:
+    """Pydantic's errors as "field: message; ...", without its union-member tags."""
+    problems: dict[str, None] = {}
+    for error in exc.errors(include_url=False):
+        where = ".".join(
+            str(part) for part in error["loc"] if isinstance(part, int) or part.isidentifier()
         )
-        raise ApiProblem(422, "CONFIG_ERROR", f"Invalid body: {problems}") from None
+        problems[f"{where or 'body'}: {error['msg']}"] = None
+    return "; ".join(problems)
 
 
 def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -117,7 +124,11 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
 
 
 def _instant_param(request: Request, name: str) -> datetime | None:
-    text = request.query_params.get(name)
+    return _instant_value(request.query_params.get(name), name)
+
+
+def _instant_value(text: str | None, name: str) -> datetime | None:
+    """ISO 8601 as ``datetime.fromisoformat`` reads it; a naive one is the engine's to refuse."""
     if text is None:
         return None
     try:
@@ -216,6 +227,8 @@ class _Api:
     async def _register(self, body: schemas.ScheduleDefinition, key: str | None) -> Response:
         options = body.model_dump(exclude={"workflow", "input", "retry", "key"})
         options["retry"] = _retry(body.retry)
+        options["start_at"] = _instant_value(body.start_at, "start_at")
+        options["end_at"] = _instant_value(body.end_at, "end_at")
         written = await self._call(
             self.engine.schedule, body.workflow, body.input, key=key, **options
         )
@@ -397,11 +410,40 @@ async def _on_overflow(request: Request, exc: Exception) -> Response:
     return error_response(400, ConfigError.code, f"Value out of range: {exc}")
 
 
-async def _on_http_error(request: Request, exc: Exception) -> Response:
+async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
     headers = None if exc.headers is None else dict(exc.headers)
     return error_response(exc.status_code, code, str(exc.detail), headers=headers)
+
+
+def _route(
+    path: str, handlers: dict[str, Callable[[Request], Any]], document: dict[str, Any]
+) -> Route:
+    """One route per path, whatever its methods, so a 405's ``Allow`` names them all.
+
+    Query parameters the document does not list for the operation are refused (400), so
+    a misspelt filter (``?stauts=failed``) is an error rather than every run.
+    """
+    documented = document["paths"][PREFIX + path.replace(":path", "")]
+    allowed = {
+        method: {p["name"] for p in documented[method.lower()].get("parameters", ())
+                 if p["in"] == "query"}
+        for method in handlers
+    }  # fmt: skip
+
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        unknown = sorted(set(request.query_params) - allowed[method])
+        if unknown:
+            raise ConfigError(
+                f"Unknown query parameter(s) {unknown}: expected some of {sorted(allowed[method])}"
+            )
+        response: Response = await handlers[method](request)
+        return response
+
+    endpoint.__name__ = next(iter(handlers.values())).__name__
+    return Route(path, endpoint, methods=list(handlers))
 
 
 def build_api(engine: Engine) -> Starlette:
@@ -412,26 +454,29 @@ def build_api(engine: Engine) -> Starlette:
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
 
-    routes: list[BaseRoute] = [
-        Route("/openapi.json", openapi, methods=["GET"]),
-        Route("/schedules", api.list_schedules, methods=["GET"]),
-        Route("/schedules", api.create_schedule, methods=["POST"]),
-        Route("/schedules/{key}", api.get_schedule, methods=["GET"]),
-        Route("/schedules/{key}", api.put_schedule, methods=["PUT"]),
-        Route("/schedules/{key}", api.delete_schedule, methods=["DELETE"]),
-        Route("/schedules/{key}/trigger", api.trigger, methods=["POST"]),
-        Route("/schedules/{key}/history", api.history, methods=["GET"]),
-        *(
-            Route(f"/schedules/{{key}}/{action}", api._state_handler(action), methods=["POST"])
-            for action in _STATE_ACTIONS
-        ),
-        Route("/runs", api.list_runs, methods=["GET"]),
-        Route("/runs", api.start_run, methods=["POST"]),
-        Route("/runs/{run_id:path}/cancel", api.cancel_run, methods=["POST"]),
-        Route("/runs/{run_id:path}", api.get_run, methods=["GET"]),
-        Route("/workflows", api.workflows, methods=["GET"]),
-        Route("/cron/preview", api.preview, methods=["GET"]),
-    ]
+    state_changes = {
+        f"/schedules/{{key}}/{action}": {"POST": api._state_handler(action)}
+        for action in _STATE_ACTIONS
+    }
+    paths: dict[str, dict[str, Callable[[Request], Any]]] = {
+        "/openapi.json": {"GET": openapi},
+        "/schedules": {"GET": api.list_schedules, "POST": api.create_schedule},
+        "/schedules/{key}": {
+            "GET": api.get_schedule,
+            "PUT": api.put_schedule,
+            "DELETE": api.delete_schedule,
+        },
+        "/schedules/{key}/trigger": {"POST": api.trigger},
+        "/schedules/{key}/history": {"GET": api.history},
+        **state_changes,
+        "/runs": {"GET": api.list_runs, "POST": api.start_run},
+        # Before the run itself: "/runs/a/cancel" would also match it, with id "a/cancel".
+        "/runs/{run_id:path}/cancel": {"POST": api.cancel_run},
+        "/runs/{run_id:path}": {"GET": api.get_run},
+        "/workflows": {"GET": api.workflows},
+        "/cron/preview": {"GET": api.preview},
+    }
+    routes: list[BaseRoute] = [_route(path, handlers, document) for path, handlers in paths.items()]
     return Starlette(
         routes=routes,
         middleware=[Middleware(BearerAuth, engine=engine)],
@@ -439,6 +484,6 @@ def build_api(engine: Engine) -> Starlette:
             ApiProblem: _on_problem,
             TickworkError: _on_tickwork_error,
             OverflowError: _on_overflow,
-            HTTPException: _on_http_error,
+            HTTPException: on_http_error,
         },
     )

@@ -19,13 +19,15 @@ import logging
 import anyio
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from .._engine import Engine
 from .api import build_api
+from .api import on_http_error as api_http_error
 from .auth import MAX_BODY_BYTES, BodyLimit, bearer_key_id_async, bearer_token, unauthorized
 from .metrics import CONTENT_TYPE_LATEST, metrics_registry, render_metrics
 from .openapi import PREFIX
@@ -89,4 +91,17 @@ def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
     ]
     if dashboard:
         routes += _dashboard_routes(engine)
-    return Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)])
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)],
+        exception_handlers={HTTPException: _on_http_error},
+    )
+
+
+async def _on_http_error(request: Request, exc: Exception) -> Response:
+    """API paths the API's own router never saw (a newline in the path keeps Starlette's
+    mount from matching) still answer in JSON; other paths as Starlette does."""
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith(f"{PREFIX}/") or request.url.path == PREFIX:
+        return await api_http_error(request, exc)
+    return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)

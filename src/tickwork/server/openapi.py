@@ -40,6 +40,7 @@ _NOT_FOUND_RUN = _error("No such run (RUN_NOT_FOUND)")
 _UNREADABLE = _error("The body is not a JSON object (MALFORMED_BODY) or does not fit its schema")
 _TOO_LARGE = _error("The body is larger than 1 MiB (PAYLOAD_TOO_LARGE)")
 _STORE = _error("The database failed (STORE_ERROR)")
+_NO_ROUTE = _error("No such route (NOT_FOUND)")
 
 
 def _path_param(name: str, description: str) -> dict[str, Any]:
@@ -73,7 +74,13 @@ def _operation(
     body: str | None = None,
     errors: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    responses: dict[str, Any] = {"200": ok, "401": _UNAUTHORIZED, "503": _STORE}
+    # Any path may fail to route (a newline in a key, say): 404 NOT_FOUND everywhere.
+    responses: dict[str, Any] = {
+        "200": ok,
+        "401": _UNAUTHORIZED,
+        "404": _NO_ROUTE,
+        "503": _STORE,
+    }
     if body is not None:
         responses.update({"413": _TOO_LARGE, "422": _UNREADABLE})
     responses.update(errors or {})

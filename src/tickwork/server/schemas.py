@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 
@@ -42,15 +42,34 @@ MAX_LIMIT = 10_000
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
+
+def _integral(value: Any) -> Any:
+    """JSON Schema's integers include 3.0: take it as 3 (strict mode would refuse it)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_integral)]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), BeforeValidator(_integral)]
+
 #: a length of time: int milliseconds, "1h30m", or {"hours": 1, "minutes": 30}
 DurationIn = Annotated[
-    int | str | dict[str, int | float],
+    Integer | str | dict[str, int | float],
     Field(
         description='Int milliseconds, a string such as "1h30m" or "500ms", or an object '
         'such as {"hours": 1, "minutes": 30}.',
     ),
 ]
-Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
+
+#: read by ``datetime.fromisoformat``, so offsets with seconds (``+05:53:28``) are fine
+InstantIn = Annotated[
+    str,
+    Field(
+        json_schema_extra={"format": "date-time"},
+        description="ISO 8601 with a UTC offset, e.g. 2026-03-01T09:00:00+01:00",
+    ),
+]
 OutDuration = Annotated[
     str | None, Field(description='A duration string such as "1h30m"; null when unset.')
 ]
@@ -86,15 +105,17 @@ class ScheduleDefinition(_Request):
     cron: str | None = None
     timezone: str = "UTC"
     overlap: Overlap = Overlap.ALLOW
-    catchup: Annotated[int, Field(ge=1, le=INT64_MAX)] | Literal["all"] = 1
+    catchup: (
+        Annotated[int, Field(ge=1, le=INT64_MAX), BeforeValidator(_integral)] | Literal["all"]
+    ) = 1
     catchup_window: DurationIn | None = None
     jitter: DurationIn | None = None
     paused: bool | None = None
     pool: str | None = None
     priority: Int64 | None = None
     retry: RetryBody | None = None
-    start_at: datetime | None = None
-    end_at: datetime | None = None
+    start_at: InstantIn | None = None
+    end_at: InstantIn | None = None
     on_conflict: Literal["update", "error", "keep"] = "update"
 
 
