@@ -1,0 +1,124 @@
+"""``Client`` mirrors ``Engine``: the same methods, parameters, defaults and results; its
+run handle mirrors ``RunHandle``; every error class survives the wire."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tickwork import Client, Engine, RunHandle, errors
+from tickwork._client import RemoteRunHandle
+from tickwork._models import (
+    Decision,
+    HistoryEntry,
+    Overlap,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    ScheduleState,
+    StepInfo,
+)
+from tickwork._wire import (
+    ERROR_CLASSES,
+    error_details,
+    error_from_wire,
+    history_from_wire,
+    history_to_wire,
+    run_from_wire,
+    run_to_wire,
+    schedule_from_wire,
+    schedule_to_wire,
+    step_from_wire,
+    step_to_wire,
+)
+
+MIRRORED = [
+    "schedule", "unschedule", "pause", "resume", "activate", "deactivate", "trigger",
+    "get_schedule", "list_schedules", "schedule_history", "start", "get_run", "list_runs",
+    "list_steps", "cancel", "workflows", "preview",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MIRRORED)
+def test_client_method_has_the_engines_signature(name: str) -> None:
+    engine = inspect.signature(getattr(Engine, name))
+    client = inspect.signature(getattr(Client, name))
+    assert list(client.parameters) == list(engine.parameters)
+    for param in engine.parameters.values():
+        mirror = client.parameters[param.name]
+        assert (mirror.kind, mirror.default) == (param.kind, param.default), param.name
+        assert mirror.annotation == param.annotation, param.name
+    expected = engine.return_annotation
+    if name == "start":  # a handle to a remote run, with RunHandle's methods
+        assert client.return_annotation == "RemoteRunHandle" and expected == "RunHandle"
+    else:
+        assert client.return_annotation == expected
+
+
+def test_client_has_a_docstring_or_the_engines_for_every_mirrored_method() -> None:
+    for name in MIRRORED:
+        assert getattr(Client, name).__doc__ or not getattr(Engine, name).__doc__, name
+
+
+@pytest.mark.parametrize("name", ["status", "result", "cancel"])
+def test_remote_handle_has_the_run_handles_methods(name: str) -> None:
+    local = inspect.signature(getattr(RunHandle, name))
+    remote = inspect.signature(getattr(RemoteRunHandle, name))
+    assert str(remote) == str(local)
+
+
+@pytest.mark.parametrize("cls", sorted(set(ERROR_CLASSES.values()) - {errors.ApiError}, key=str))
+def test_every_error_class_comes_back_as_itself(cls: type[errors.TickworkError]) -> None:
+    samples = {
+        errors.CronError: errors.CronError("61 * * * *", "minute", "61 is out of range"),
+        errors.UnknownWorkflowError: errors.UnknownWorkflowError("w"),
+        errors.RunFailed: errors.RunFailed("r", "ValueError: x"),
+        errors.RunCancelled: errors.RunCancelled("r"),
+        errors.RunTimeout: errors.RunTimeout("r", "running"),
+        errors.StepFailed: errors.StepFailed("s", "KeyError: k"),
+    }
+    original = samples.get(cls) or cls("something is wrong")
+    rebuilt = error_from_wire(cls.code, str(original), error_details(original))
+    assert type(rebuilt) is cls and str(rebuilt) == str(original)
+    assert vars(rebuilt) == vars(original)
+
+
+def test_codes_of_the_api_itself_are_not_error_classes() -> None:
+    for code in ("UNAUTHORIZED", "NOT_FOUND", "MALFORMED_BODY", "API_ERROR", "???"):
+        assert error_from_wire(code, "m", None) is None
+
+
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)
+
+
+def test_values_survive_the_wire_exactly() -> None:
+    schedule = ScheduleInfo(
+        key="k", workflow="w", input={"a": [1, 2.5, None]}, cron=None,
+        every=timedelta(hours=1, minutes=30, milliseconds=5), timezone="Europe/London",
+        overlap=Overlap.SKIP, catchup="all", jitter=timedelta(seconds=30), pool="p",
+        priority=-3, state=ScheduleState.PAUSED, revision=2, next_fire_at=T0,
+        last_fire_at=None, last_run_id=None, last_run_status=RunStatus.FAILED,
+        created_at=T0, updated_at=T0 + timedelta(days=400),
+    )  # fmt: skip
+    run = RunInfo(
+        id="r", workflow="w", version="1", status=RunStatus.SLEEPING, input=None, result=[1],
+        error=None, attempt=2, priority=0, pool="default", schedule_key="k",
+        scheduled_for=T0, created_at=T0, started_at=None, finished_at=None,
+        schedule_revision=3,
+    )  # fmt: skip
+    entry = HistoryEntry(
+        key="k", occurrence=T0, decision=Decision.DROPPED_CATCHUP, reason="catchup=1",
+        run_id=None, revision=1, decided_at=T0, count=12, last_occurrence=T0 + timedelta(hours=11),
+    )  # fmt: skip
+    step = StepInfo(
+        run_id="r", name="fetch#2", kind="step", status="failed", result=None,
+        error="KeyError: 'x'", attempts=3, started_at=T0, finished_at=T0,
+    )  # fmt: skip
+    assert schedule_from_wire(schedule_to_wire(schedule)) == schedule
+    assert run_from_wire(run_to_wire(run)) == run
+    assert history_from_wire(history_to_wire(entry)) == entry
+    assert step_from_wire(step_to_wire(step)) == step
+    assert schedule_to_wire(schedule)["every"] == "1h30m5ms"
+    assert run_to_wire(run)["created_at"] == "2026-03-01T12:00:00.123Z"
