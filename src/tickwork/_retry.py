@@ -11,6 +11,8 @@ from .errors import ConfigError
 
 __all__ = ["NO_RETRY", "Retry"]
 
+_MAX_FACTOR = 1000
+
 
 @dataclass(frozen=True, init=False)
 class Retry:
@@ -34,8 +36,14 @@ class Retry:
     ) -> None:
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ConfigError(f"Retry.max_attempts must be an int >= 1, not {max_attempts!r}")
-        if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
-            raise ConfigError(f"Retry.factor must be a number >= 1, not {factor!r}")
+        if (
+            isinstance(factor, bool)
+            or not isinstance(factor, int | float)
+            or not 1 <= factor <= _MAX_FACTOR
+        ):
+            raise ConfigError(
+                f"Retry.factor must be a number from 1 to {_MAX_FACTOR}, not {factor!r}"
+            )
         object.__setattr__(self, "max_attempts", max_attempts)
         object.__setattr__(self, "backoff", timedelta(milliseconds=to_ms(backoff)))
         object.__setattr__(self, "factor", float(factor))
@@ -47,7 +55,10 @@ class Retry:
         cap = self.max_backoff.total_seconds() * 1000
         # Bound the exponent so a huge attempt count cannot overflow a float.
         exponent = min(failed_attempt - 1, 64)
-        return int(min(base * self.factor**exponent, cap))
+        try:
+            return int(min(base * self.factor**exponent, cap))
+        except OverflowError:  # the uncapped wait is beyond any float: the cap applies
+            return int(cap)
 
     def to_json(self) -> dict[str, float]:
         """The policy as stored with a schedule's runs."""

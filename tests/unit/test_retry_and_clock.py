@@ -45,3 +45,10 @@ def test_fake_clock_refuses_naive_datetimes_and_bad_durations() -> None:
     clock = FakeClock(datetime(2026, 1, 1, tzinfo=UTC))
     with pytest.raises(ConfigError):
         clock.advance("-1s")
+
+
+def test_huge_factor_and_attempt_count_stay_at_the_cap() -> None:
+    retry = Retry(max_attempts=10_000, backoff="1s", factor=1000, max_backoff="5m")
+    assert retry.delay_ms(5_000) == 300_000
+    with pytest.raises(ConfigError):
+        Retry(factor=1e300)
