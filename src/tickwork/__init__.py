@@ -9,7 +9,7 @@ from ._client import Client as Client
 from ._context import Context as Context
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
-from ._engine import RunHandle as RunHandle
+from ._handle import RunHandle as RunHandle
 from ._models import Decision as Decision
 from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap

@@ -23,6 +23,7 @@ import pydantic
 
 from . import _clock
 from ._durations import Duration, to_ms
+from ._handle import RunHandle
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._retry import Retry
 from ._wire import (
@@ -37,17 +38,13 @@ from .errors import (
     ApiError,
     ConfigError,
     InputValidationError,
-    RunCancelled,
-    RunFailed,
-    RunTimeout,
-    TickworkError,
     UnknownWorkflowError,
 )
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Client", "RemoteRunHandle"]
+__all__ = ["Client"]
 
 _API = "/api/v1"
 # 404 codes that mean "no such schedule / run": the engine's None or False.
@@ -93,58 +90,9 @@ def _input(value: Any, workflow: str) -> Any:
     return value
 
 
-class RemoteRunHandle:
-    """A run started through a ``Client``: ``RunHandle``'s methods, over HTTP."""
-
-    def __init__(self, client: Client, run_id: str) -> None:
-        self._client = client
-        self.id = run_id
-
-    def _run(self) -> RunInfo:
-        run = self._client.get_run(self.id)
-        if run is None:
-            raise TickworkError(f"Run {self.id} no longer exists")
-        return run
-
-    def status(self) -> RunStatus:
-        return self._run().status
-
-    def result(self, timeout: float | None = None) -> Any:
-        """Wait until the run ends; return its result or raise ``RunFailed`` /
-        ``RunCancelled``. With ``timeout`` (seconds), give up with ``RunTimeout``.
-
-        Polls the server, every 50 ms at first, then less often up to every second.
-        """
-        deadline = None if timeout is None else _clock.monotonic() + timeout
-        wait = 0.05
-        while True:
-            run = self._run()
-            if run.status is RunStatus.COMPLETED:
-                return run.result
-            if run.status is RunStatus.FAILED:
-                raise RunFailed(run.id, run.error)
-            if run.status is RunStatus.CANCELLED:
-                raise RunCancelled(run.id)
-            pause = wait
-            if deadline is not None:
-                remaining = deadline - _clock.monotonic()
-                if remaining <= 0:
-                    raise RunTimeout(run.id, run.status.value)
-                pause = min(pause, remaining)
-            _clock.sleep(pause)
-            wait = min(wait * 2, 1.0)
-
-    def cancel(self) -> bool:
-        return self._client.cancel(self.id)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RemoteRunHandle) and other.id == self.id
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __repr__(self) -> str:
-        return f"RemoteRunHandle({self.id!r})"
+def _poll_pause(seconds: float, look: int) -> None:
+    """Between looks at a remote run: 50 ms at first, doubling up to a second."""
+    _clock.sleep(min(seconds, 0.05 * 2 ** min(look, 5), 1.0))
 
 
 class Client:
@@ -231,7 +179,7 @@ class Client:
         priority: int | None = None,
         pool: str | None = None,
         delay: Duration | None = None,
-    ) -> RemoteRunHandle:
+    ) -> RunHandle:
         """Start a run now (or after ``delay``); idempotent by ``run_id``."""
         name = _workflow_name(workflow)
         body = {
@@ -243,7 +191,7 @@ class Client:
             "delay": _duration(delay),
         }
         run = self._request("POST", "/runs", body=body)
-        return RemoteRunHandle(self, run["id"])
+        return RunHandle(run["id"], get_run=self.get_run, cancel=self.cancel, pause=_poll_pause)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The run with this id, or None."""

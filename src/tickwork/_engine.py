@@ -23,6 +23,7 @@ from ._declared import (
     workflow_schedules,
 )
 from ._durations import Duration, to_ms
+from ._handle import RunHandle
 from ._ids import canonical_json, new_run_id, new_worker_id
 from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
@@ -32,74 +33,16 @@ from ._store import NewRun, Store, open_store
 from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
 from .errors import (
     ConfigError,
-    RunCancelled,
-    RunFailed,
-    RunTimeout,
-    TickworkError,
     UnknownWorkflowError,
 )
 
-__all__ = ["DEFAULT_URL", "Engine", "RunHandle"]
+__all__ = ["DEFAULT_URL", "Engine"]
 
 log = logging.getLogger("tickwork")
 
 DEFAULT_URL = "sqlite:///tickwork.db"
 F = TypeVar("F", bound=Callable[..., Any])
 _MAX_ID = 200
-
-
-class RunHandle:
-    """A started run: ask its status, wait for its result, cancel it."""
-
-    def __init__(self, engine: Engine, run_id: str) -> None:
-        self._engine = engine
-        self.id = run_id
-
-    def status(self) -> RunStatus:
-        run = self._engine.get_run(self.id)
-        if run is None:
-            raise TickworkError(f"Run {self.id} no longer exists")
-        return run.status
-
-    def result(self, timeout: float | None = None) -> Any:
-        """Wait until the run ends; return its result or raise ``RunFailed`` /
-        ``RunCancelled``. With ``timeout`` (seconds), give up with ``RunTimeout``.
-        """
-        deadline = None if timeout is None else _clock.monotonic() + timeout
-        finished = self._engine._core.finished
-        while True:
-            run = self._engine.get_run(self.id)
-            if run is None:
-                raise TickworkError(f"Run {self.id} no longer exists")
-            if run.status is RunStatus.COMPLETED:
-                return run.result
-            if run.status is RunStatus.FAILED:
-                raise RunFailed(run.id, run.error)
-            if run.status is RunStatus.CANCELLED:
-                raise RunCancelled(run.id)
-            wait = 0.1  # other processes finish runs too: look again at least this often
-            if deadline is not None:
-                remaining = deadline - _clock.monotonic()
-                if remaining <= 0:
-                    raise RunTimeout(run.id, run.status.value)
-                wait = min(wait, remaining)
-            with finished:
-                finished.wait(wait)
-
-    async def result_async(self, timeout: float | None = None) -> Any:
-        return await asyncio.to_thread(self.result, timeout)
-
-    def cancel(self) -> bool:
-        return self._engine.cancel(self.id)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RunHandle) and other.id == self.id
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __repr__(self) -> str:
-        return f"RunHandle({self.id!r})"
 
 
 class Engine:
@@ -273,7 +216,15 @@ class Engine:
         )
         stored, _inserted = self._store.insert_run(run)
         self._core.wake.set()
-        return RunHandle(self, stored.id)
+        return RunHandle(
+            stored.id, get_run=self.get_run, cancel=self.cancel, pause=self._await_finish
+        )
+
+    def _await_finish(self, seconds: float, _look: int) -> None:
+        """Wait until some run of this process ends, or at most ``seconds`` (capped at
+        0.1 s: runs end in other processes too)."""
+        with self._core.finished:
+            self._core.finished.wait(min(seconds, 0.1))
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The run with this id, or None."""

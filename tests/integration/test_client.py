@@ -25,13 +25,13 @@ from tickwork import (
     Retry,
     RunCancelled,
     RunFailed,
+    RunHandle,
     RunStatus,
     RunTimeout,
     ScheduleConflict,
     TickworkError,
     UnknownWorkflowError,
 )
-from tickwork._client import RemoteRunHandle
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
 
@@ -184,7 +184,7 @@ def test_start_returns_a_handle_whose_result_waits_for_the_run(
     client: Client, app_engine: Engine
 ) -> None:
     handle = client.start("double", {"n": 21})
-    assert isinstance(handle, RemoteRunHandle) and handle.status() is RunStatus.PENDING
+    assert isinstance(handle, RunHandle) and handle.status() is RunStatus.PENDING
     worker = threading.Timer(0.2, app_engine.run_until_idle)
     worker.start()
     try:
@@ -224,7 +224,9 @@ def test_result_raises_as_the_engines_handle_does(client: Client, app_engine: En
     assert waiting.cancel() is True and waiting.cancel() is False
     with pytest.raises(RunCancelled):
         waiting.result()
-    gone = RemoteRunHandle(client, "never-started")
+    gone = RunHandle(
+        "never-started", get_run=client.get_run, cancel=client.cancel, pause=lambda s, n: None
+    )
     with pytest.raises(TickworkError, match="no longer exists"):
         gone.status()
 

@@ -1,5 +1,5 @@
 """``Client`` mirrors ``Engine``: the same methods, parameters, defaults and results; its
-run handle mirrors ``RunHandle``; every error class survives the wire."""
+``start`` returns the same ``RunHandle``; every error class survives the wire."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tickwork import Client, Engine, RunHandle, errors
-from tickwork._client import RemoteRunHandle
+from tickwork import Client, Engine, errors
 from tickwork._models import (
     Decision,
     HistoryEntry,
@@ -50,23 +49,12 @@ def test_client_method_has_the_engines_signature(name: str) -> None:
         mirror = client.parameters[param.name]
         assert (mirror.kind, mirror.default) == (param.kind, param.default), param.name
         assert mirror.annotation == param.annotation, param.name
-    expected = engine.return_annotation
-    if name == "start":  # a handle to a remote run, with RunHandle's methods
-        assert client.return_annotation == "RemoteRunHandle" and expected == "RunHandle"
-    else:
-        assert client.return_annotation == expected
+    assert client.return_annotation == engine.return_annotation
 
 
 def test_client_has_a_docstring_or_the_engines_for_every_mirrored_method() -> None:
     for name in MIRRORED:
         assert getattr(Client, name).__doc__ or not getattr(Engine, name).__doc__, name
-
-
-@pytest.mark.parametrize("name", ["status", "result", "cancel"])
-def test_remote_handle_has_the_run_handles_methods(name: str) -> None:
-    local = inspect.signature(getattr(RunHandle, name))
-    remote = inspect.signature(getattr(RemoteRunHandle, name))
-    assert str(remote) == str(local)
 
 
 @pytest.mark.parametrize("cls", sorted(set(ERROR_CLASSES.values()) - {errors.ApiError}, key=str))
