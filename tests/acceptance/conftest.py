@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
@@ -271,3 +272,176 @@ def harness(tmp_path: Path) -> Iterator[Harness]:
         yield harness
     finally:
         harness.close()
+
+
+# -- PostgreSQL ----------------------------------------------------------------------------
+#
+# The same harness on a fresh schema of TICKWORK_TEST_POSTGRES_URL (``tests/pg.py``: skipped
+# without it, a failure under CI). Each worker connects with its own ``application_name``
+# (``<harness tag>-<worker name>``), so a test can find that worker's backends in
+# ``pg_stat_activity`` even while other suites share the server.
+
+
+def local_cluster(base_url: str) -> tuple[str, str] | None:
+    """(version, name) of the local Debian cluster serving ``base_url`` (``pg_lsclusters``,
+    matched by port), or None when there is none this process can control."""
+    import psycopg
+
+    params = psycopg.conninfo.conninfo_to_dict(base_url)
+    if str(params.get("host", "localhost")) not in ("localhost", "127.0.0.1", "::1"):
+        return None
+    try:
+        listed = subprocess.run(
+            ["pg_lsclusters", "--no-header"], check=True, capture_output=True, text=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    for line in listed.splitlines():
+        version, name, port, *_ = line.split()
+        if port == str(params.get("port", "5432")):
+            return version, name
+    return None
+
+
+def _with_query(url: str, **params: str) -> str:
+    separator = "&" if "?" in url else "?"
+    return url + separator + "&".join(f"{k}={v}" for k, v in params.items())
+
+
+def postgres_ready(base_url: str) -> bool:
+    """True when the server accepts connections (a plain ``SELECT 1`` goes through)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(base_url, autocommit=True, connect_timeout=2) as conn:
+            conn.execute("SELECT 1")
+        return True
+    except psycopg.Error:
+        return False
+
+
+def ensure_postgres_running(base_url: str, timeout: float = WAIT) -> None:
+    """Start the cluster if it is down, and wait until it accepts connections.
+
+    Every test that stops or restarts PostgreSQL calls it when it ends, pass or fail, so
+    the server is never left down for the suites that share it.
+    """
+    deadline = time.monotonic() + timeout
+    started = False
+    while not postgres_ready(base_url):
+        cluster = local_cluster(base_url)
+        if not started and cluster is not None:
+            subprocess.run(
+                ["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "start"],
+                check=False, capture_output=True,
+            )  # fmt: skip
+            started = True
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"PostgreSQL at {base_url} did not come back within {timeout}s")
+        time.sleep(0.2)
+
+
+class PgHarness(Harness):
+    """``Harness`` on PostgreSQL: ``url`` names a fresh schema (``tests.pg.fresh_schema``)."""
+
+    def __init__(self, tmp_path: Path, url: str, base_url: str) -> None:
+        self.dir = tmp_path
+        self.url = url
+        self.base_url = base_url
+        self.tag = f"twa-{uuid.uuid4().hex[:8]}"
+        self.workers = []
+        self.engine = Engine(url)
+        workflows.define(self.engine)
+        self.engine.migrate()  # the schema exists before any worker starts
+
+    def worker_url(self, name: str) -> str:
+        """The database URL of worker ``name``: its backends carry its name."""
+        return _with_query(self.url, application_name=f"{self.tag}-{name}")
+
+    def worker(self, **options: Any) -> WorkerProcess:
+        """``Harness.worker`` (the acceptance app), connected as ``<tag>-<name>``."""
+        env = dict(options.pop("env", None) or {})
+        env.setdefault("TICKWORK_DATABASE_URL", self.worker_url(f"w{len(self.workers) + 1}"))
+        return super().worker(env=env, **options)
+
+    def app_worker(
+        self, app: str, *, env: dict[str, str] | None = None, threads: int = 8, name: str = ""
+    ) -> WorkerProcess:
+        """``tickwork worker APP`` for another app module than the acceptance app.
+
+        The environment is the test's without ``ACCEPT_``/``TICKWORK_`` variables, plus
+        ``ACCEPT_DIR``, the worker's database URL and ``env``.
+        """
+        name = name or f"w{len(self.workers) + 1}"
+        environ = {
+            k: v for k, v in os.environ.items() if not k.startswith(("ACCEPT_", "TICKWORK_"))
+        }
+        environ.update(
+            TICKWORK_DATABASE_URL=self.worker_url(name), ACCEPT_DIR=str(self.dir),
+            PYTHONUNBUFFERED="1",
+        )  # fmt: skip
+        environ.update(env or {})
+        args = [*tickwork_command(), "worker", app, "--threads", str(threads),
+                "--log-level", "INFO"]  # fmt: skip
+        worker = WorkerProcess(name, args, environ, self.dir / f"{name}.log")
+        self.workers.append(worker)
+        return worker
+
+    def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Rows of one statement on a fresh autocommit connection to the server."""
+        import psycopg
+
+        with psycopg.connect(self.base_url, autocommit=True, connect_timeout=5) as conn:
+            cursor = conn.execute(query, params)
+            return cursor.fetchall() if cursor.description else []
+
+    def backends(self, worker: WorkerProcess, query: str | None = None) -> list[int]:
+        """Backend pids of ``worker``'s connections (running ``query`` last, when given)."""
+        rows = self.sql(
+            "SELECT pid, query FROM pg_stat_activity WHERE application_name = %s",
+            f"{self.tag}-{worker.name}",
+        )
+        return sorted(pid for pid, last in rows if query is None or last == query)
+
+    def raw_run(self, run_id: str) -> dict[str, Any]:
+        """The run's row as stored, lease columns included."""
+        import psycopg
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(self.url, autocommit=True, row_factory=dict_row) as conn:
+            row = conn.execute("SELECT * FROM tickwork_runs WHERE id = %s", (run_id,)).fetchone()
+        assert row is not None, f"run {run_id} is not in the database"
+        return dict(row)
+
+    def pg_ctl(self, action: str) -> None:
+        """``pg_ctlcluster ACTION`` (stop, start, restart) on the server, which must be a
+        local cluster (else the test skips); the harness starts it again when the test
+        ends if it is down."""
+        cluster = local_cluster(self.base_url)
+        if cluster is None:
+            pytest.skip(f"PostgreSQL at {self.base_url} is not a local cluster to restart")
+        subprocess.run(
+            ["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, action],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.kill()
+        ensure_postgres_running(self.base_url)  # a test may have stopped it
+        self.engine.close()
+
+
+@pytest.fixture
+def pg_harness(tmp_path: Path) -> Iterator[PgHarness]:
+    """``harness`` on a fresh PostgreSQL schema; PostgreSQL is running again when it ends."""
+    from tests.pg import base_url, fresh_schema
+
+    base = base_url()
+    ensure_postgres_running(base)
+    with fresh_schema() as url:
+        harness = PgHarness(tmp_path, url, base)
+        try:
+            yield harness
+        finally:
+            harness.close()

@@ -1,0 +1,73 @@
+"""PostgreSQL restarted in the middle of a fleet's work (``pg_ctlcluster stop``, then
+``start`` some seconds later: every connection is cut, and none can be made meanwhile):
+the workers recover by themselves, the fleet's invariants hold (``pg_fleet``), and each
+worker reports the outage once, not once per attempt, then says the database is
+reachable again.
+
+The server is running again when the test ends, pass or fail (``pg_harness``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from pg_fleet import Fleet
+
+pytestmark = pytest.mark.acceptance
+
+WORKERS = 4
+SCHEDULES = 5
+SECONDS = 14
+#: at most this many reports of the outage per worker: one from the loop, and one from a
+#: lease renewal that was due while the server was down
+MAX_REPORTS = 2
+DOWN_AFTER_NOTICED = 3.0  # seconds
+RECOVERED = "tickwork: the database is reachable again"
+
+
+def _outage_reports(log: str) -> int:
+    return len(re.findall(r" ERROR tickwork: ", log))
+
+
+def test_fleet_recovers_by_itself_from_a_postgres_restart(pg_harness):
+    """5 schedules x 14 one-second occurrences, 4 workers; PostgreSQL stopped mid-way,
+    kept down until every worker has met the outage and kept trying, then started."""
+    fleet = Fleet(pg_harness, schedules=SCHEDULES, seconds=SECONDS, nap_ms=100, threads=4)
+    workers = [fleet.start_worker() for _ in range(WORKERS)]
+    pg_harness.wait_until(
+        lambda: fleet.completed() >= 3 * SCHEDULES, "the fleet has completed runs", alive=workers
+    )
+    # Stop the server while a step executes: its checkpoint cannot be written, and the
+    # worker holds the run's lease (renewing it in vain) until it abandons the attempt.
+    pg_harness.wait_until(fleet.in_step, "a step is executing", alive=workers)
+    pg_harness.pg_ctl("stop")
+    try:
+        pg_harness.wait_until(
+            lambda: all(_outage_reports(w.log()) for w in workers),
+            "every worker has reported the outage",
+            alive=workers,
+        )
+        # Down a little longer: each worker's loop tries again every second meanwhile.
+        time.sleep(DOWN_AFTER_NOTICED)
+    finally:
+        pg_harness.pg_ctl("start")
+
+    pg_harness.wait_until(
+        fleet.all_completed, f"all {fleet.total} runs are completed", alive=workers, timeout=120
+    )
+    pg_harness.wait_until(
+        lambda: all(RECOVERED in w.log() for w in workers),
+        "every worker has found the database again",
+        alive=workers,
+    )
+    fleet.stop(workers)
+
+    counts = fleet.check()
+    reports = {}
+    for worker in workers:
+        log = worker.log()
+        reports[worker.name] = _outage_reports(log)
+        assert 1 <= reports[worker.name] <= MAX_REPORTS, log
+    print(f"\nafter a PostgreSQL restart: {counts}; errors reported per worker: {reports}")
