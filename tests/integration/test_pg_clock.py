@@ -1,0 +1,125 @@
+"""A fleet on PostgreSQL agrees on the database server's time, not on each machine's.
+
+``Engine(postgresql_url)`` without a clock uses a ``ReferenceClock`` over the database's
+``clock_timestamp()``: a worker whose own clock runs an hour ahead still reads the
+database's "now", so it neither fires occurrences early nor sees live leases as expired.
+A local clock running ahead is simulated by shifting what ``tickwork._clock`` reads (its
+``datetime.now`` and ``time.time``) by an hour.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+from typing import Any
+
+import psycopg
+import pytest
+from tests.pg import fresh_schema
+
+from tickwork import Context, Engine, _clock
+from tickwork._clock import ReferenceClock, SystemClock
+
+HOUR = timedelta(hours=1)
+#: how far apart two readings of the same machine's clocks may be (a round trip or two)
+CLOSE = timedelta(seconds=1)
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    with fresh_schema() as url:
+        yield url
+
+
+def _database_now(url: str) -> datetime:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT clock_timestamp()").fetchone()
+    assert row is not None
+    return row[0].astimezone(UTC)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def local_clock_an_hour_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's clock, as ``tickwork`` reads it, runs an hour ahead."""
+
+    class Ahead(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Any:
+            return datetime.now(tz) + HOUR
+
+    ahead = SimpleNamespace(
+        time=lambda: time.time() + HOUR.total_seconds(),
+        monotonic=time.monotonic,
+        sleep=time.sleep,
+    )
+    monkeypatch.setattr(_clock, "datetime", Ahead)
+    monkeypatch.setattr(_clock, "time", ahead)
+
+
+@pytest.mark.postgres
+def test_engine_on_postgres_without_a_clock_reads_the_database_clock(pg_url: str) -> None:
+    with Engine(pg_url) as engine:
+        assert isinstance(engine.clock, ReferenceClock)
+        before = _database_now(pg_url)
+        now = engine.clock.now()
+        after = _database_now(pg_url)
+    assert before - CLOSE <= now <= after + CLOSE
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("local_clock_an_hour_ahead")
+def test_worker_whose_clock_runs_an_hour_ahead_still_reads_the_database_time(
+    pg_url: str,
+) -> None:
+    assert SystemClock().now() - datetime.now(UTC) > HOUR - CLOSE  # the shift is in place
+    with Engine(pg_url) as engine:
+        before = _database_now(pg_url)
+        now = engine.clock.now()
+        after = _database_now(pg_url)
+    assert before - CLOSE <= now <= after + CLOSE
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("local_clock_an_hour_ahead")
+def test_worker_whose_clock_runs_ahead_does_not_fire_an_occurrence_early(pg_url: str) -> None:
+    """An hourly schedule registered now is due in an hour by the database's clock: the
+    worker an hour ahead does not fire it; read off its own clock, it would have."""
+    with Engine(pg_url) as fleet, Engine(pg_url, clock=SystemClock()) as own_clock:
+        for engine in (fleet, own_clock):
+
+            @engine.workflow("hourly")
+            def hourly(ctx: Context) -> None:
+                return None
+
+        key = fleet.schedule("hourly", every="1h", key="hourly")
+        assert fleet.tick() == []
+        assert fleet.list_runs() == []
+        # The same worker trusting its own clock: the occurrence looks due already.
+        assert len(own_clock.tick()) == 1
+        schedule = fleet.get_schedule(key)
+        assert schedule is not None and schedule.last_run_id is not None
+
+
+def test_reference_clock_follows_its_reference_not_the_local_clock() -> None:
+    """A reference an hour ahead of this machine: now() is an hour ahead too."""
+    clock = ReferenceClock(lambda: _clock.to_ms(datetime.now(UTC) + HOUR))
+    expected = datetime.now(UTC) + HOUR
+    assert abs(clock.now() - expected) < CLOSE
+    assert abs(clock.now() - (datetime.now(UTC) + HOUR)) < CLOSE
+
+
+def test_reference_clock_keeps_its_last_offset_while_the_reference_is_unreachable() -> None:
+    calls: list[str] = []
+
+    def reference() -> int:
+        calls.append("asked")
+        if len(calls) > 1:
+            raise OSError("database unreachable")
+        return _clock.to_ms(datetime.now(UTC) + HOUR)
+
+    clock = ReferenceClock(reference, refresh=0.0)  # asks again at every reading
+    assert abs(clock.now() - (datetime.now(UTC) + HOUR)) < CLOSE
+    assert abs(clock.now() - (datetime.now(UTC) + HOUR)) < CLOSE
+    assert len(calls) >= 2  # it did ask again, and kept the offset it had
