@@ -21,6 +21,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .. import _clock
 from ..errors import ConfigError, StoreError
 from . import migrations
+from .contract import LeaseLost, StepRecord
 from .sql import Cursor, SqlStore, _Executor
 
 __all__ = ["CHANNEL", "PostgresStore"]
@@ -34,6 +35,24 @@ _MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
 #: seconds a call waits for a pooled connection before failing with StoreError
 _WAIT_S = 10.0
+
+
+# One round trip per checkpoint: the lease check-and-renew and the step upsert in one
+# statement (a data-modifying CTE, which SQLite lacks). No lease row, no step, no result.
+RECORD_STEP = """
+WITH lease AS (
+    UPDATE tickwork_runs SET available_at = ?
+    WHERE id = ? AND lease_token = ? AND status = 'running'
+    RETURNING cancel_requested
+)
+INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
+    started_at, finished_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM lease
+ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
+    result = excluded.result, error = excluded.error, attempts = excluded.attempts,
+    started_at = excluded.started_at, finished_at = excluded.finished_at
+RETURNING (SELECT cancel_requested FROM lease)
+"""
 
 
 class PostgresStore(SqlStore):
@@ -81,6 +100,19 @@ class PostgresStore(SqlStore):
                 yield conn.cursor()
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreError(f"PostgreSQL: {exc}".strip()) from exc
+
+    def record_step(
+        self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
+    ) -> bool:
+        with self._tx(write=True) as tx:
+            row = tx.execute(
+                RECORD_STEP, now_ms + lease_ms, run_id, token, run_id, step.kind, step.name,
+                step.seq, step.status, step.result_json, step.error, step.attempts,
+                step.started_ms, step.finished_ms,
+            ).fetchone()  # fmt: skip
+            if row is None:
+                raise LeaseLost(run_id)
+        return bool(row[0])
 
     def _serialize(self, tx: _Executor, names: Sequence[str]) -> None:
         """Hold a transaction lock per name, so counts and claims of one name never race."""
