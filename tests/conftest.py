@@ -7,17 +7,25 @@ one backend takes ``sqlite_url`` instead.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from tests.pg import fresh_schema
+from tests.pg import ENV, fresh_schema
 from tickwork import Engine
 from tickwork.testing import FakeClock
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def pytest_report_header() -> str:
+    """Say up front whether the PostgreSQL half of the suite runs, and how to make it."""
+    if os.environ.get(ENV):
+        return f"PostgreSQL tests: on ({ENV} is set)"
+    return f"PostgreSQL tests: SKIPPED, each saying why (set {ENV} to run them)"
 
 
 @pytest.fixture
