@@ -46,7 +46,7 @@ def test_schedules_list_as_json(url: str) -> None:
     result = tickwork("schedules", "list", "--database", url, "--json")
     assert result.exit_code == 0, result.output
     (schedule,) = json.loads(result.output)
-    assert schedule["key"] == "hourly" and schedule["every"] == 3600.0
+    assert schedule["key"] == "hourly" and schedule["every"] == "1h"
     assert schedule["state"] == "active"
 
 

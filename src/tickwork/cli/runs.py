@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import click
 
 from .._models import RunInfo, RunStatus, StepInfo
+from .._wire import run_to_wire, step_to_wire
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, print_table
 
@@ -15,7 +15,8 @@ __all__ = ["command", "to_json"]
 
 
 def to_json(value: RunInfo | StepInfo) -> dict[str, Any]:
-    return {k: getattr(v, "value", v) for k, v in dataclasses.asdict(value).items()}
+    """A run or step as the HTTP API sends it: one JSON shape for scripts everywhere."""
+    return run_to_wire(value) if isinstance(value, RunInfo) else step_to_wire(value)
 
 
 @click.group("runs")

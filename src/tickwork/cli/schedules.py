@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +9,7 @@ import click
 
 from .._durations import format_duration
 from .._models import HistoryEntry, ScheduleInfo
+from .._wire import history_to_wire, schedule_to_wire
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, print_table
 
@@ -17,8 +17,10 @@ __all__ = ["command", "to_json"]
 
 
 def to_json(value: ScheduleInfo | HistoryEntry) -> dict[str, Any]:
-    """A schedule or history entry as plain JSON-able values."""
-    return {k: getattr(v, "value", v) for k, v in dataclasses.asdict(value).items()}
+    """A schedule or history entry as the HTTP API sends it (durations as "1h30m")."""
+    if isinstance(value, ScheduleInfo):
+        return schedule_to_wire(value)
+    return history_to_wire(value)
 
 
 def _when(value: datetime | None) -> str:
