@@ -29,7 +29,7 @@ from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo,
 from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
 from ._retry import NO_RETRY, Retry
 from ._scheduling import Schedules
-from ._store import NewRun, Store, open_store
+from ._store import ClaimedRun, NewRun, Store, open_store
 from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
 from .errors import (
     ConfigError,
@@ -214,11 +214,25 @@ class Engine:
             created_ms=now,
             available_ms=now + (0 if delay is None else to_ms(delay)),
         )
-        stored, _inserted = self._store.insert_run(run)
-        self._core.wake.set()
+        stored = self._insert(run)
         return RunHandle(
             stored.id, get_run=self.get_run, cancel=self.cancel, pause=self._await_finish
         )
+
+    def _insert(self, run: NewRun) -> RunInfo:
+        """Insert the run; an idle executor of this process's worker takes the most urgent
+        runnable run in the same transaction, without waiting for the worker loop."""
+        worker = self._core.worker
+        request = None if worker is None else worker.reserve(run.created_ms)
+        claimed: Sequence[ClaimedRun] = ()
+        try:
+            stored, _inserted, claimed = self._store.insert_run(run, then_claim=request)
+        finally:
+            if worker is not None and request is not None:
+                worker.hand_over(claimed)
+        if not claimed or claimed[0].info.id != run.id:
+            self._core.wake.set()  # the worker loop claims it (here or elsewhere)
+        return stored
 
     def _await_finish(self, seconds: float, _look: int) -> None:
         """Wait until some run of this process ends, or at most ``seconds`` (capped at
@@ -416,9 +430,12 @@ class Engine:
         keeper = LeaseKeeper(self._core)
         executed = 0
         try:
-            while claims := self._core.claim(1):
-                self._core.run_claimed(claims[0], keeper)
+            claims = self._core.claim(1)
+            while claims:
+                # Each run's ending claims the next one in the same transaction.
+                outcome = self._core.run_claimed(claims[0], keeper, self._core.claim_request)
                 executed += 1
+                claims = list(outcome.claimed) or ([] if outcome.looked else self._core.claim(1))
         finally:
             keeper.stop()
         return executed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from ._ids import canonical_json
 from ._models import RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
-from ._store import ClaimedRun, LeaseLost, Store
+from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
 
 __all__ = ["Outcome", "execute"]
 
@@ -32,10 +32,18 @@ log = logging.getLogger("tickwork")
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one execution did: the run as stored after it, or None if the lease was lost."""
+    """What one execution did: the run as stored after it (None if the lease was lost),
+    and the runs claimed in the same transaction for the caller to execute next."""
 
     run: RunInfo | None
     finished: bool
+    claimed: Sequence[ClaimedRun] = ()
+    #: the ending transaction looked for a next run (and found ``claimed``)
+    looked: bool = False
+
+    @classmethod
+    def of(cls, ended: Ended, *, finished: bool, looked: bool) -> Outcome:
+        return cls(ended.run, finished, ended.claimed, looked)
 
 
 def execute(
@@ -46,11 +54,13 @@ def execute(
     clock: _clock.Clock,
     lease_ms: int,
     on_context: Callable[[Context | None], None] = lambda _ctx: None,
+    next_claim: Callable[[int], ClaimRequest | None] = lambda _now_ms: None,
 ) -> Outcome:
     """Execute the claimed run until it finishes, suspends or fails this attempt.
 
     ``on_context`` receives the context while it runs (and None after) so the caller can
-    flag a cancellation seen by a lease renewal.
+    flag a cancellation seen by a lease renewal. ``next_claim(now_ms)`` says which runs
+    to claim in the transaction that ends this attempt (None: claim nothing).
     """
     info = claim.info
     token = claim.lease_token
@@ -61,18 +71,28 @@ def execute(
     give_up = lease_ms / 2000  # keep trying through a database blip, not past the lease
 
     def finish(status: RunStatus, result: str | None = None, error: str | None = None) -> Outcome:
-        run = durable(
-            lambda: store.finish_run(
+        def write() -> Outcome:
+            now = now_ms()
+            request = next_claim(now)
+            ended = store.finish_run(
                 run_id=info.id,
                 token=token,
                 status=status,
                 result_json=result,
                 error=error,
-                now_ms=now_ms(),
-            ),
-            give_up_after=give_up,
-        )
-        return Outcome(run, True)
+                now_ms=now,
+                then_claim=request,
+            )
+            return Outcome.of(ended, finished=True, looked=request is not None)
+
+        return durable(write, give_up_after=give_up)
+
+    def failed(error: str) -> Outcome:
+        def write() -> Outcome:
+            now = now_ms()
+            return _failed_attempt(claim, definition, store, now, error, next_claim(now))
+
+        return durable(write, give_up_after=give_up)
 
     try:
         if claim.cancel_requested:
@@ -92,8 +112,10 @@ def execute(
             result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
         except Suspend as suspended:
             suspend = suspended  # the lambda below may run after the except clause's name is gone
-            run = durable(
-                lambda: store.reschedule_run(
+
+            def write() -> Outcome:
+                request = next_claim(now_ms())
+                ended = store.reschedule_run(
                     run_id=info.id,
                     token=token,
                     status=suspend.status,
@@ -101,24 +123,18 @@ def execute(
                     attempt=info.attempt,
                     error=None,
                     new_attempt=False,
-                ),
-                give_up_after=give_up,
-            )
-            return Outcome(run, False)
+                    then_claim=request,
+                )
+                return Outcome.of(ended, finished=False, looked=request is not None)
+
+            return durable(write, give_up_after=give_up)
         except CancelRequested:
             return finish(RunStatus.CANCELLED)
         except AttemptTimedOut:
             error = f"TimeoutError: attempt {info.attempt} ran longer than its timeout"
-            return durable(
-                lambda: _failed_attempt(claim, definition, store, now_ms(), error),
-                give_up_after=give_up,
-            )
+            return failed(error)
         except Exception as exc:
-            error = describe_error(exc)
-            return durable(
-                lambda: _failed_attempt(claim, definition, store, now_ms(), error),
-                give_up_after=give_up,
-            )
+            return failed(describe_error(exc))
         finally:
             on_context(None)
         return finish(RunStatus.COMPLETED, result=result)
@@ -141,7 +157,12 @@ def _call(definition: WorkflowDef, ctx: Context) -> Any:
 
 
 def _failed_attempt(
-    claim: ClaimedRun, definition: WorkflowDef, store: Store, now_ms: int, error: str
+    claim: ClaimedRun,
+    definition: WorkflowDef,
+    store: Store,
+    now_ms: int,
+    error: str,
+    then_claim: ClaimRequest | None,
 ) -> Outcome:
     """Retry after the back-off while the policy allows, else fail the run for good."""
     info = claim.info
@@ -152,7 +173,7 @@ def _failed_attempt(
         else Retry.from_json(json.loads(claim.retry_json))
     )
     if retry.allows_another(info.attempt):
-        run = store.reschedule_run(
+        ended = store.reschedule_run(
             run_id=info.id,
             token=claim.lease_token,
             status=RunStatus.PENDING,
@@ -160,14 +181,16 @@ def _failed_attempt(
             attempt=info.attempt + 1,
             error=error,
             new_attempt=True,
+            then_claim=then_claim,
         )
-        return Outcome(run, False)
-    run = store.finish_run(
+        return Outcome.of(ended, finished=False, looked=then_claim is not None)
+    ended = store.finish_run(
         run_id=info.id,
         token=claim.lease_token,
         status=RunStatus.FAILED,
         result_json=None,
         error=error,
         now_ms=now_ms,
+        then_claim=then_claim,
     )
-    return Outcome(run, True)
+    return Outcome.of(ended, finished=True, looked=then_claim is not None)

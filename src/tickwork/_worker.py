@@ -10,16 +10,16 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import _clock
 from ._context import Context
-from ._executor import execute
+from ._executor import Outcome, execute
 from ._models import RunInfo, RunStatus
 from ._registry import Registry
-from ._store import ClaimedRun, Store
+from ._store import ClaimedRun, ClaimRequest, Store
 from .errors import StoreError
 
 __all__ = ["Core", "Hooks", "LeaseKeeper", "Worker"]
@@ -74,6 +74,8 @@ class Core:
     #: set when this process changed a schedule, so the loop fires without waiting
     schedules_changed: threading.Event = field(default_factory=threading.Event)
     finished: threading.Condition = field(default_factory=threading.Condition)
+    #: the worker running in this process, if any: ``Engine.start`` may hand it the run
+    worker: Worker | None = None
 
     def now_ms(self) -> int:
         return _clock.to_ms(self.clock.now())
@@ -92,8 +94,20 @@ class Core:
             limit=limit,
         )
 
-    def run_claimed(self, claim: ClaimedRun, keeper: LeaseKeeper) -> None:
-        """Execute one claimed run, keeping its lease alive, then fire the run hooks."""
+    def claim_request(self, now_ms: int) -> ClaimRequest:
+        """One more run for an executor thread, claimed as its current run ends."""
+        return ClaimRequest(now_ms, self.lease_ms, self.worker_id, self.pools, self.limits())
+
+    def run_claimed(
+        self,
+        claim: ClaimedRun,
+        keeper: LeaseKeeper,
+        next_claim: Callable[[int], ClaimRequest | None] = lambda _now_ms: None,
+    ) -> Outcome:
+        """Execute one claimed run, keeping its lease alive, then fire the run hooks.
+
+        The outcome's ``claimed`` runs (see ``execute``'s ``next_claim``) are held from now.
+        """
         definition = self.registry.get(claim.info.workflow)
         if not claim.resumed:
             self.hooks.fire(self.hooks.started, claim.info)
@@ -106,9 +120,12 @@ class Core:
                 clock=self.clock,
                 lease_ms=self.lease_ms,
                 on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
+                next_claim=next_claim,
             )
         finally:
             keeper.drop(claim.info.id)
+        for following in outcome.claimed:
+            keeper.hold(following.info.id, following.lease_token)
         run = outcome.run
         if run is not None and outcome.finished:
             with self.finished:
@@ -117,6 +134,14 @@ class Core:
                 self.hooks.fire(self.hooks.completed, run)
             elif run.status is RunStatus.FAILED:
                 self.hooks.fire(self.hooks.failed, run)
+        return outcome
+
+
+def _settled(outcome: Outcome) -> bool:
+    """Whether a run's ending left the loop nothing new to do: it finished, its ending
+    transaction found no other run to take, and it freed no schedule's buffered run."""
+    run = outcome.run
+    return outcome.looked and outcome.finished and run is not None and run.schedule_key is None
 
 
 class LeaseKeeper:
@@ -216,6 +241,28 @@ class Worker:
         self._stopping.set()
         self._core.wake.set()
 
+    def reserve(self, now_ms: int) -> ClaimRequest | None:
+        """Keep an idle executor thread for a run claimed elsewhere in this process (by
+        ``Engine.start``, in the transaction that inserts a run); None if all are busy.
+
+        Every reservation is ended by ``hand_over``.
+        """
+        with self._idle:
+            if self._in_flight >= self._threads or self._stopping.is_set():
+                return None
+            self._in_flight += 1
+        return self._core.claim_request(now_ms)
+
+    def hand_over(self, claims: Sequence[ClaimedRun]) -> None:
+        """Give the reserved executor thread its run, or give the reservation back."""
+        if claims:
+            self._keeper.hold(claims[0].info.id, claims[0].lease_token)
+            self._queue.put(claims[0])
+            return
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
@@ -228,6 +275,7 @@ class Worker:
         ]
         for thread in pool:
             thread.start()
+        self._core.worker = self
         self._start_listening()
         log.info(
             "tickwork: worker %s started (pools %s)",
@@ -241,6 +289,8 @@ class Worker:
                 if timeout > 0:
                     _clock.wait(self._core.wake, timeout)
         finally:
+            if self._core.worker is self:
+                self._core.worker = None
             self._drain(pool)
 
     def _pass(self) -> float:
@@ -315,15 +365,30 @@ class Worker:
             claim = self._queue.get()
             if claim is None:
                 return
-            try:
-                self._core.run_claimed(claim, self._keeper)
-            except Exception as exc:
-                self._core.hooks.report(exc, {"where": "executing run", "run_id": claim.info.id})
-            finally:
-                with self._idle:
-                    self._in_flight -= 1
-                    self._idle.notify_all()
-                self._core.wake.set()
+            # Each run's ending transaction claims this thread's next run, while there is
+            # one and the worker is not stopping: no round trip through the loop.
+            settled = False
+            while claim is not None:
+                try:
+                    outcome = self._core.run_claimed(claim, self._keeper, self._next_claim)
+                except Exception as exc:
+                    self._core.hooks.report(
+                        exc, {"where": "executing run", "run_id": claim.info.id}
+                    )
+                    claim, settled = None, False
+                else:
+                    claim = outcome.claimed[0] if outcome.claimed else None
+                    settled = _settled(outcome)
+                if claim is not None and self._stopping.is_set():
+                    break  # claimed just as the worker stopped: the drain releases it
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+            if not settled:
+                self._core.wake.set()  # the loop may have work for the free thread
+
+    def _next_claim(self, now_ms: int) -> ClaimRequest | None:
+        return None if self._stopping.is_set() else self._core.claim_request(now_ms)
 
     def _drain(self, pool: list[threading.Thread]) -> None:
         # Runs claimed but not started yet go back at once; the others may finish.

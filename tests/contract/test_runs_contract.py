@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tickwork import RunStatus
-from tickwork._store import LeaseLost, NewRun, StepRecord, Store
+from tickwork._store import ClaimRequest, LeaseLost, NewRun, StepRecord, Store
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 LEASE = 30_000
@@ -57,8 +57,8 @@ def step(
 
 
 def test_insert_run_is_idempotent_by_id(store: Store) -> None:
-    first, inserted = store.insert_run(new_run("r1"))
-    again, inserted_again = store.insert_run(new_run("r1", input_json='{"n":2}'))
+    first, inserted, _ = store.insert_run(new_run("r1"))
+    again, inserted_again, _ = store.insert_run(new_run("r1", input_json='{"n":2}'))
     assert inserted and not inserted_again
     assert again == first
     assert again.input == {"n": 1}
@@ -149,14 +149,78 @@ def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> No
     }
 
 
-def test_recording_a_step_renews_the_lease(store: Store) -> None:
+def test_renewed_lease_keeps_the_run_from_other_workers(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (held,) = claim(store)
     later = T0 + LEASE - 1
-    store.record_step(
-        run_id="r1", token=held.lease_token, step=step("a"), now_ms=later, lease_ms=LEASE
-    )
+    assert store.renew_leases(tokens={"r1": held.lease_token}, now_ms=later, lease_ms=LEASE)
     assert claim(store, at=T0 + LEASE, worker="w2") == []
+    assert not store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0 + LEASE, lease_ms=LEASE
+    )
+
+
+def request(*, at: int = T0, limits: dict[str, int | None] | None = None) -> ClaimRequest:
+    return ClaimRequest(at, LEASE, "w1", ("default",), limits or {"wf": None})
+
+
+def test_insert_can_claim_the_most_urgent_run_in_the_same_transaction(store: Store) -> None:
+    store.insert_run(new_run("urgent", priority=5))
+    run, inserted, claimed = store.insert_run(new_run("new"), then_claim=request())
+    assert inserted and run.status is RunStatus.PENDING
+    assert [c.info.id for c in claimed] == ["urgent"]  # not the new one: it is less urgent
+    _, _, claimed = store.insert_run(new_run("newer"), then_claim=request())
+    assert [c.info.id for c in claimed] == ["new"]
+    _, inserted, claimed = store.insert_run(new_run("new"), then_claim=request())
+    assert not inserted and not claimed  # an existing id claims nothing either
+
+
+def test_ending_a_run_can_claim_the_next_within_limits(store: Store) -> None:
+    for name in ("a", "b", "c"):
+        store.insert_run(new_run(name))
+    first, second = claim(store, limit=2, limits={"wf": 2})
+    ended = store.finish_run(
+        run_id=first.info.id,
+        token=first.lease_token,
+        status=RunStatus.COMPLETED,
+        result_json="1",
+        error=None,
+        now_ms=T0,
+        then_claim=request(limits={"wf": 2}),
+    )
+    assert ended.run.status is RunStatus.COMPLETED
+    (third,) = ended.claimed
+    assert third.info.id == "c" and third.info.status is RunStatus.RUNNING
+    assert claim(store, worker="w2") == []
+    slept = store.reschedule_run(
+        run_id=second.info.id,
+        token=second.lease_token,
+        status=RunStatus.SLEEPING,
+        available_ms=T0 + 1_000,
+        attempt=1,
+        error=None,
+        new_attempt=False,
+        then_claim=request(limits={"wf": 2}),
+    )
+    assert slept.run.status is RunStatus.SLEEPING and not slept.claimed  # not due yet
+
+
+def test_a_stale_ending_claims_nothing(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("r2"))
+    (held,) = claim(store, limit=1)
+    store.release_leases(tokens=[held.lease_token], now_ms=T0)
+    with pytest.raises(LeaseLost):
+        store.finish_run(
+            run_id="r1",
+            token=held.lease_token,
+            status=RunStatus.COMPLETED,
+            result_json="1",
+            error=None,
+            now_ms=T0,
+            then_claim=request(),
+        )
+    assert {c.info.id for c in claim(store, worker="w2")} == {"r1", "r2"}
 
 
 def test_failed_try_is_replaced_by_the_next_outcome(store: Store) -> None:
@@ -201,7 +265,7 @@ def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> 
         attempt=2,
         error="ValueError: x",
         new_attempt=True,
-    )
+    ).run
     assert (run.status, run.attempt, run.error) == (RunStatus.PENDING, 2, "ValueError: x")
     assert [s.name for s in store.list_steps("r1")] == ["done"]
     assert claim(store, at=T0 + 999) == []
@@ -281,7 +345,7 @@ def test_finish_records_result_and_drops_lease(store: Store) -> None:
         result_json='{"ok":true}',
         error=None,
         now_ms=T0 + 5,
-    )
+    ).run
     assert run.result == {"ok": True}
     assert run.finished_at is not None and run.status is RunStatus.COMPLETED
     assert claim(store, at=T0 + 10 * LEASE) == []

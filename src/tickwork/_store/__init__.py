@@ -7,7 +7,9 @@ from urllib.parse import urlsplit
 from ..errors import ConfigError
 from .contract import (
     ClaimedRun,
+    ClaimRequest,
     DueSchedule,
+    Ended,
     LeaseLost,
     NewRun,
     Registration,
@@ -17,8 +19,10 @@ from .contract import (
 )
 
 __all__ = [
+    "ClaimRequest",
     "ClaimedRun",
     "DueSchedule",
+    "Ended",
     "LeaseLost",
     "NewRun",
     "Registration",

@@ -24,8 +24,10 @@ from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo
 from .._planning import Plan
 
 __all__ = [
+    "ClaimRequest",
     "ClaimedRun",
     "DueSchedule",
+    "Ended",
     "FireResult",
     "LeaseLost",
     "NewRun",
@@ -95,6 +97,26 @@ class ClaimedRun:
     retry_json: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    """A worker asking for runs, as ``claim_runs`` takes it (see there)."""
+
+    now_ms: int
+    lease_ms: int
+    worker: str
+    pools: Sequence[str]
+    limits: Mapping[str, int | None]
+    limit: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """A run as its executor left it, and the runs claimed in the same transaction."""
+
+    run: RunInfo
+    claimed: Sequence[ClaimedRun] = ()
+
+
 class Store(Protocol):
     """Durable state of runs and their checkpoints."""
 
@@ -109,11 +131,15 @@ class Store(Protocol):
         """Release connections. The store is unusable afterwards."""
         ...
 
-    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
+    def insert_run(
+        self, run: NewRun, *, then_claim: ClaimRequest | None = None
+    ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
         """Insert ``run`` as ``pending`` unless a run with its id exists.
 
-        Returns the stored run and whether it was inserted now. An existing run is returned
-        unchanged (whatever its definition): ``start`` is idempotent by run id.
+        Returns the stored run, whether it was inserted now, and the runs claimed in the
+        same transaction with ``then_claim`` (as by ``claim_runs``: the most urgent
+        runnable runs, not necessarily this one). An existing run is returned unchanged
+        (whatever its definition): ``start`` is idempotent by run id.
         """
         ...
 
@@ -169,7 +195,9 @@ class Store(Protocol):
     def record_step(
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
-        """Store (or replace) one checkpoint and renew the lease, atomically.
+        """Store (or replace) one checkpoint if ``token`` still holds the run, atomically.
+
+        The lease is kept alive by ``renew_leases``; a backend may renew it here too.
 
         Returns True when cancellation of the run was requested. Raises ``LeaseLost``, with
         nothing written, when ``token`` no longer holds the run.
@@ -185,10 +213,13 @@ class Store(Protocol):
         result_json: str | None,
         error: str | None,
         now_ms: int,
-    ) -> RunInfo:
+        then_claim: ClaimRequest | None = None,
+    ) -> Ended:
         """End the run as ``completed``, ``failed`` or ``cancelled`` and drop its lease.
 
-        Raises ``LeaseLost``, with nothing written, when ``token`` no longer holds the run.
+        With ``then_claim``, runs are claimed in the same transaction as by ``claim_runs``
+        (an executor takes its next run without a transaction of its own). Raises
+        ``LeaseLost``, with nothing written, when ``token`` no longer holds the run.
         """
         ...
 
@@ -202,12 +233,14 @@ class Store(Protocol):
         attempt: int,
         error: str | None,
         new_attempt: bool,
-    ) -> RunInfo:
+        then_claim: ClaimRequest | None = None,
+    ) -> Ended:
         """Put the run back as ``pending`` or ``sleeping`` until ``available_ms``.
 
         Used for durable sleeps, retry back-off and handing a run back at shutdown. With
         ``new_attempt`` the failed tries of steps are forgotten and the attempt clock resets
-        (completed steps are always kept). Raises ``LeaseLost`` when the token is stale.
+        (completed steps are always kept). ``then_claim`` as in ``finish_run``. Raises
+        ``LeaseLost`` when the token is stale.
         """
         ...
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from .._clock import from_ms
 from .._ids import from_json, new_run_id
 from .._models import ApiKeyInfo, RunInfo, RunStatus, StepInfo
-from .contract import ClaimedRun, LeaseLost, NewRun, StepRecord, Store
+from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord, Store
 from .sql_schedules import WAKE_BUFFERED, ScheduleSql
 
 __all__ = ["Cursor", "SqlStore"]
@@ -31,12 +31,14 @@ _RUN_COLUMNS = (
 )
 _STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at, finished_at"
 
-# Insert a new run unless one with the same id exists (start is idempotent by id).
-INSERT_RUN = """
+# Insert a new run unless one with the same id exists (start is idempotent by id); no
+# row comes back when it exists.
+INSERT_RUN = f"""
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
     schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
 VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING
+RETURNING {_RUN_COLUMNS}
 """
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM tickwork_runs WHERE id = ?"
 SELECT_STEPS = f"SELECT {_STEP_COLUMNS} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
@@ -65,14 +67,18 @@ UPDATE tickwork_runs SET available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
 RETURNING cancel_requested
 """
-# Write a checkpoint; a failed try is replaced by the next try's outcome.
-UPSERT_STEP = """
+# Write a checkpoint if the lease is still held (no row comes back when it is not); a
+# failed try is replaced by the next try's outcome. The lease is not renewed here (that
+# would rewrite the run's row and its due index at every checkpoint): renew_leases does.
+RECORD_STEP = """
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
     started_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
+WHERE id = ? AND lease_token = ? AND status = 'running'
 ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     result = excluded.result, error = excluded.error, attempts = excluded.attempts,
     started_at = excluded.started_at, finished_at = excluded.finished_at
+RETURNING (SELECT cancel_requested FROM tickwork_runs WHERE id = run_id)
 """
 # End a held run for good.
 FINISH_RUN = f"""
@@ -232,17 +238,19 @@ class SqlStore(ScheduleSql, Store):
             f"AND {self.no_index}workflow IN ({workflow_marks})"
         )
 
-    def insert_run(self, run: NewRun) -> tuple[RunInfo, bool]:
-        def work(tx: _Executor) -> tuple[RunInfo, bool]:
-            tx.execute(
+    def insert_run(
+        self, run: NewRun, *, then_claim: ClaimRequest | None = None
+    ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
+        def work(tx: _Executor) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
+            row = tx.execute(
                 INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority,
                 run.pool, run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
                 run.retry_json, run.created_ms, run.available_ms,
-            )  # fmt: skip
-            inserted = tx.rowcount == 1
-            if inserted:
-                self._notify(tx, "runs")
-            return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), inserted
+            ).fetchone()  # fmt: skip
+            if row is None:  # it exists already
+                return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), False, ()
+            self._notify(tx, "runs")
+            return run_from_row(row), True, self._claim(tx, then_claim)
 
         return self._write(work)
 
@@ -289,38 +297,42 @@ class SqlStore(ScheduleSql, Store):
         limits: Mapping[str, int | None],
         limit: int,
     ) -> list[ClaimedRun]:
-        if limit <= 0 or not limits or not pools:
+        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit)
+        if not _can_claim(request):
             return []
+        return self._write(lambda tx: self._claim(tx, request))
 
-        def work(tx: _Executor) -> list[ClaimedRun]:
-            live: dict[str, int] = {}
-            limited = [name for name, cap in limits.items() if cap is not None]
-            if limited:
-                self._serialize(tx, limited)
-                live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
-            # Full workflows are left out in SQL so they cannot crowd out the others.
-            open_workflows = [
-                name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
-            ]
-            if not open_workflows:
-                return []
-            statement = SELECT_CLAIMABLE.format(filters=self._in_filters(pools, open_workflows))
-            rows = tx.execute(
-                statement + self.lock_suffix, now_ms, *pools, *open_workflows, limit * 2
-            ).fetchall()
-            claimed = []
-            for row in rows:
-                workflow = row[1]
-                cap = limits[workflow]
-                if cap is not None and live.get(workflow, 0) >= cap:
-                    continue
-                live[workflow] = live.get(workflow, 0) + 1
-                claimed.append(_claim_one(tx, row, worker, now_ms, lease_ms))
-                if len(claimed) == limit:
-                    break
-            return claimed
-
-        return self._write(work)
+    def _claim(self, tx: _Executor, request: ClaimRequest | None) -> list[ClaimedRun]:
+        """Claim runs in the transaction ``tx`` (see ``claim_runs``)."""
+        if request is None or not _can_claim(request):
+            return []
+        now_ms, limits, pools = request.now_ms, request.limits, request.pools
+        live: dict[str, int] = {}
+        limited = [name for name, cap in limits.items() if cap is not None]
+        if limited:
+            self._serialize(tx, limited)
+            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+        # Full workflows are left out in SQL so they cannot crowd out the others.
+        open_workflows = [
+            name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
+        ]
+        if not open_workflows:
+            return []
+        statement = SELECT_CLAIMABLE.format(filters=self._in_filters(pools, open_workflows))
+        rows = tx.execute(
+            statement + self.lock_suffix, now_ms, *pools, *open_workflows, request.limit * 2
+        ).fetchall()
+        claimed = []
+        for row in rows:
+            workflow = row[1]
+            cap = limits[workflow]
+            if cap is not None and live.get(workflow, 0) >= cap:
+                continue
+            live[workflow] = live.get(workflow, 0) + 1
+            claimed.append(_claim_one(tx, row, request))
+            if len(claimed) == request.limit:
+                break
+        return claimed
 
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
@@ -339,13 +351,12 @@ class SqlStore(ScheduleSql, Store):
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
         def work(tx: _Executor) -> bool:
-            row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
+            row = tx.execute(
+                RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
+                step.error, step.attempts, step.started_ms, step.finished_ms, run_id, token,
+            ).fetchone()  # fmt: skip
             if row is None:
                 raise LeaseLost(run_id)
-            tx.execute(
-                UPSERT_STEP, run_id, step.kind, step.name, step.seq, step.status,
-                step.result_json, step.error, step.attempts, step.started_ms, step.finished_ms,
-            )  # fmt: skip
             return bool(row[0])
 
         return self._write(work)
@@ -359,8 +370,9 @@ class SqlStore(ScheduleSql, Store):
         result_json: str | None,
         error: str | None,
         now_ms: int,
-    ) -> RunInfo:
-        def work(tx: _Executor) -> RunInfo:
+        then_claim: ClaimRequest | None = None,
+    ) -> Ended:
+        def work(tx: _Executor) -> Ended:
             row = tx.execute(
                 FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token
             ).fetchone()
@@ -371,7 +383,7 @@ class SqlStore(ScheduleSql, Store):
                 tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
                 if tx.rowcount:
                     self._notify(tx, "schedules")
-            return run
+            return Ended(run, self._claim(tx, then_claim))
 
         return self._write(work)
 
@@ -385,8 +397,9 @@ class SqlStore(ScheduleSql, Store):
         attempt: int,
         error: str | None,
         new_attempt: bool,
-    ) -> RunInfo:
-        def work(tx: _Executor) -> RunInfo:
+        then_claim: ClaimRequest | None = None,
+    ) -> Ended:
+        def work(tx: _Executor) -> Ended:
             row = tx.execute(
                 RESCHEDULE_RUN, str(status), available_ms, attempt, error, new_attempt, run_id,
                 token,
@@ -395,7 +408,7 @@ class SqlStore(ScheduleSql, Store):
                 raise LeaseLost(run_id)
             if new_attempt:
                 tx.execute(FORGET_FAILED_STEPS, run_id)
-            return run_from_row(row)
+            return Ended(run_from_row(row), self._claim(tx, then_claim))
 
         return self._write(work)
 
@@ -459,12 +472,15 @@ class SqlStore(ScheduleSql, Store):
         return self._write(work)
 
 
-def _claim_one(
-    tx: _Executor, row: Sequence[Any], worker: str, now_ms: int, lease_ms: int
-) -> ClaimedRun:
+def _can_claim(request: ClaimRequest) -> bool:
+    return request.limit > 0 and bool(request.limits) and bool(request.pools)
+
+
+def _claim_one(tx: _Executor, row: Sequence[Any], request: ClaimRequest) -> ClaimedRun:
     """Take one candidate row under a new lease, with its checkpoints."""
+    worker, now_ms = request.worker, request.now_ms
     token = f"{worker}.{new_run_id()[:12]}"
-    tx.execute(CLAIM_RUN, worker, token, now_ms + lease_ms, now_ms, now_ms, row[0])
+    tx.execute(CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, row[0])
     info = run_from_row(row)
     resumed = info.started_at is not None
     steps = (

@@ -54,15 +54,41 @@ def parse_sqlite_url(url: str) -> tuple[Path, str, float]:
 
 
 class _Write:
-    """One thread's write waiting to be carried out, and its outcome."""
+    """One thread's write waiting to be carried out, and its outcome.
 
-    __slots__ = ("done", "error", "result", "work")
+    Its thread sleeps on its own lock (held from creation), released once: when the write
+    is done, or when the thread's ``turn`` has come to carry out the queued writes.
+    """
+
+    __slots__ = ("_ready", "abandoned", "done", "error", "result", "turn", "work")
 
     def __init__(self, work: Callable[[Any], Any]) -> None:
         self.work = work
         self.done = False
+        self.turn = False
+        self.abandoned = False  # its thread was interrupted while waiting
         self.result: Any = None
         self.error: BaseException | None = None
+        self._ready = threading.Lock()
+        self._ready.acquire()
+
+    def wake(self) -> None:
+        self._ready.release()
+
+    def wait(self) -> None:
+        self._ready.acquire()
+
+
+#: how many writes may join one transaction before it commits (bounds a write's wait)
+_MOST_JOINED = 64
+
+
+def _as_store_error(exc: BaseException) -> BaseException:
+    if isinstance(exc, sqlite3.Error):
+        wrapped = StoreError(f"SQLite: {exc}")
+        wrapped.__cause__ = exc
+        return wrapped
+    return exc
 
 
 def _run_in_savepoint(tx: _Executor, request: _Write) -> None:
@@ -72,11 +98,7 @@ def _run_in_savepoint(tx: _Executor, request: _Write) -> None:
         request.result = request.work(tx)
     except (Exception, LeaseLost) as exc:
         tx.execute("ROLLBACK TO SAVEPOINT tickwork_write")
-        if isinstance(exc, sqlite3.Error):
-            wrapped = StoreError(f"SQLite: {exc}")
-            wrapped.__cause__ = exc
-            exc = wrapped
-        request.error = exc
+        request.error = _as_store_error(exc)
     tx.execute("RELEASE SAVEPOINT tickwork_write")
 
 
@@ -103,9 +125,9 @@ class SQLiteStore(SqlStore):
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self._writer = threading.Lock()
         self._queue: list[_Write] = []
         self._queue_lock = threading.Lock()
+        self._combining = False
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -160,26 +182,64 @@ class SQLiteStore(SqlStore):
         request = _Write(work)
         with self._queue_lock:
             self._queue.append(request)
-        with self._writer:
-            if not request.done:  # nobody carried it out while we waited: combine
+            request.turn = not self._combining
+            self._combining = True
+        if not request.turn:
+            try:
+                request.wait()  # until done, or until our turn to combine
+            except BaseException:
                 with self._queue_lock:
-                    batch, self._queue = self._queue, []
-                self._run_batch(batch)
+                    request.abandoned = True
+                if request.turn:  # handed the turn meanwhile: never leave the others stuck
+                    self._combine()
+                raise
+        if request.turn:
+            self._combine()
         if request.error is not None:
             raise request.error
         result: T = request.result
         return result
 
+    def _combine(self) -> None:
+        """Carry out the queued writes in one transaction, then hand the turn on.
+
+        The turn goes to the first thread still waiting to write, so a thread whose write
+        is done never waits for a commit that does not hold it.
+        """
+        while True:
+            with self._queue_lock:
+                batch, self._queue = self._queue, []
+            try:
+                self._run_batch(batch)
+            finally:
+                for request in batch:
+                    if not request.turn:
+                        request.wake()
+            with self._queue_lock:
+                waiting = [request for request in self._queue if not request.abandoned]
+                if waiting:
+                    waiting[0].turn = True
+                self._combining = bool(self._queue)
+            if waiting:
+                waiting[0].wake()
+                return
+            if not self._combining:
+                return  # nothing queued (or only abandoned writes: carry them out too)
+
     def _run_batch(self, batch: list[_Write]) -> None:
+        """Carry out ``batch`` and the writes that join it before its commit."""
         committed = False
         try:
-            with self._tx(write=True) as tx:
-                if len(batch) == 1:
-                    batch[0].result = batch[0].work(tx)
-                else:
+            failure = self._run_unguarded(batch)
+            if failure is None:
+                committed = True
+            elif len(batch) == 1:
+                batch[0].error = failure
+            else:  # everything was rolled back: again, each write in its own savepoint
+                with self._tx(write=True) as tx:
                     for request in batch:
                         _run_in_savepoint(tx, request)
-            committed = True
+                committed = True
         except (Exception, LeaseLost) as exc:  # the transaction as a whole failed
             for request in batch:
                 request.error = request.error or exc
@@ -188,6 +248,36 @@ class SQLiteStore(SqlStore):
                 if not committed and request.error is None:
                     request.error = StoreError("write abandoned: its writer was interrupted")
                 request.done = True
+
+    def _run_unguarded(self, batch: list[_Write]) -> BaseException | None:
+        """Carry out the batch with no savepoints, the common case where no write fails.
+
+        Writes queued while the batch runs join it (appended to ``batch``) until the
+        commit begins: they share its commit instead of waiting for the next one. If a
+        write fails, everything is rolled back and its error returned, for the caller to
+        carry the writes out again (a write only reads and writes the database, so doing
+        it again after a rollback is the same as doing it once).
+        """
+        failure: BaseException | None = None
+        try:
+            with self._tx(write=True) as tx:
+                done = 0
+                while done < len(batch):
+                    try:
+                        batch[done].result = batch[done].work(tx)
+                    except BaseException as exc:
+                        failure = exc
+                        raise
+                    done += 1
+                    if done == len(batch) and done < _MOST_JOINED:
+                        with self._queue_lock:
+                            batch += self._queue
+                            self._queue = []
+        except (Exception, LeaseLost) as exc:
+            if failure is not None and failure in (exc, exc.__cause__):
+                return exc  # as the transaction raised it (a driver error made a StoreError)
+            raise
+        return None
 
     def migrate(self) -> int:
         try:
