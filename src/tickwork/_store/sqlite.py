@@ -204,27 +204,24 @@ class SQLiteStore(SqlStore):
         """Carry out the queued writes in one transaction, then hand the turn on.
 
         The turn goes to the first thread still waiting to write, so a thread whose write
-        is done never waits for a commit that does not hold it.
+        is done never waits for a commit that does not hold it. Writes whose threads
+        stopped waiting (interrupted) are carried out by the next turn, like any other.
         """
-        while True:
-            with self._queue_lock:
-                batch, self._queue = self._queue, []
-            try:
-                self._run_batch(batch)
-            finally:
-                for request in batch:
-                    if not request.turn:
-                        request.wake()
+        with self._queue_lock:
+            batch, self._queue = self._queue, []
+        try:
+            self._run_batch(batch)
+        finally:  # even if this thread is interrupted: never leave the others stuck
+            for request in batch:
+                if not request.turn:
+                    request.wake()
             with self._queue_lock:
                 waiting = [request for request in self._queue if not request.abandoned]
                 if waiting:
                     waiting[0].turn = True
-                self._combining = bool(self._queue)
+                self._combining = bool(waiting)
             if waiting:
                 waiting[0].wake()
-                return
-            if not self._combining:
-                return  # nothing queued (or only abandoned writes: carry them out too)
 
     def _run_batch(self, batch: list[_Write]) -> None:
         """Carry out ``batch`` and the writes that join it before its commit."""
