@@ -247,7 +247,7 @@ class Context:
             self._record_failure(key, started, exc, NO_RETRY)
             raise
         attempts = self._previous_tries(key) + 1
-        self._write(
+        stored = self._write(
             StepRecord(
                 "step",
                 key,
@@ -260,7 +260,7 @@ class Context:
                 self._now_ms(),
             )
         )
-        return json.loads(text)
+        return stored.result  # as stored: a replay returns exactly this
 
     def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:
         attempts = self._previous_tries(key) + 1
@@ -307,7 +307,7 @@ class Context:
         if self._deadline_ms is not None and self._now_ms() >= self._deadline_ms:
             raise AttemptTimedOut
 
-    def _write(self, record: StepRecord) -> None:
+    def _write(self, record: StepRecord) -> StepInfo:
         lease = self._lease
         cancel = durable(
             lambda: lease.store.record_step(
@@ -320,7 +320,7 @@ class Context:
             give_up_after=lease.lease_ms / 2000,
         )
         lease.cancel_requested = lease.cancel_requested or cancel
-        self._log[(record.kind, record.name)] = StepInfo(
+        stored = self._log[(record.kind, record.name)] = StepInfo(
             run_id=self.run_id,
             name=record.name,
             kind=record.kind,
@@ -331,6 +331,7 @@ class Context:
             started_at=_clock.from_ms(record.started_ms),
             finished_at=_clock.from_ms(record.finished_ms),
         )
+        return stored
 
     def _next_seq(self) -> int:
         self._seq += 1

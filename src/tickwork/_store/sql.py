@@ -31,14 +31,12 @@ _RUN_COLUMNS = (
 )
 _STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at, finished_at"
 
-# Insert a new run unless one with the same id exists (start is idempotent by id); no
-# row comes back when it exists.
-INSERT_RUN = f"""
+# Insert a new run unless one with the same id exists (start is idempotent by id).
+INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
     schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
 VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING
-RETURNING {_RUN_COLUMNS}
 """
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM tickwork_runs WHERE id = ?"
 SELECT_STEPS = f"SELECT {_STEP_COLUMNS} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
@@ -67,18 +65,18 @@ UPDATE tickwork_runs SET available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
 RETURNING cancel_requested
 """
-# Write a checkpoint if the lease is still held (no row comes back when it is not); a
-# failed try is replaced by the next try's outcome. The lease is not renewed here (that
-# would rewrite the run's row and its due index at every checkpoint): renew_leases does.
+# Write a checkpoint if the lease is still held and cancel_requested is at most the last
+# parameter (0: not cancelled); nothing is written otherwise. A failed try is replaced by
+# the next try's outcome. The lease is not renewed here (that would rewrite the run's row
+# and its due index at every checkpoint): renew_leases does.
 RECORD_STEP = """
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
     started_at, finished_at)
 SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
-WHERE id = ? AND lease_token = ? AND status = 'running'
+WHERE id = ? AND lease_token = ? AND status = 'running' AND cancel_requested <= ?
 ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     result = excluded.result, error = excluded.error, attempts = excluded.attempts,
     started_at = excluded.started_at, finished_at = excluded.finished_at
-RETURNING (SELECT cancel_requested FROM tickwork_runs WHERE id = run_id)
 """
 # End a held run for good.
 FINISH_RUN = f"""
@@ -171,6 +169,28 @@ def run_from_row(row: Sequence[Any]) -> RunInfo:
     )
 
 
+def _inserted(run: NewRun) -> RunInfo:
+    """The run as ``INSERT_RUN`` stores it (no need to read it back)."""
+    return RunInfo(
+        id=run.id,
+        workflow=run.workflow,
+        version=run.version,
+        status=RunStatus.PENDING,
+        input=from_json(run.input_json),
+        result=None,
+        error=None,
+        attempt=1,
+        priority=run.priority,
+        pool=run.pool,
+        schedule_key=run.schedule_key,
+        scheduled_for=None if run.scheduled_for_ms is None else from_ms(run.scheduled_for_ms),
+        created_at=from_ms(run.created_ms),
+        started_at=None,
+        finished_at=None,
+        schedule_revision=run.schedule_revision,
+    )
+
+
 def step_from_row(row: Sequence[Any]) -> StepInfo:
     return StepInfo(
         run_id=row[0],
@@ -242,15 +262,15 @@ class SqlStore(ScheduleSql, Store):
         self, run: NewRun, *, then_claim: ClaimRequest | None = None
     ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
         def work(tx: _Executor) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
-            row = tx.execute(
+            tx.execute(
                 INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority,
                 run.pool, run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
                 run.retry_json, run.created_ms, run.available_ms,
-            ).fetchone()  # fmt: skip
-            if row is None:  # it exists already
+            )  # fmt: skip
+            if tx.rowcount != 1:  # it exists already
                 return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), False, ()
             self._notify(tx, "runs")
-            return run_from_row(row), True, self._claim(tx, then_claim)
+            return _inserted(run), True, self._claim(tx, then_claim)
 
         return self._write(work)
 
@@ -319,8 +339,10 @@ class SqlStore(ScheduleSql, Store):
         if not open_workflows:
             return []
         statement = SELECT_CLAIMABLE.format(filters=self._in_filters(pools, open_workflows))
+        # With limits, some candidates may be passed over below: read a few more.
+        candidates = request.limit * 2 if limited else request.limit
         rows = tx.execute(
-            statement + self.lock_suffix, now_ms, *pools, *open_workflows, request.limit * 2
+            statement + self.lock_suffix, now_ms, *pools, *open_workflows, candidates
         ).fetchall()
         claimed = []
         for row in rows:
@@ -351,13 +373,21 @@ class SqlStore(ScheduleSql, Store):
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
         def work(tx: _Executor) -> bool:
-            row = tx.execute(
-                RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
-                step.error, step.attempts, step.started_ms, step.finished_ms, run_id, token,
-            ).fetchone()  # fmt: skip
-            if row is None:
-                raise LeaseLost(run_id)
-            return bool(row[0])
+            def write(most_cancelled: int) -> bool:
+                tx.execute(
+                    RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
+                    step.error, step.attempts, step.started_ms, step.finished_ms, run_id, token,
+                    most_cancelled,
+                )  # fmt: skip
+                return tx.rowcount == 1
+
+            # One statement in the common case; a second only when cancellation was asked
+            # for (the step did complete, so it is still recorded) or the lease is gone.
+            if write(0):
+                return False
+            if write(1):
+                return True
+            raise LeaseLost(run_id)
 
         return self._write(work)
 
