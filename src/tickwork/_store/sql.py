@@ -19,7 +19,7 @@ from .._clock import from_ms
 from .._ids import from_json, new_run_id
 from .._models import ApiKeyInfo, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord, Store
-from .sql_schedules import WAKE_BUFFERED, ScheduleSql
+from .sql_schedules import WAKE_BUFFERED, ScheduleSql, insert_run_row
 
 __all__ = ["Cursor", "SqlStore"]
 
@@ -31,13 +31,6 @@ _RUN_COLUMNS = (
 )
 _STEP_COLUMNS = "run_id, name, kind, status, result, error, attempts, started_at, finished_at"
 
-# Insert a new run unless one with the same id exists (start is idempotent by id).
-INSERT_RUN = """
-INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
-VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO NOTHING
-"""
 SELECT_RUN = f"SELECT {_RUN_COLUMNS} FROM tickwork_runs WHERE id = ?"
 SELECT_STEPS = f"SELECT {_STEP_COLUMNS} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
 # Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it.
@@ -170,7 +163,7 @@ def run_from_row(row: Sequence[Any]) -> RunInfo:
 
 
 def _inserted(run: NewRun) -> RunInfo:
-    """The run as ``INSERT_RUN`` stores it (no need to read it back)."""
+    """The run as ``insert_run_row`` stores it (no need to read it back)."""
     return RunInfo(
         id=run.id,
         workflow=run.workflow,
@@ -262,12 +255,7 @@ class SqlStore(ScheduleSql, Store):
         self, run: NewRun, *, then_claim: ClaimRequest | None = None
     ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
         def work(tx: _Executor) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
-            tx.execute(
-                INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority,
-                run.pool, run.schedule_key, run.schedule_revision, run.scheduled_for_ms,
-                run.retry_json, run.created_ms, run.available_ms,
-            )  # fmt: skip
-            if tx.rowcount != 1:  # it exists already
+            if not insert_run_row(tx, run):  # it exists already
                 return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), False, ()
             self._notify(tx, "runs")
             return _inserted(run), True, self._claim(tx, then_claim)

@@ -77,7 +77,9 @@ SELECT schedule_key, id FROM tickwork_runs
 WHERE schedule_key IN ({marks}) AND status IN ('pending', 'sleeping', 'running')
 ORDER BY created_at, id
 """
-INSERT_SCHEDULED_RUN = """
+# Insert a new run unless one with the same id exists (start is idempotent by id; an
+# occurrence's run id is unique). Shared with SqlStore.insert_run.
+INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
     schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
 VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -401,7 +403,7 @@ class ScheduleSql:
             row = tx.execute(SELECT_DEFINITION, key).fetchone()
             if row is None:
                 return None
-            inserted = _insert_run(tx, run)
+            inserted = insert_run_row(tx, run)
             if inserted:
                 self._notify(tx, "runs")
             decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
@@ -491,9 +493,10 @@ def _active_runs(tx: Any, keys: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def _insert_run(tx: Any, run: NewRun) -> bool:
+def insert_run_row(tx: Any, run: NewRun) -> bool:
+    """Insert ``run`` in the transaction ``tx``; False if its id exists already."""
     tx.execute(
-        INSERT_SCHEDULED_RUN,
+        INSERT_RUN,
         run.id,
         run.workflow,
         run.version,
@@ -550,7 +553,7 @@ def _apply(tx: Any, plans: list[tuple[DueSchedule, Plan]], now_ms: int) -> list[
             None if last is None else last.run_id, record.key,
         ))  # fmt: skip
     if runs:
-        tx.executemany(INSERT_SCHEDULED_RUN, runs)
+        tx.executemany(INSERT_RUN, runs)
     if history:
         tx.executemany(INSERT_HISTORY, history)
     tx.executemany(ADVANCE, advances)
