@@ -10,6 +10,7 @@ not started twice, and the schedule catches up with the latest occurrence it mis
 from __future__ import annotations
 
 import random
+import sys
 
 from tickwork import Context, Engine, Every, RunInfo
 
@@ -39,7 +40,10 @@ def heartbeat(ctx: Context) -> str:
 
 @engine.on_run_completed
 def print_run(run: RunInfo) -> None:
-    print(f"run {run.id} of {run.workflow} completed: {run.result}", flush=True)
+    # One write per line: runs complete on several threads at once, and print() writes
+    # the text and its newline separately, so two lines could interleave.
+    sys.stdout.write(f"run {run.id} of {run.workflow} completed: {run.result}\n")
+    sys.stdout.flush()
 
 
 # Idempotent by run id: restarting the worker does not start these again.
