@@ -366,7 +366,8 @@ class Worker:
             if claim is None:
                 return
             # Each run's ending transaction claims this thread's next run, while there is
-            # one and the worker is not stopping: no round trip through the loop.
+            # one and the worker is not stopping: no round trip through the loop. A run so
+            # claimed is in this thread's hands: a drain lets it finish, like the others.
             settled = False
             while claim is not None:
                 try:
@@ -379,8 +380,6 @@ class Worker:
                 else:
                     claim = outcome.claimed[0] if outcome.claimed else None
                     settled = _settled(outcome)
-                if claim is not None and self._stopping.is_set():
-                    break  # claimed just as the worker stopped: the drain releases it
             with self._idle:
                 self._in_flight -= 1
                 self._idle.notify_all()
