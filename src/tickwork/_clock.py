@@ -18,6 +18,7 @@ __all__ = [
     "SystemClock",
     "from_ms",
     "monotonic",
+    "now_ms",
     "sleep",
     "to_ms",
     "wait",
@@ -53,6 +54,14 @@ def to_ms(when: datetime) -> int:
     if when.tzinfo is None:
         raise ValueError(f"naive datetime {when!r}: pass an aware datetime")
     return (when - _EPOCH) // _MS
+
+
+def now_ms(clock: Clock) -> int:
+    """``clock``'s "now" as UTC epoch milliseconds; the real clock's without a datetime
+    (it is read several times per step)."""
+    if type(clock) is SystemClock:
+        return time.time_ns() // 1_000_000
+    return to_ms(clock.now())
 
 
 def from_ms(ms: int) -> datetime:

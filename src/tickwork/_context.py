@@ -338,7 +338,7 @@ class Context:
         return self._seq
 
     def _now_ms(self) -> int:
-        return _clock.to_ms(self._clock.now())
+        return _clock.now_ms(self._clock)
 
     def __repr__(self) -> str:
         return f"<Context run={self.run_id} workflow={self.workflow} attempt={self.attempt}>"

@@ -573,7 +573,7 @@ class Engine:
             self.migrate()
 
     def _now_ms(self) -> int:
-        return _clock.to_ms(self.clock.now())
+        return _clock.now_ms(self.clock)
 
     def _definition(self, workflow: str | Callable[..., Any]) -> WorkflowDef:
         name = getattr(workflow, "__tickwork_workflow__", workflow)

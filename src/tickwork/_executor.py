@@ -66,7 +66,7 @@ def execute(
     token = claim.lease_token
 
     def now_ms() -> int:
-        return _clock.to_ms(clock.now())
+        return _clock.now_ms(clock)
 
     give_up = lease_ms / 2000  # keep trying through a database blip, not past the lease
 
@@ -82,6 +82,7 @@ def execute(
                 error=error,
                 now_ms=now,
                 then_claim=request,
+                running=info,
             )
             return Outcome.of(ended, finished=True, looked=request is not None)
 
@@ -192,5 +193,6 @@ def _failed_attempt(
         error=error,
         now_ms=now_ms,
         then_claim=then_claim,
+        running=info,
     )
     return Outcome.of(ended, finished=True, looked=then_claim is not None)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import time
 import uuid
 from datetime import date
 from typing import Any
@@ -43,12 +45,20 @@ def from_json(text: str | None) -> JSON:
 
 
 def new_run_id() -> str:
-    """A fresh random run id for runs started without one."""
-    return uuid.uuid4().hex
+    """A fresh run id for runs started without one: a UUIDv7 as 32 hex digits.
+
+    Time-ordered (48 bits of UTC milliseconds, then 74 random bits), so new runs land at
+    the end of every index keyed by run id instead of on a random page each: a commit
+    dirties a few pages, not one per run. Python's ``uuid`` has no ``uuid7`` before 3.14.
+    """
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+    value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
+    return f"{value:032x}"
 
 
 def new_worker_id() -> str:
-    """A fresh lease-owner token: unique per worker process and engine."""
+    """A fresh random id: unique per worker process and engine (and per lease)."""
     return uuid.uuid4().hex[:16]
 
 

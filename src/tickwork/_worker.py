@@ -78,7 +78,7 @@ class Core:
     worker: Worker | None = None
 
     def now_ms(self) -> int:
-        return _clock.to_ms(self.clock.now())
+        return _clock.now_ms(self.clock)
 
     def limits(self) -> dict[str, int | None]:
         """Concurrency limit of each workflow this process can execute, by name."""

@@ -354,3 +354,27 @@ def test_finish_records_result_and_drops_lease(store: Store) -> None:
 def test_migrate_twice_is_a_no_op(store: Store) -> None:
     version = store.migrate()
     assert store.migrate() == version >= 1
+
+
+def test_finish_given_the_running_run_returns_it_as_stored(store: Store) -> None:
+    store.insert_run(new_run("r1", schedule_key=None))
+    (held,) = claim(store, at=T0 + 2)
+    ended = store.finish_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.FAILED,
+        result_json=None,
+        error="ValueError: no",
+        now_ms=T0 + 7,
+        running=held.info,
+    ).run
+    assert ended == store.get_run("r1")
+    assert ended.status is RunStatus.FAILED and ended.error == "ValueError: no"
+    assert ended.started_at == held.info.started_at and ended.input == {"n": 1}
+
+
+def test_claimed_run_is_running_as_stored(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store, at=T0 + 3)
+    assert held.info == store.get_run("r1")
+    assert held.info.status is RunStatus.RUNNING

@@ -51,6 +51,7 @@ def local_clock_an_hour_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
 
     ahead = SimpleNamespace(
         time=lambda: time.time() + HOUR.total_seconds(),
+        time_ns=lambda: time.time_ns() + int(HOUR.total_seconds()) * 1_000_000_000,
         monotonic=time.monotonic,
         sleep=time.sleep,
     )

@@ -214,12 +214,16 @@ class Store(Protocol):
         error: str | None,
         now_ms: int,
         then_claim: ClaimRequest | None = None,
+        running: RunInfo | None = None,
     ) -> Ended:
         """End the run as ``completed``, ``failed`` or ``cancelled`` and drop its lease.
 
         With ``then_claim``, runs are claimed in the same transaction as by ``claim_runs``
-        (an executor takes its next run without a transaction of its own). Raises
-        ``LeaseLost``, with nothing written, when ``token`` no longer holds the run.
+        (an executor takes its next run without a transaction of its own). ``running`` is
+        the run as its claim returned it: given, the ended run is built from it instead of
+        read back (nothing but status, result, error and ``finished_at`` changes while a
+        lease is held). Raises ``LeaseLost``, with nothing written, when ``token`` no
+        longer holds the run.
         """
         ...
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from .._clock import from_ms
-from .._ids import from_json, new_run_id
+from .._ids import from_json, new_worker_id
 from .._models import ApiKeyInfo, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord, Store
 from .sql_schedules import WAKE_BUFFERED, ScheduleSql, insert_run_row
@@ -72,11 +71,10 @@ ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     started_at = excluded.started_at, finished_at = excluded.finished_at
 """
 # End a held run for good.
-FINISH_RUN = f"""
+FINISH_RUN = """
 UPDATE tickwork_runs SET status = ?, result = ?, error = ?, finished_at = ?,
     worker = NULL, lease_token = NULL, available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
-RETURNING {_RUN_COLUMNS}
 """
 # Hand a held run back until later (sleep, retry back-off, shutdown).
 RESCHEDULE_RUN = f"""
@@ -181,6 +179,30 @@ def _inserted(run: NewRun) -> RunInfo:
         started_at=None,
         finished_at=None,
         schedule_revision=run.schedule_revision,
+    )
+
+
+def _ended(
+    running: RunInfo, status: RunStatus, result_json: str | None, error: str | None, now_ms: int
+) -> RunInfo:
+    """The run as ``FINISH_RUN`` leaves it (no need to read it back)."""
+    return RunInfo(
+        id=running.id,
+        workflow=running.workflow,
+        version=running.version,
+        status=status,
+        input=running.input,
+        result=from_json(result_json),
+        error=error,
+        attempt=running.attempt,
+        priority=running.priority,
+        pool=running.pool,
+        schedule_key=running.schedule_key,
+        scheduled_for=running.scheduled_for,
+        created_at=running.created_at,
+        started_at=running.started_at,
+        finished_at=from_ms(now_ms),
+        schedule_revision=running.schedule_revision,
     )
 
 
@@ -389,14 +411,17 @@ class SqlStore(ScheduleSql, Store):
         error: str | None,
         now_ms: int,
         then_claim: ClaimRequest | None = None,
+        running: RunInfo | None = None,
     ) -> Ended:
         def work(tx: _Executor) -> Ended:
-            row = tx.execute(
-                FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token
-            ).fetchone()
-            if row is None:
+            tx.execute(FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token)
+            if tx.rowcount != 1:
                 raise LeaseLost(run_id)
-            run = run_from_row(row)
+            run = (
+                run_from_row(tx.execute(SELECT_RUN, run_id).fetchone())
+                if running is None
+                else _ended(running, status, result_json, error, now_ms)
+            )
             if run.schedule_key is not None:
                 tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
                 if tx.rowcount:
@@ -497,17 +522,18 @@ def _can_claim(request: ClaimRequest) -> bool:
 def _claim_one(tx: _Executor, row: Sequence[Any], request: ClaimRequest) -> ClaimedRun:
     """Take one candidate row under a new lease, with its checkpoints."""
     worker, now_ms = request.worker, request.now_ms
-    token = f"{worker}.{new_run_id()[:12]}"
+    token = f"{worker}.{new_worker_id()[:12]}"
     tx.execute(CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, row[0])
-    info = run_from_row(row)
-    resumed = info.started_at is not None
+    resumed = row[13] is not None  # started_at
     steps = (
         [step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()]
         if resumed or row[16] is not None
         else []  # never started: it can have no checkpoints yet
     )
+    # As CLAIM_RUN leaves it: running, started now unless it had started before.
+    claimed_row = (*row[:3], RunStatus.RUNNING, *row[4:13], row[13] or now_ms, *row[14:16])
     return ClaimedRun(
-        info=replace(info, status=RunStatus.RUNNING, started_at=info.started_at or from_ms(now_ms)),
+        info=run_from_row(claimed_row),
         lease_token=token,
         steps=steps,
         attempt_started_ms=row[16] if row[16] is not None else now_ms,

@@ -128,18 +128,34 @@ class SQLiteStore(SqlStore):
         self._queue: list[_Write] = []
         self._queue_lock = threading.Lock()
         self._combining = False
+        self._writer_conn: sqlite3.Connection | None = None
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, for reads (and for migrating)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
+        if conn is None:
+            conn = self._local.conn = self._open()
+        return conn
+
+    def _writer(self) -> sqlite3.Connection:
+        """The one connection every combined write runs on, used by the turn's holder.
+
+        One connection, not each combining thread's own: a connection's page cache is
+        dropped whenever another connection has written, so with a writer per thread
+        every batch read its B-tree pages back from the WAL file.
+        """
+        if self._writer_conn is None:
+            self._writer_conn = self._open()
+        return self._writer_conn
+
+    def _open(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError("The store is closed")
         try:
             if not self.path.parent.exists():
                 raise ConfigError(f"Folder {str(self.path.parent)!r} of the SQLite file is missing")
-            # check_same_thread=False only so close() may run on any thread; each connection
-            # is otherwise used by the thread that opened it.
+            # check_same_thread=False so close() may run on any thread and the writer
+            # connection pass from turn to turn; no connection is used by two threads at once.
             conn = sqlite3.connect(
                 self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
             )
@@ -148,14 +164,14 @@ class SQLiteStore(SqlStore):
             conn.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             raise StoreError(f"Cannot open SQLite database {str(self.path)!r}: {exc}") from exc
-        self._local.conn = conn
         with self._lock:
             self._all.append(conn)
         return conn
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Cursor]:
-        conn = self._connection()
+        # Writes run only in a turn (see _write), on the writer connection.
+        conn = self._writer() if write else self._connection()
         try:
             cursor = conn.cursor()
             cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
@@ -277,20 +293,19 @@ class SQLiteStore(SqlStore):
         return None
 
     def migrate(self) -> int:
+        def work(tx: _Executor) -> int:
+            tx.execute("CREATE TABLE IF NOT EXISTS tickwork_schema (version INTEGER NOT NULL)")
+            current = tx.execute("SELECT MAX(version) FROM tickwork_schema").fetchone()[0] or 0
+            for version, name in migrations.pending(self.dialect, current):
+                for statement in migrations.statements(self.dialect, name):
+                    tx.execute(statement)
+                tx.execute("INSERT INTO tickwork_schema (version) VALUES (?)", version)
+                current = version
+            return int(current)
+
         try:
-            with self._transaction(write=True) as cursor:
-                cursor.execute(
-                    "CREATE TABLE IF NOT EXISTS tickwork_schema (version INTEGER NOT NULL)"
-                )
-                cursor.execute("SELECT MAX(version) FROM tickwork_schema")
-                current = cursor.fetchone()[0] or 0
-                for version, name in migrations.pending(self.dialect, current):
-                    for statement in migrations.statements(self.dialect, name):
-                        cursor.execute(statement)
-                    cursor.execute("INSERT INTO tickwork_schema (version) VALUES (?)", (version,))
-                    current = version
-                return int(current)
-        except sqlite3.Error as exc:
+            return self._write(work)
+        except StoreError as exc:
             raise StoreError(f"SQLite migration failed: {exc}") from exc
 
     def close(self) -> None:
@@ -301,3 +316,4 @@ class SQLiteStore(SqlStore):
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
         self._local = threading.local()
+        self._writer_conn = None
