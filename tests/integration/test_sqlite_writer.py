@@ -1,4 +1,4 @@
-"""SQLite's combined writes: a thread interrupted while its write waits leaves no one stuck."""
+"""SQLite's combined writes: a thread cut short while writing leaves no one stuck."""
 
 from __future__ import annotations
 
@@ -55,4 +55,23 @@ def test_interrupted_waiting_writer_leaves_the_others_unblocked(
     assert store.get_run("later") is not None
     store.insert_run(new_run("after"))  # the writer is free again
     assert store.get_run("after") is not None
+    store.close()
+
+
+def test_transaction_left_open_on_the_writer_does_not_block_later_writes(
+    tmp_path: Path,
+) -> None:
+    """Every thread's writes share one connection: a turn cut short between its BEGIN
+    and its rollback must not leave that connection unusable."""
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'w.db'}")
+    store.migrate()
+    writer = store._writer()
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute(
+        "INSERT INTO tickwork_runs (id, workflow, version, status, attempt, priority, pool,"
+        " created_at, available_at) VALUES ('torn', 'wf', '1', 'pending', 1, 0, 'default', 0, 0)"
+    )
+    store.insert_run(new_run("next"))
+    assert store.get_run("next") is not None
+    assert store.get_run("torn") is None  # the cut-short turn's write is gone, as reported
     store.close()

@@ -173,6 +173,8 @@ class SQLiteStore(SqlStore):
         # Writes run only in a turn (see _write), on the writer connection.
         conn = self._writer() if write else self._connection()
         try:
+            if conn.in_transaction:  # left open by a turn cut short: its writes failed
+                conn.rollback()
             cursor = conn.cursor()
             cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         except sqlite3.Error as exc:
