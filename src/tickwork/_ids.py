@@ -31,10 +31,14 @@ __all__ = [
 JSON = Any  # a JSON value: None, bool, int, float, str, list, dict with str keys
 
 
+# One encoder for every call (``json.dumps`` with options builds a new one each time).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 def canonical_json(value: JSON, *, what: str = "value") -> str:
     """``value`` as canonical JSON text; ``InputValidationError`` when it is not JSON."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return _CANONICAL.encode(value)
     except (TypeError, ValueError) as exc:
         raise InputValidationError(f"{what} is not a JSON value: {exc}") from exc
 
