@@ -11,11 +11,12 @@ pending or sleeping runs are due" and "which leases have expired".
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from .._clock import from_ms
-from .._ids import from_json, new_worker_id
+from .._ids import from_json
 from .._models import ApiKeyInfo, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord, Store
 from .sql_schedules import WAKE_BUFFERED, ScheduleSql, insert_run_row
@@ -276,13 +277,16 @@ class SqlStore(ScheduleSql, Store):
     def insert_run(
         self, run: NewRun, *, then_claim: ClaimRequest | None = None
     ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
-        def work(tx: _Executor) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
+        def work(tx: _Executor) -> tuple[Any, list[_Taken]]:
             if not insert_run_row(tx, run):  # it exists already
-                return run_from_row(tx.execute(SELECT_RUN, run.id).fetchone()), False, ()
+                return tx.execute(SELECT_RUN, run.id).fetchone(), []
             self._notify(tx, "runs")
-            return _inserted(run), True, self._claim(tx, then_claim)
+            return None, self._claim(tx, then_claim)
 
-        return self._write(work)
+        existing, taken = self._write(work)
+        if existing is not None:
+            return run_from_row(existing), False, ()
+        return _inserted(run), True, _claimed(taken, then_claim)
 
     def get_run(self, run_id: str) -> RunInfo | None:
         with self._tx(write=False) as tx:
@@ -330,10 +334,11 @@ class SqlStore(ScheduleSql, Store):
         request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit)
         if not _can_claim(request):
             return []
-        return self._write(lambda tx: self._claim(tx, request))
+        return _claimed(self._write(lambda tx: self._claim(tx, request)), request)
 
-    def _claim(self, tx: _Executor, request: ClaimRequest | None) -> list[ClaimedRun]:
-        """Claim runs in the transaction ``tx`` (see ``claim_runs``)."""
+    def _claim(self, tx: _Executor, request: ClaimRequest | None) -> list[_Taken]:
+        """Claim runs in the transaction ``tx`` (see ``claim_runs``); ``_claimed`` makes
+        them ``ClaimedRun`` after the commit, out of the writer's way."""
         if request is None or not _can_claim(request):
             return []
         now_ms, limits, pools = request.now_ms, request.limits, request.pools
@@ -361,7 +366,7 @@ class SqlStore(ScheduleSql, Store):
             if cap is not None and live.get(workflow, 0) >= cap:
                 continue
             live[workflow] = live.get(workflow, 0) + 1
-            claimed.append(_claim_one(tx, row, request))
+            claimed.append(_take(tx, row, request))
             if len(claimed) == request.limit:
                 break
         return claimed
@@ -413,22 +418,27 @@ class SqlStore(ScheduleSql, Store):
         then_claim: ClaimRequest | None = None,
         running: RunInfo | None = None,
     ) -> Ended:
-        def work(tx: _Executor) -> Ended:
+        def work(tx: _Executor) -> tuple[Any, list[_Taken]]:
             tx.execute(FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token)
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
-            run = (
-                run_from_row(tx.execute(SELECT_RUN, run_id).fetchone())
-                if running is None
-                else _ended(running, status, result_json, error, now_ms)
-            )
-            if run.schedule_key is not None:
-                tx.execute(WAKE_BUFFERED, now_ms, run.schedule_key, now_ms)
+            row, schedule_key = None, None if running is None else running.schedule_key
+            if running is None:  # not known to the caller: read it back
+                row = tx.execute(SELECT_RUN, run_id).fetchone()
+                schedule_key = row[10]
+            if schedule_key is not None:
+                tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
                 if tx.rowcount:
                     self._notify(tx, "schedules")
-            return Ended(run, self._claim(tx, then_claim))
+            return row, self._claim(tx, then_claim)
 
-        return self._write(work)
+        row, taken = self._write(work)
+        run = (
+            run_from_row(row)
+            if running is None
+            else _ended(running, status, result_json, error, now_ms)
+        )
+        return Ended(run, _claimed(taken, then_claim))
 
     def reschedule_run(
         self,
@@ -442,7 +452,7 @@ class SqlStore(ScheduleSql, Store):
         new_attempt: bool,
         then_claim: ClaimRequest | None = None,
     ) -> Ended:
-        def work(tx: _Executor) -> Ended:
+        def work(tx: _Executor) -> tuple[Any, list[_Taken]]:
             row = tx.execute(
                 RESCHEDULE_RUN, str(status), available_ms, attempt, error, new_attempt, run_id,
                 token,
@@ -451,9 +461,10 @@ class SqlStore(ScheduleSql, Store):
                 raise LeaseLost(run_id)
             if new_attempt:
                 tx.execute(FORGET_FAILED_STEPS, run_id)
-            return Ended(run_from_row(row), self._claim(tx, then_claim))
+            return row, self._claim(tx, then_claim)
 
-        return self._write(work)
+        row, taken = self._write(work)
+        return Ended(run_from_row(row), _claimed(taken, then_claim))
 
     def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
         def work(tx: _Executor) -> bool:
@@ -519,28 +530,45 @@ def _can_claim(request: ClaimRequest) -> bool:
     return request.limit > 0 and bool(request.limits) and bool(request.pools)
 
 
-def _claim_one(tx: _Executor, row: Sequence[Any], request: ClaimRequest) -> ClaimedRun:
-    """Take one candidate row under a new lease, with its checkpoints."""
+#: a run taken in a transaction: its candidate row, its new lease token, its checkpoints
+_Taken = tuple[Sequence[Any], str, list[Any]]
+
+
+def _take(tx: _Executor, row: Sequence[Any], request: ClaimRequest) -> _Taken:
+    """Take one candidate row under a new lease, and read its checkpoints."""
     worker, now_ms = request.worker, request.now_ms
-    token = f"{worker}.{new_worker_id()[:12]}"
+    # A lease token only has to differ from every other lease's (it fences, it is no
+    # secret): the worker id and 48 random bits, drawn without a system call.
+    token = f"{worker}.{random.getrandbits(48):012x}"
     tx.execute(CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, row[0])
-    resumed = row[13] is not None  # started_at
-    steps = (
-        [step_from_row(s) for s in tx.execute(SELECT_STEPS, row[0]).fetchall()]
-        if resumed or row[16] is not None
-        else []  # never started: it can have no checkpoints yet
-    )
-    # As CLAIM_RUN leaves it: running, started now unless it had started before.
-    claimed_row = (*row[:3], RunStatus.RUNNING, *row[4:13], row[13] or now_ms, *row[14:16])
-    return ClaimedRun(
-        info=run_from_row(claimed_row),
-        lease_token=token,
-        steps=steps,
-        attempt_started_ms=row[16] if row[16] is not None else now_ms,
-        resumed=resumed,
-        cancel_requested=bool(row[17]),
-        retry_json=row[18],
-    )
+    started = row[13] is not None or row[16] is not None
+    # A run that never started can have no checkpoints yet.
+    steps = tx.execute(SELECT_STEPS, row[0]).fetchall() if started else []
+    return row, token, steps
+
+
+def _claimed(taken: list[_Taken], request: ClaimRequest | None) -> list[ClaimedRun]:
+    """The runs ``_take`` took, as their executors get them."""
+    if not taken:
+        return []
+    assert request is not None
+    now_ms = request.now_ms
+    claimed = []
+    for row, token, steps in taken:
+        # As CLAIM_RUN leaves it: running, started now unless it had started before.
+        claimed_row = (*row[:3], RunStatus.RUNNING, *row[4:13], row[13] or now_ms, *row[14:16])
+        claimed.append(
+            ClaimedRun(
+                info=run_from_row(claimed_row),
+                lease_token=token,
+                steps=[step_from_row(step) for step in steps],
+                attempt_started_ms=row[16] if row[16] is not None else now_ms,
+                resumed=row[13] is not None,
+                cancel_requested=bool(row[17]),
+                retry_json=row[18],
+            )
+        )
+    return claimed
 
 
 class _Executor:
