@@ -22,6 +22,7 @@ from urllib.parse import quote
 import pydantic
 
 from . import _clock
+from ._async_api import AsyncTwins
 from ._durations import Duration, to_ms
 from ._handle import RunHandle
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
@@ -95,7 +96,7 @@ def _poll_pause(seconds: float, look: int) -> None:
     _clock.sleep(min(seconds, 0.05 * 2 ** min(look, 5), 1.0))
 
 
-class Client:
+class Client(AsyncTwins):
     """``Engine``'s schedule and run methods against a tickwork server.
 
     ``url`` is the server's root (``http://127.0.0.1:8787``); ``api_key`` defaults to

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -15,6 +14,7 @@ from typing import Any, TypeVar, overload
 
 from . import _clock
 from ._apikeys import create_key, revoke_key, verify_key
+from ._async_api import AsyncTwins
 from ._declared import (
     config_path,
     deployment_schedules,
@@ -45,7 +45,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MAX_ID = 200
 
 
-class Engine:
+class Engine(AsyncTwins):
     """Workflows, runs and workers over one database (SQLite file or PostgreSQL)."""
 
     def __init__(
@@ -522,44 +522,6 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self.url!r})"
-
-    # -- async twins ---------------------------------------------------------------------
-
-    async def start_async(
-        self,
-        workflow: str | Callable[..., Any],
-        input: Any = None,
-        *,
-        run_id: str | None = None,
-        priority: int | None = None,
-        pool: str | None = None,
-        delay: Duration | None = None,
-    ) -> RunHandle:
-        return await asyncio.to_thread(
-            lambda: self.start(
-                workflow, input, run_id=run_id, priority=priority, pool=pool, delay=delay
-            )
-        )
-
-    async def get_run_async(self, run_id: str) -> RunInfo | None:
-        return await asyncio.to_thread(self.get_run, run_id)
-
-    async def list_runs_async(
-        self,
-        *,
-        workflow: str | None = None,
-        status: RunStatus | str | None = None,
-        schedule_key: str | None = None,
-        limit: int = 100,
-    ) -> list[RunInfo]:
-        return await asyncio.to_thread(
-            lambda: self.list_runs(
-                workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
-            )
-        )
-
-    async def cancel_async(self, run_id: str) -> bool:
-        return await asyncio.to_thread(self.cancel, run_id)
 
     # -- internals -----------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ results and the same errors as the ``Engine`` behind it."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ from tickwork import (
     TickworkError,
     UnknownWorkflowError,
 )
+from tickwork._async_api import AsyncTwins
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
 
@@ -369,3 +371,37 @@ def test_no_answer_is_an_api_error_with_the_cause() -> None:
         nowhere.list_runs()
     assert caught.value.status is None
     assert isinstance(caught.value.__cause__, httpx.TransportError)
+
+
+# -- async twins -------------------------------------------------------------------------
+
+
+def test_async_twins_are_the_blocking_calls(client: Client, app_engine: Engine) -> None:
+    async def scenario() -> None:
+        key = await client.schedule_async("noop", every="1h", key="hourly")
+        assert await client.get_schedule_async(key) == app_engine.get_schedule(key)
+        assert await client.pause_async(key) is True
+        assert (await client.list_schedules_async())[0].state == "paused"
+        assert await client.resume_async("nope") is False
+        handle = await client.start_async("double", {"n": 4}, run_id="a1")
+        app_engine.run_until_idle()
+        assert await handle.result_async(timeout=10) == 8
+        assert await client.get_run_async("a1") == app_engine.get_run("a1")
+        assert await client.list_steps_async("a1") == app_engine.list_steps("a1")
+        assert [r.id for r in await client.list_runs_async(workflow="double")] == ["a1"]
+        assert await client.cancel_async("a1") is False
+        assert await client.schedule_history_async(key) == app_engine.schedule_history(key)
+        with pytest.raises(UnknownWorkflowError):
+            await client.schedule_async("missing", every="1h")
+        assert await client.unschedule_async(key) is True
+
+    asyncio.run(scenario())
+
+
+def test_engine_and_client_offer_the_same_async_twins() -> None:
+    twins = {name for name in dir(AsyncTwins) if name.endswith("_async")}
+    assert len(twins) == 15
+    for name in twins:
+        blocking = name.removesuffix("_async")
+        assert callable(getattr(Engine, blocking)) and callable(getattr(Client, blocking))
+        assert getattr(Engine, name) is getattr(Client, name)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from tickwork import Context, Engine, RunStatus
+from tickwork import Context, Engine, RunStatus, UnknownWorkflowError
 from tickwork.testing import FakeClock
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -476,3 +477,35 @@ def test_list_schedules_is_not_silently_truncated(job: Engine) -> None:
     for i in range(1001):
         job.schedule("job", None, every="1h", key=f"k{i:04d}")
     assert len(job.list_schedules()) == 1001
+
+
+# -- async twins -----------------------------------------------------------------------
+
+
+def test_schedule_api_has_async_twins_with_the_same_results(job: Engine, clock: FakeClock) -> None:
+    async def scenario() -> None:
+        key = await job.schedule_async("job", "x", every="1h", key="k", catchup=2)
+        assert key == "k" and await job.get_schedule_async(key) == job.get_schedule(key)
+        assert await job.pause_async(key) is True
+        assert (await job.list_schedules_async())[0].state == "paused"
+        assert await job.resume_async(key) is True
+        assert await job.deactivate_async(key) is True
+        assert await job.activate_async(key) is True
+        clock.advance("90m")
+        run_id = await job.trigger_async(key)
+        assert run_id == rid(60)
+        history = await job.schedule_history_async(key, 1)
+        assert [h.decision for h in history] == ["triggered"]
+        job.run_until_idle()
+        assert [s.name for s in await job.list_steps_async(run_id)] == []
+        assert await job.unschedule_async(key) is True
+        assert await job.unschedule_async(key) is False
+        assert await job.get_schedule_async(key) is None
+
+    asyncio.run(scenario())
+
+
+def test_async_twin_raises_the_blocking_calls_error(job: Engine) -> None:
+    with pytest.raises(UnknownWorkflowError):
+        asyncio.run(job.schedule_async("missing", every="1h"))
+    assert job.list_schedules() == []
