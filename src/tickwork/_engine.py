@@ -205,7 +205,7 @@ class Engine(AsyncTwins):
             raise ConfigError(f"run_id must be a non-empty string of at most {_MAX_ID} chars")
         now = self._now_ms()
         run = NewRun(
-            id=run_id or new_run_id(),
+            id=run_id or new_run_id(now),
             workflow=definition.name,
             version=definition.version,
             input_json=None if value is None else canonical_json(value),

@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import re
-import time
 import uuid
 from datetime import date
 from typing import Any
@@ -48,21 +47,24 @@ def from_json(text: str | None) -> JSON:
     return None if text is None else json.loads(text)
 
 
-def new_run_id() -> str:
-    """A fresh run id for runs started without one: a UUIDv7 as 32 hex digits.
+def new_run_id(now_ms: int) -> str:
+    """A fresh run id for a run started at ``now_ms`` without one: a UUIDv7, 32 hex digits.
 
     Time-ordered (48 bits of UTC milliseconds, then 74 random bits), so new runs land at
     the end of every index keyed by run id instead of on a random page each: a commit
     dirties a few pages, not one per run. Python's ``uuid`` has no ``uuid7`` before 3.14.
     """
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    value = (now_ms & _MS_BITS) << 80 | int.from_bytes(os.urandom(10), "big")
     value = value & ~(0xF << 76) | 0x7 << 76  # version 7
     value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
     return f"{value:032x}"
 
 
+_MS_BITS = (1 << 48) - 1
+
+
 def new_worker_id() -> str:
-    """A fresh random id: unique per worker process and engine (and per lease)."""
+    """A fresh lease-owner token: unique per worker process and engine."""
     return uuid.uuid4().hex[:16]
 
 

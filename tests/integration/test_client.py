@@ -33,7 +33,6 @@ from tickwork import (
     TickworkError,
     UnknownWorkflowError,
 )
-from tickwork._async_api import AsyncTwins
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
 
@@ -396,12 +395,3 @@ def test_async_twins_are_the_blocking_calls(client: Client, app_engine: Engine) 
         assert await client.unschedule_async(key) is True
 
     asyncio.run(scenario())
-
-
-def test_engine_and_client_offer_the_same_async_twins() -> None:
-    twins = {name for name in dir(AsyncTwins) if name.endswith("_async")}
-    assert len(twins) == 15
-    for name in twins:
-        blocking = name.removesuffix("_async")
-        assert callable(getattr(Engine, blocking)) and callable(getattr(Client, blocking))
-        assert getattr(Engine, name) is getattr(Client, name)

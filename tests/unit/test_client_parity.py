@@ -52,6 +52,30 @@ def test_client_method_has_the_engines_signature(name: str) -> None:
     assert client.return_annotation == engine.return_annotation
 
 
+TWINNED = [name for name in MIRRORED if name not in ("workflows", "preview")]
+
+
+@pytest.mark.parametrize("name", TWINNED)
+def test_async_twin_has_the_blocking_calls_signature(name: str) -> None:
+    blocking = inspect.signature(getattr(Engine, name))
+    twin = inspect.signature(getattr(Engine, f"{name}_async"))
+    assert inspect.iscoroutinefunction(getattr(Engine, f"{name}_async"))
+    assert list(twin.parameters) == list(blocking.parameters)
+    for param in list(blocking.parameters.values())[1:]:  # after self
+        mirror = twin.parameters[param.name]
+        assert (mirror.kind, mirror.default) == (param.kind, param.default), param.name
+        assert mirror.annotation == param.annotation, param.name
+    assert twin.return_annotation == blocking.return_annotation
+
+
+def test_engine_and_client_have_the_same_async_twins() -> None:
+    def twins(cls: type) -> dict[str, object]:
+        return {name: getattr(cls, name) for name in dir(cls) if name.endswith("_async")}
+
+    assert twins(Engine) == twins(Client)
+    assert sorted(twins(Engine)) == sorted(f"{name}_async" for name in TWINNED)
+
+
 def test_client_has_a_docstring_or_the_engines_for_every_mirrored_method() -> None:
     for name in MIRRORED:
         assert getattr(Client, name).__doc__ or not getattr(Engine, name).__doc__, name
