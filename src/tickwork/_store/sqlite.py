@@ -103,16 +103,17 @@ def _run_in_savepoint(tx: _Executor, request: _Write) -> None:
 
 
 class SQLiteStore(SqlStore):
-    """The store on one SQLite file; one connection per thread, one writer at a time.
+    """The store on one SQLite file: a reading connection per thread, one writer at a time.
 
     SQLite has a single write lock per file. Threads of one process that contend for it
     through ``BEGIN IMMEDIATE`` sleep in SQLite's busy handler (1, 2, 5, 10 ms...) and,
     with ``synchronous=full``, each commit waits for its own fsync. Instead, writes are
-    *combined*: a thread queues its write and takes a process-wide lock; the holder runs
-    every queued write in one transaction, each in a savepoint so that one failing (a
-    lost lease, say) undoes only itself, and commits once. Uncontended, that is just a
-    transaction; contended, many checkpoints share one commit. Other processes still
-    meet at ``BEGIN IMMEDIATE``.
+    *combined*: a thread queues its write; the thread whose turn it is runs every queued
+    write in one transaction on the store's one writer connection and commits once (if a
+    write fails, a lost lease say, the batch is redone with each write in a savepoint so
+    that it undoes only itself). Uncontended, that is just a transaction; contended, many
+    checkpoints share one commit. Reads use a connection per thread. Other processes
+    still meet at ``BEGIN IMMEDIATE``.
     """
 
     dialect = "sqlite"
