@@ -71,9 +71,15 @@ class AsyncTwins:
         status: RunStatus | str | None = None,
         schedule_key: str | None = None,
         limit: int = 100,
+        before: str | None = None,
     ) -> list[RunInfo]:
         listing = functools.partial(
-            self.list_runs, workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
+            self.list_runs,
+            workflow=workflow,
+            status=status,
+            schedule_key=schedule_key,
+            limit=limit,
+            before=before,
         )
         return await asyncio.to_thread(listing)
 

@@ -215,13 +215,17 @@ class Client(AsyncTwins):
         status: RunStatus | str | None = None,
         schedule_key: str | None = None,
         limit: int = 100,
+        before: str | None = None,
     ) -> list[RunInfo]:
-        """Runs matching every filter given, newest first."""
+        """Runs matching every filter given, newest first; ``before`` as ``Engine``'s."""
+        if before is not None and (not isinstance(before, str) or not before):
+            raise ConfigError(f"before must be a run id, not {before!r}")
         params = {
             "workflow": workflow,
             "status": None if status is None else str(getattr(status, "value", status)),
             "schedule_key": schedule_key,
             "limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else "",
+            "before": before,
         }
         page = self._request("GET", "/runs", params=params)
         return [run_from_wire(r) for r in page["runs"]]

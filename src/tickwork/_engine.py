@@ -251,8 +251,13 @@ class Engine(AsyncTwins):
         status: RunStatus | str | None = None,
         schedule_key: str | None = None,
         limit: int = 100,
+        before: str | None = None,
     ) -> list[RunInfo]:
-        """Runs matching every filter given, newest first."""
+        """Runs matching every filter given, newest first.
+
+        ``before=<run id>`` gives the next page after a page that ended with that run
+        (stable while new runs arrive); none if there is no such run.
+        """
         if status is not None:
             try:
                 status = RunStatus(status)
@@ -262,8 +267,10 @@ class Engine(AsyncTwins):
                 ) from None
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
             raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")
+        if before is not None and (not isinstance(before, str) or not before):
+            raise ConfigError(f"before must be a run id, not {before!r}")
         return self._store.list_runs(
-            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
+            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
         )
 
     def list_steps(self, run_id: str) -> list[StepInfo]:

@@ -76,6 +76,16 @@ def test_list_runs_is_newest_first_and_filters(store: Store) -> None:
     assert store.list_runs(status=RunStatus.RUNNING) == []
 
 
+def test_list_runs_before_a_run_continues_after_it(store: Store) -> None:
+    for n, at in enumerate((T0, T0 + 1, T0 + 1, T0 + 2)):  # two created at the same instant
+        store.insert_run(new_run(f"r{n}", at=at))
+    assert [r.id for r in store.list_runs()] == ["r3", "r2", "r1", "r0"]
+    assert [r.id for r in store.list_runs(before="r3", limit=2)] == ["r2", "r1"]
+    assert [r.id for r in store.list_runs(before="r1")] == ["r0"]
+    assert [r.id for r in store.list_runs(before="r2", workflow="wf")] == ["r1", "r0"]
+    assert store.list_runs(before="r0") == [] and store.list_runs(before="nope") == []
+
+
 def test_claim_takes_due_runs_and_second_claimer_gets_nothing(store: Store) -> None:
     store.insert_run(new_run("r1"))
     store.insert_run(new_run("later", available_ms=T0 + 5_000))

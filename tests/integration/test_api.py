@@ -469,6 +469,25 @@ def test_list_runs_filters_and_pages_newest_first(
     assert len(api.get("/api/v1/runs").json()["runs"]) == 6
 
 
+def test_list_runs_pages_by_run_id_stay_stable_while_runs_arrive(
+    api: Api, app_engine: Engine, clock: FakeClock
+) -> None:
+    for n in range(5):
+        app_engine.start("noop", run_id=f"r{n}")
+        clock.advance("1s")
+    pages, before = [], None
+    while True:
+        params = {"limit": 2} if before is None else {"limit": 2, "before": before}
+        page = api.get("/api/v1/runs", params=params).json()
+        pages.append([r["id"] for r in page["runs"]])
+        before = page["next_before"]
+        if before is None:
+            break
+        app_engine.start("noop", run_id=f"new{len(pages)}")  # lands on page one, not here
+    assert pages == [["r4", "r3"], ["r2", "r1"], ["r0"]]
+    assert api.get("/api/v1/runs", params={"before": "nope"}).json()["runs"] == []
+
+
 @pytest.mark.parametrize(
     "params",
     [

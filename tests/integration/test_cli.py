@@ -102,6 +102,8 @@ def test_runs_list_show_and_cancel(url: str) -> None:
     assert finished.exit_code == 3
     filtered = tickwork("runs", "list", "--status", "failed", "--database", url, "--json")
     assert json.loads(filtered.output) == []
+    after = tickwork("runs", "list", "--before", "run-1", "--database", url, "--json")
+    assert json.loads(after.output) == []
 
 
 def test_bad_database_url_exits_2(tmp_path: Path) -> None:

@@ -239,7 +239,8 @@ def test_listing_runs_is_the_engines(client: Client, app_engine: Engine, clock: 
     client.start("double", {"n": 1}, run_id="d.1")
     client.cancel("noop/1")
     for filters in ({}, {"workflow": "noop"}, {"status": RunStatus.CANCELLED},
-                    {"status": "pending", "limit": 2}, {"workflow": "nope"}):  # fmt: skip
+                    {"status": "pending", "limit": 2}, {"workflow": "nope"},
+                    {"before": "noop/2", "limit": 1}, {"before": "nope"}):  # fmt: skip
         assert client.list_runs(**filters) == app_engine.list_runs(**filters), filters
     assert client.get_run("noop/1") == app_engine.get_run("noop/1")
     assert client.get_run("nope") is None and client.get_run("") is None

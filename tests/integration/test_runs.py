@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tickwork import Context, Engine, RunInfo, RunStatus, RunTimeout
+from tickwork import ConfigError, Context, Engine, RunInfo, RunStatus, RunTimeout
 from tickwork.testing import FakeClock
 
 
@@ -230,6 +230,20 @@ def test_error_without_hook_is_logged(engine: Engine, caplog: pytest.LogCaptureF
 
 def test_tick_without_schedules_starts_nothing(engine: Engine) -> None:
     assert engine.tick() == []
+
+
+def test_list_runs_before_pages_and_rejects_a_non_id(engine: Engine, clock: FakeClock) -> None:
+    @engine.workflow()
+    def noop(ctx: Context) -> None:
+        return None
+
+    for n in range(3):
+        engine.start(noop, run_id=f"r{n}")
+        clock.advance("1s")
+    assert [r.id for r in engine.list_runs(before="r2")] == ["r1", "r0"]
+    for bad in ("", 7):
+        with pytest.raises(ConfigError):
+            engine.list_runs(before=bad)  # type: ignore[arg-type]
 
 
 def test_async_twins_match_the_sync_api(engine: Engine) -> None:

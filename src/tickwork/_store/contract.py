@@ -154,8 +154,13 @@ class Store(Protocol):
         status: RunStatus | None = None,
         schedule_key: str | None = None,
         limit: int = 100,
+        before: str | None = None,
     ) -> list[RunInfo]:
-        """Runs matching every filter given, newest first (by creation, then id)."""
+        """Runs matching every filter given, newest first (by creation, then id).
+
+        With ``before``, only runs after the run of that id in this order (the next page
+        after a page that ended with it); none if there is no such run.
+        """
         ...
 
     def list_steps(self, run_id: str) -> list[StepInfo]:

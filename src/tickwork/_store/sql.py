@@ -118,6 +118,8 @@ REVOKE_API_KEY = """
 UPDATE tickwork_api_keys SET revoked_at = ?
 WHERE (id = ? OR name = ?) AND revoked_at IS NULL
 """
+# Runs listed after the given one, newest first (a keyset page: stable while runs arrive).
+OLDER_THAN = "(created_at, id) < (SELECT created_at, id FROM tickwork_runs WHERE id = ?)"
 # The earliest instant at which some run becomes claimable.
 NEXT_DUE = """
 SELECT MIN(available_at) FROM tickwork_runs
@@ -300,6 +302,7 @@ class SqlStore(ScheduleSql, Store):
         status: RunStatus | None = None,
         schedule_key: str | None = None,
         limit: int = 100,
+        before: str | None = None,
     ) -> list[RunInfo]:
         clauses, params = [], []
         filters = (("workflow", workflow), ("status", status), ("schedule_key", schedule_key))
@@ -307,6 +310,9 @@ class SqlStore(ScheduleSql, Store):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))
+        if before is not None:
+            clauses.append(OLDER_THAN)
+            params.append(before)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         statement = (
             f"SELECT {_RUN_COLUMNS} FROM tickwork_runs {where} "

@@ -29,6 +29,7 @@ def command() -> None:
 @click.option("--status", type=click.Choice([s.value for s in RunStatus]), default=None)
 @click.option("--schedule", "schedule_key", default=None, help="Runs of this schedule key.")
 @click.option("-n", "--limit", default=50, show_default=True)
+@click.option("--before", default=None, help="Only runs listed after this run id (next page).")
 @database_option
 @json_option
 def list_(
@@ -36,13 +37,14 @@ def list_(
     status: str | None,
     schedule_key: str | None,
     limit: int,
+    before: str | None,
     database: str | None,
     as_json: bool,
 ) -> None:
     """Runs, newest first."""
     with open_engine(database) as engine:
         runs = engine.list_runs(
-            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit
+            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
         )
     if as_json:
         echo_json([to_json(r) for r in runs])

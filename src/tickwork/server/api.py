@@ -286,12 +286,14 @@ class _Api:
             status=params.get("status"),
             schedule_key=params.get("schedule_key"),
             limit=wanted,
+            before=params.get("before"),
         )
         page = runs[offset : offset + limit]
         more = len(runs) > offset + limit
         return JSONResponse(
             {
                 "runs": [run_to_wire(r) for r in page],
+                "next_before": page[-1].id if more else None,
                 "next_offset": offset + limit if more else None,
             }
         )

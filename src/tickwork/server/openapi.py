@@ -195,6 +195,12 @@ def _paths() -> dict[str, Any]:
                     _query("schedule_key", {"type": "string"}, "Only this schedule's runs"),
                     _LIMIT,
                     _query(
+                        "before",
+                        {"type": "string"},
+                        "Only runs after this one, newest first: pass the last page's "
+                        "next_before (pages stay stable while new runs arrive)",
+                    ),
+                    _query(
                         "offset",
                         {"type": "integer", "minimum": 0, "maximum": MAX_LIMIT - 1, "default": 0},
                         f"Runs to skip (offset + limit at most {MAX_LIMIT})",

@@ -248,6 +248,9 @@ class RunDetail(Run):
 
 class RunList(_Response):
     runs: list[Run]
+    next_before: str | None = Field(
+        description="The id to pass as `before` for the next page, or null on the last one."
+    )
     next_offset: int | None = Field(
         description="The offset of the next page, or null when this is the last one."
     )
