@@ -461,6 +461,27 @@ def test_runs_page_filters_by_status_workflow_and_schedule(
     assert page.status_code == 200 and "Unknown status" in page.text
 
 
+def test_runs_page_pages_to_older_runs_keeping_the_filters(
+    logged_in: Browser, engine: Engine, clock: FakeClock
+) -> None:
+    limit = dashboard.RUNS_LIMIT
+    for n in range(limit + 2):
+        engine.start("report", run_id=f"r{n:03d}")
+        clock.advance("1s")
+    engine.start("broken", run_id="other")  # newest, filtered out below
+
+    def shown(page: str) -> list[str]:
+        return [html.unescape(i) for i in re.findall(r'class="mono" href="[^"]*">([^<]+)<', page)]
+
+    first = logged_in.get("/runs", params={"workflow": "report"}).text
+    assert shown(first) == [f"r{n:03d}" for n in range(limit + 1, 1, -1)]
+    older = html.unescape(re.findall(r'href="([^"]*)" rel="next">Older runs', first)[0])
+    assert "workflow=report" in older and "before=r002" in older
+    second = logged_in.get(older).text
+    assert shown(second) == ["r001", "r000"]
+    assert "Older runs" not in second and "Newest runs" in second
+
+
 def test_run_page_shows_steps_with_timings_input_result_and_attempts(
     logged_in: Browser, engine: Engine, clock: FakeClock
 ) -> None:

@@ -536,7 +536,8 @@ class Dashboard:
             "workflow": params.get("workflow", "").strip(),
             "schedule": params.get("schedule", "").strip(),
         }
-        data = await run_in_threadpool(self._runs_data, filters)
+        before = params.get("before", "").strip()
+        data = await run_in_threadpool(self._runs_data, filters, before)
         return self._render(
             request,
             "runs.html",
@@ -548,7 +549,7 @@ class Dashboard:
             **data,
         )
 
-    def _runs_data(self, filters: dict[str, str]) -> dict[str, Any]:
+    def _runs_data(self, filters: dict[str, str], before: str) -> dict[str, Any]:
         error = ""
         status = filters["status"] or None
         runs: list[RunInfo] = []
@@ -559,14 +560,19 @@ class Dashboard:
                 status=status,
                 workflow=filters["workflow"] or None,
                 schedule_key=filters["schedule"] or None,
-                limit=RUNS_LIMIT,
+                limit=RUNS_LIMIT + 1,  # one more: is there an older page?
+                before=before or None,
             )
+        older = runs[RUNS_LIMIT - 1].id if len(runs) > RUNS_LIMIT else None
+        runs = runs[:RUNS_LIMIT]
         schedule_keys = [s.key for s in self.engine.list_schedules()]
         workflows = sorted({*self.engine.workflows(), *(r.workflow for r in runs)})
         return {
             "runs": runs,
             "error": error,
-            "limit": RUNS_LIMIT,
+            "paged": bool(before),
+            "older": None if older is None else urlencode({**filters, "before": older}),
+            "newest": urlencode({name: value for name, value in filters.items() if value}),
             "schedule_keys": schedule_keys,
             "workflows": workflows,
         }
