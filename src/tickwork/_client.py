@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pydantic
 
 from . import _clock
-from ._async_api import AsyncTwins
+from ._async_api import twin
 from ._durations import Duration, to_ms
 from ._handle import RunHandle
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
@@ -96,7 +96,7 @@ def _poll_pause(seconds: float, look: int) -> None:
     _clock.sleep(min(seconds, 0.05 * 2 ** min(look, 5), 1.0))
 
 
-class Client(AsyncTwins):
+class Client:
     """``Engine``'s schedule and run methods against a tickwork server.
 
     ``url`` is the server's root (``http://127.0.0.1:8787``); ``api_key`` defaults to
@@ -374,3 +374,21 @@ class Client(AsyncTwins):
         }
         found = self._request("GET", "/cron/preview", params=params)
         return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]
+
+    # -- async twins: the same calls, awaitable (see _async_api) ------------------------
+
+    start_async = twin(start)
+    get_run_async = twin(get_run)
+    list_runs_async = twin(list_runs)
+    list_steps_async = twin(list_steps)
+    cancel_async = twin(cancel)
+    schedule_async = twin(schedule)
+    unschedule_async = twin(unschedule)
+    pause_async = twin(pause)
+    resume_async = twin(resume)
+    deactivate_async = twin(deactivate)
+    activate_async = twin(activate)
+    trigger_async = twin(trigger)
+    get_schedule_async = twin(get_schedule)
+    list_schedules_async = twin(list_schedules)
+    schedule_history_async = twin(schedule_history)

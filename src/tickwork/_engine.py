@@ -14,7 +14,7 @@ from typing import Any, TypeVar, overload
 
 from . import _clock
 from ._apikeys import create_key, revoke_key, verify_key
-from ._async_api import AsyncTwins
+from ._async_api import twin
 from ._declared import (
     config_path,
     deployment_schedules,
@@ -45,7 +45,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MAX_ID = 200
 
 
-class Engine(AsyncTwins):
+class Engine:
     """Workflows, runs and workers over one database (SQLite file or PostgreSQL)."""
 
     def __init__(
@@ -529,6 +529,24 @@ class Engine(AsyncTwins):
 
     def __repr__(self) -> str:
         return f"Engine({self.url!r})"
+
+    # -- async twins: the same calls, awaitable (see _async_api) ------------------------
+
+    start_async = twin(start)
+    get_run_async = twin(get_run)
+    list_runs_async = twin(list_runs)
+    list_steps_async = twin(list_steps)
+    cancel_async = twin(cancel)
+    schedule_async = twin(schedule)
+    unschedule_async = twin(unschedule)
+    pause_async = twin(pause)
+    resume_async = twin(resume)
+    deactivate_async = twin(deactivate)
+    activate_async = twin(activate)
+    trigger_async = twin(trigger)
+    get_schedule_async = twin(get_schedule)
+    list_schedules_async = twin(list_schedules)
+    schedule_history_async = twin(schedule_history)
 
     # -- internals -----------------------------------------------------------------------
 

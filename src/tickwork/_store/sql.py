@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 from .._clock import from_ms
@@ -189,24 +190,10 @@ def _ended(
     running: RunInfo, status: RunStatus, result_json: str | None, error: str | None, now_ms: int
 ) -> RunInfo:
     """The run as ``FINISH_RUN`` leaves it (no need to read it back)."""
-    return RunInfo(
-        id=running.id,
-        workflow=running.workflow,
-        version=running.version,
-        status=status,
-        input=running.input,
-        result=from_json(result_json),
-        error=error,
-        attempt=running.attempt,
-        priority=running.priority,
-        pool=running.pool,
-        schedule_key=running.schedule_key,
-        scheduled_for=running.scheduled_for,
-        created_at=running.created_at,
-        started_at=running.started_at,
+    return replace(
+        running, status=status, result=from_json(result_json), error=error,
         finished_at=from_ms(now_ms),
-        schedule_revision=running.schedule_revision,
-    )
+    )  # fmt: skip
 
 
 def step_from_row(row: Sequence[Any]) -> StepInfo:
@@ -428,10 +415,11 @@ class SqlStore(ScheduleSql, Store):
             tx.execute(FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token)
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
-            row, schedule_key = None, None if running is None else running.schedule_key
             if running is None:  # not known to the caller: read it back
                 row = tx.execute(SELECT_RUN, run_id).fetchone()
                 schedule_key = row[10]
+            else:
+                row, schedule_key = None, running.schedule_key
             if schedule_key is not None:
                 tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
                 if tx.rowcount:
