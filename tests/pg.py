@@ -44,3 +44,17 @@ def fresh_schema() -> Iterator[str]:
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def table_rows(url: str, table: str) -> list[tuple[object, ...]]:
+    """Every row of a tickwork table, read with the database's own driver (what an
+    attacker with the database file or a login would see)."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return list(conn.execute(f"SELECT * FROM {table}").fetchall())
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return list(conn.execute(f"SELECT * FROM {table}").fetchall())  # type: ignore[arg-type]

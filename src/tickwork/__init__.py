@@ -3,10 +3,10 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
-from ._cadence import Cron as Cron
-from ._cadence import Every as Every
 from ._client import Client as Client
 from ._context import Context as Context
+from ._declared import Cron as Cron
+from ._declared import Every as Every
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
 from ._handle import RunHandle as RunHandle

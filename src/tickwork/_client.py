@@ -6,8 +6,8 @@ engine raised on the server is raised here as the same class (``CronError``,
 ``UnknownWorkflowError``, ``ScheduleConflict``...), rebuilt from its wire ``code``. What
 only HTTP can go wrong (a bad API key, no answer) raises ``ApiError``.
 
-Durations and instants are checked here as ``Engine`` checks them, then sent as
-milliseconds and ISO 8601; the rest (workflow, cron, zone, input) is checked by the server.
+Schedule options are checked here as ``Engine`` checks them (one ``ScheduleSpec``), then
+sent as milliseconds and ISO 8601; the workflow and its input are checked by the server.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ from ._durations import Duration, to_ms
 from ._handle import RunHandle
 from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
 from ._retry import Retry
+from ._spec import ScheduleSpec
 from ._wire import (
     error_from_wire,
     history_from_wire,
     instant_from_wire,
     run_from_wire,
     schedule_from_wire,
+    spec_to_wire,
     step_from_wire,
 )
 from .errors import (
@@ -260,37 +262,32 @@ class Client:
         end_at: datetime | None = None,
         on_conflict: str = "update",
     ) -> str:
-        """Register a schedule for ``workflow`` on the server; return its key."""
+        """Register a schedule for ``workflow`` on the server; return its key.
+
+        The options are checked here as ``Engine`` checks them (one ``ScheduleSpec``); the
+        workflow and the input against its annotation are checked by the server.
+        """
         name = _workflow_name(workflow)
-        if retry is not None and not isinstance(retry, Retry):
-            raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
-        body = {
-            "workflow": name,
-            "input": _input(input, name),
-            "every": _duration(every),
-            "cron": cron,
-            "timezone": timezone,
-            "key": key,
-            "overlap": str(getattr(overlap, "value", overlap)),
-            "catchup": catchup,
-            "catchup_window": _duration(catchup_window),
-            "jitter": _duration(jitter),
-            "paused": paused,
-            "pool": pool,
-            "priority": priority,
-            "retry": None
-            if retry is None
-            else {
-                "max_attempts": retry.max_attempts,
-                "backoff": to_ms(retry.backoff),
-                "factor": retry.factor,
-                "max_backoff": to_ms(retry.max_backoff),
-            },
-            "start_at": _instant(start_at, "start_at"),
-            "end_at": _instant(end_at, "end_at"),
-            "on_conflict": on_conflict,
-        }
-        written = self._request("POST", "/schedules", body=body)
+        spec = ScheduleSpec(
+            workflow=name,
+            input=_input(input, name),
+            every=every,
+            cron=cron,
+            timezone=timezone,
+            key=key,
+            overlap=overlap,
+            catchup=catchup,
+            catchup_window=catchup_window,
+            jitter=jitter,
+            paused=paused,
+            pool=pool,
+            priority=priority,
+            retry=retry,
+            start_at=start_at,
+            end_at=end_at,
+            on_conflict=on_conflict,
+        )
+        written = self._request("POST", "/schedules", body=spec_to_wire(spec))
         return str(written["key"])
 
     def _key_action(self, key: str, action: str) -> bool:

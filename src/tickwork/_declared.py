@@ -1,24 +1,31 @@
 """Declared schedules: beside a workflow, in ``Engine(schedules=...)`` or in tickwork.toml.
 
-Each declaration becomes the keyword arguments of one ``engine.schedule(...)`` call. A
-workflow's own declarations are keyed by the workflow name (``name:i`` for several); a
-deployment's (``Engine(schedules=...)``, then the config file) win over them by key.
+``Cron`` and ``Every`` are what ``@engine.workflow(schedule=...)`` and
+``Engine(schedules=...)`` take: each builds its ``ScheduleSpec`` when it is built, so a bad
+declaration fails at import time rather than when a worker starts, with the same checks
+as ``engine.schedule``. A workflow's own declarations are keyed by the workflow name
+(``name:i`` for several); a deployment's (``Engine(schedules=...)``, then the config file)
+win over them by key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from ._cadence import Cron, Every
-from ._retry import Retry
+from ._durations import Duration, format_duration, parse_duration
+from ._spec import ScheduleSpec, option_names, spec_from
 from .errors import ConfigError
 
 __all__ = [
-    "SCHEDULE_OPTIONS",
+    "Cron",
+    "Every",
     "config_path",
     "deployment_schedules",
     "load_config",
@@ -26,73 +33,119 @@ __all__ = [
     "workflow_schedules",
 ]
 
-#: the keyword arguments of ``engine.schedule`` a declaration may carry
-SCHEDULE_OPTIONS = frozenset(
-    {
-        "input",
-        "every",
-        "cron",
-        "timezone",
-        "key",
-        "overlap",
-        "catchup",
-        "catchup_window",
-        "jitter",
-        "paused",
-        "pool",
-        "priority",
-        "retry",
-        "start_at",
-        "end_at",
-        "on_conflict",
-    }
-)
+# What ``Cron``/``Every`` take as arguments of their own; the rest of the spec's fields
+# are their keyword options.
+_OWN = frozenset({"workflow", "cron", "every", "timezone", "key"})
 
 
-def workflow_schedules(workflow: str, declared: object) -> list[dict[str, Any]]:
-    """The ``schedule=`` of ``@engine.workflow`` as ``schedule()`` calls, keyed by default
-    by the workflow name (or ``name:i`` when there are several)."""
+def _declared_spec(options: Mapping[str, Any], **own: Any) -> ScheduleSpec:
+    unknown = sorted(set(options) - (set(option_names()) - _OWN))
+    if unknown:
+        known = sorted(set(option_names()) - _OWN)
+        raise ConfigError(f"Unknown schedule option(s) {unknown}: expected some of {known}")
+    return ScheduleSpec(**own, **options)
+
+
+def _repr(name: str, first: object, named: Mapping[str, object], options: Mapping[str, Any]) -> str:
+    parts = [repr(first)]
+    parts += [f"{key}={value!r}" for key, value in named.items()]
+    parts += [f"{key}={value!r}" for key, value in options.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+@dataclasses.dataclass(frozen=True, init=False, repr=False)
+class Cron:
+    """A cron cadence: ``Cron("0 2 * * *", timezone="America/Sao_Paulo", key=None)``.
+
+    Further keyword arguments are ``engine.schedule`` options (``overlap="skip"``,
+    ``catchup=3``, ``input={...}``...), kept in ``options``; ``spec`` is the whole
+    validated definition.
+    """
+
+    expr: str
+    spec: ScheduleSpec = dataclasses.field(hash=False, compare=False)
+    timezone: str = "UTC"
+    key: str | None = None
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    def __init__(
+        self, expr: str, timezone: str = "UTC", key: str | None = None, **options: Any
+    ) -> None:
+        spec = _declared_spec(options, cron=expr, timezone=timezone, key=key)
+        object.__setattr__(self, "expr", expr)
+        object.__setattr__(self, "timezone", timezone)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "options", MappingProxyType(dict(options)))
+        object.__setattr__(self, "spec", spec)
+
+    def __repr__(self) -> str:
+        named = {"timezone": self.timezone, "key": self.key}
+        return _repr("Cron", self.expr, named, self.options)
+
+
+@dataclasses.dataclass(frozen=True, init=False, repr=False)
+class Every:
+    """An interval cadence: ``Every("15m", key=None)``; ``every`` is kept as a timedelta.
+
+    ``every`` takes any duration form (``"1h30m"``, ms, timedelta, dict). Further keyword
+    arguments are ``engine.schedule`` options, kept in ``options``.
+    """
+
+    every: timedelta
+    spec: ScheduleSpec = dataclasses.field(hash=False, compare=False)
+    key: str | None = None
+    timezone: str = "UTC"
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict, hash=False)
+
+    def __init__(
+        self, every: Duration, key: str | None = None, timezone: str = "UTC", **options: Any
+    ) -> None:
+        step = parse_duration(every)  # ConfigError
+        spec = _declared_spec(options, every=step, timezone=timezone, key=key)
+        object.__setattr__(self, "every", step)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "timezone", timezone)
+        object.__setattr__(self, "options", MappingProxyType(dict(options)))
+        object.__setattr__(self, "spec", spec)
+
+    def __repr__(self) -> str:
+        named = {"key": self.key, "timezone": self.timezone}
+        return _repr("Every", format_duration(self.every), named, self.options)
+
+
+def workflow_schedules(workflow: str, declared: object) -> list[ScheduleSpec]:
+    """The ``schedule=`` of ``@engine.workflow`` as specs bound to ``workflow``, keyed by
+    default by the workflow name (or ``name:i`` when there are several)."""
     if declared is None:
         return []
     items = list(declared) if isinstance(declared, list | tuple) else [declared]
-    calls = []
+    specs = []
     for index, item in enumerate(items):
-        call = _from_cadence(item)
-        if call.get("key") is None:
-            call["key"] = workflow if len(items) == 1 else f"{workflow}:{index}"
-        calls.append({"workflow": workflow, **call})
-    return calls
+        if not isinstance(item, Cron | Every):
+            raise ConfigError(
+                "schedule= takes tickwork.Cron(...), tickwork.Every(...) or a list of them, "
+                f"not {item!r}"
+            )
+        key = item.key
+        if key is None:
+            key = workflow if len(items) == 1 else f"{workflow}:{index}"
+        specs.append(dataclasses.replace(item.spec, workflow=workflow, key=key))
+    return specs
 
 
-def _from_cadence(item: object) -> dict[str, Any]:
-    if isinstance(item, Cron):
-        return {"cron": item.expr, "timezone": item.timezone, "key": item.key, **item.options}
-    if isinstance(item, Every):
-        return {"every": item.every, "timezone": item.timezone, "key": item.key, **item.options}
-    raise ConfigError(
-        f"schedule= takes tickwork.Cron(...), tickwork.Every(...) or a list of them, not {item!r}"
-    )
-
-
-def deployment_schedules(entries: Iterable[object], source: str) -> list[dict[str, Any]]:
+def deployment_schedules(entries: Iterable[object], source: str) -> list[ScheduleSpec]:
     """Schedules declared for a deployment: mappings with ``workflow`` and ``schedule()``
     options, as in ``Engine(schedules=[...])`` or a config file's ``[[schedules]]``."""
-    calls = []
+    specs = []
     for position, entry in enumerate(entries, start=1):
         where = f"{source}, schedule {position}"
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{where}: expected a table of schedule options, not {entry!r}")
-        call = dict(entry)
-        workflow = call.pop("workflow", None)
+        workflow = entry.get("workflow")
         if not isinstance(workflow, str) or not workflow:
             raise ConfigError(f"{where}: 'workflow' (the workflow's name) is required")
-        unknown = set(call) - SCHEDULE_OPTIONS
-        if unknown:
-            raise ConfigError(f"{where}: unknown option(s) {sorted(unknown)}")
-        if isinstance(call.get("retry"), Mapping):
-            call["retry"] = Retry(**call["retry"])
-        calls.append({"workflow": workflow, **call})
-    return calls
+        specs.append(spec_from(entry, where))
+    return specs
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path | None:
@@ -107,7 +160,7 @@ def config_path(explicit: str | os.PathLike[str] | None) -> Path | None:
     return default if default.is_file() else None
 
 
-def load_config(path: Path) -> list[dict[str, Any]]:
+def load_config(path: Path) -> list[ScheduleSpec]:
     """The ``[[schedules]]`` of a tickwork.toml."""
     try:
         data = tomllib.loads(path.read_text("utf-8"))
@@ -125,16 +178,15 @@ def load_config(path: Path) -> list[dict[str, Any]]:
 
 
 def merge(
-    declared: Sequence[dict[str, Any]], *deployments: Sequence[dict[str, Any]]
-) -> list[dict[str, Any]]:
+    declared: Sequence[ScheduleSpec], *deployments: Sequence[ScheduleSpec]
+) -> list[ScheduleSpec]:
     """Declarations by key, later sources winning; keyless deployment entries kept as is."""
-    by_key: dict[str, dict[str, Any]] = {}
-    keyless: list[dict[str, Any]] = []
+    by_key: dict[str, ScheduleSpec] = {}
+    keyless: list[ScheduleSpec] = []
     for source in (declared, *deployments):
-        for call in source:
-            key = call.get("key")
-            if key is None:
-                keyless.append(call)
+        for spec in source:
+            if spec.key is None:
+                keyless.append(spec)
             else:
-                by_key[key] = call
+                by_key[spec.key] = spec
     return [*by_key.values(), *keyless]

@@ -1,12 +1,14 @@
-"""``Engine``: the public API for registering workflows, starting runs and running workers."""
+"""``Engine``: the public API for registering workflows, starting runs and running workers.
+
+A facade: each method checks what the user passed and hands the work to the part that
+owns it (``Schedules`` for schedules, ``Runtime`` for runs, ``Worker`` for the loop);
+``docs/architecture.md`` draws the layers.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
-import signal
-import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -15,34 +17,29 @@ from typing import Any, TypeVar, overload
 from . import _clock
 from ._apikeys import create_key, revoke_key, verify_key
 from ._async_api import twin
-from ._declared import (
-    config_path,
-    deployment_schedules,
-    load_config,
-    merge,
-    workflow_schedules,
-)
+from ._declared import config_path, deployment_schedules, load_config, merge, workflow_schedules
 from ._durations import Duration, to_ms
 from ._handle import RunHandle
-from ._ids import canonical_json, new_run_id, new_worker_id
-from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
-from ._registry import Registry, WorkflowDef, check_pool, check_priority, inspect_workflow
-from ._retry import NO_RETRY, Retry
-from ._scheduling import Schedules
-from ._store import ClaimedRun, NewRun, Store, open_store
-from ._worker import Core, Hook, Hooks, LeaseKeeper, Worker
-from .errors import (
-    ConfigError,
-    UnknownWorkflowError,
+from ._hooks import Hook
+from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
+from ._preview import preview
+from ._registry import (
+    Registry,
+    WorkflowDef,
+    WorkflowOptions,
 )
+from ._retry import Retry
+from ._runtime import Runtime
+from ._scheduling import Schedules
+from ._spec import ScheduleSpec
+from ._store import StatsSource
+from ._worker import Worker, run_until_idle, run_until_signalled
+from .errors import ConfigError, UnknownWorkflowError
 
 __all__ = ["DEFAULT_URL", "Engine"]
 
-log = logging.getLogger("tickwork")
-
 DEFAULT_URL = "sqlite:///tickwork.db"
 F = TypeVar("F", bound=Callable[..., Any])
-_MAX_ID = 200
 
 
 class Engine:
@@ -60,36 +57,19 @@ class Engine:
         config: str | os.PathLike[str] | None = None,
     ) -> None:
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
-        if clock is not None and not isinstance(clock, _clock.Clock):
-            raise ConfigError(f"clock must have a now() method, not {clock!r}")
-        if isinstance(pools, str) or (pools is not None and not pools):
-            raise ConfigError(f"pools must be a non-empty list of pool names, not {pools!r}")
-        if on_error is not None and not callable(on_error):
-            raise ConfigError(f"on_error must be callable, not {on_error!r}")
-        store = open_store(self.url)
-        reference = getattr(store, "database_now_ms", None)
-        if clock is None and callable(reference):
-            # A fleet agrees on the database's time, not on each machine's.
-            clock = _clock.ReferenceClock(reference)
-        self.clock = clock or _clock.SystemClock()
+        self._registry = Registry()
+        self._runtime = Runtime.open(
+            self.url,
+            clock=clock,
+            pools=pools,
+            lease=lease,
+            on_error=on_error,
+            registry=self._registry,
+        )
+        self.clock = self._runtime.clock
         self._deployment = deployment_schedules(schedules or [], "Engine(schedules=...)")
         self._config = config
-        self._registry = Registry()
-        self._core = Core(
-            store=store,
-            registry=self._registry,
-            clock=self.clock,
-            pools=tuple(check_pool(p) for p in (pools or ["default"])),
-            lease_ms=to_ms(lease),
-            hooks=Hooks(on_error=on_error),
-            worker_id=f"{socket.gethostname()}:{os.getpid()}:{new_worker_id()[:6]}",
-        )
-        self._schedules = Schedules(self._core)
-        self._migrated = False
-        self._migrate_lock = threading.Lock()
-        listen = getattr(self.clock, "add_listener", None)
-        if callable(listen):
-            listen(self._core.wake.set)  # a FakeClock moved: look again at what is due
+        self._schedules = Schedules(self._runtime)
 
     # -- registration --------------------------------------------------------------------
 
@@ -125,40 +105,23 @@ class Engine:
         """Register a workflow: ``@engine.workflow`` or ``@engine.workflow("name", ...)``."""
         if callable(name):
             return self.workflow()(name)
-        if name is not None and (not isinstance(name, str) or not name or len(name) > _MAX_ID):
-            raise ConfigError(f"A workflow name must be a non-empty string, not {name!r}")
-        if not isinstance(version, str) or not version:
-            raise ConfigError(f"version must be a non-empty string, not {version!r}")
-        if retry is not None and not isinstance(retry, Retry):
-            raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
-        if concurrency is not None and (
-            isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
-        ):
-            raise ConfigError(f"concurrency must be an int >= 1 or None, not {concurrency!r}")
-        options = dict(
+        options = WorkflowOptions(
+            name=name,
             version=version,
-            retry=retry or NO_RETRY,
+            retry=retry,
             concurrency=concurrency,
-            pool=check_pool(pool),
-            priority=check_priority(priority),
-            timeout_ms=None if timeout is None else to_ms(timeout),
+            pool=pool,
+            priority=priority,
+            timeout=timeout,
             schedule=schedule,
         )
 
         def register(fn: F) -> F:
-            is_async, takes_input, adapter = inspect_workflow(fn)
-            workflow_schedules(name or fn.__name__, schedule)  # refuse a bad one now
-            definition = WorkflowDef(
-                name=name or fn.__name__,
-                fn=fn,
-                is_async=is_async,
-                takes_input=takes_input,
-                adapter=adapter,
-                **options,
-            )
+            definition = options.define(fn)
+            workflow_schedules(definition.name, schedule)  # refuse a bad one now
             self._registry.add(definition)
             fn.__tickwork_workflow__ = definition.name  # type: ignore[attr-defined]
-            self._core.wake.set()
+            self._runtime.wake.set()
             return fn
 
         return register
@@ -169,17 +132,17 @@ class Engine:
 
     def on_run_started(self, hook: Hook) -> Hook:
         """Call ``hook(run_info)`` when a run first begins executing."""
-        self._core.hooks.started.append(hook)
+        self._runtime.hooks.started.append(hook)
         return hook
 
     def on_run_completed(self, hook: Hook) -> Hook:
         """Call ``hook(run_info)`` when a run completes."""
-        self._core.hooks.completed.append(hook)
+        self._runtime.hooks.completed.append(hook)
         return hook
 
     def on_run_failed(self, hook: Hook) -> Hook:
         """Call ``hook(run_info)`` when a run fails for good (its retries spent)."""
-        self._core.hooks.failed.append(hook)
+        self._runtime.hooks.failed.append(hook)
         return hook
 
     # -- runs ----------------------------------------------------------------------------
@@ -197,52 +160,28 @@ class Engine:
         """Start a run now (or after ``delay``). Idempotent by ``run_id``: starting an id
         that exists returns a handle to the existing run and changes nothing.
         """
-        definition = self._definition(workflow)
-        value = definition.validate_input(input)
-        if run_id is not None and (
-            not isinstance(run_id, str) or not run_id or len(run_id) > _MAX_ID
-        ):
-            raise ConfigError(f"run_id must be a non-empty string of at most {_MAX_ID} chars")
-        now = self._now_ms()
-        run = NewRun(
-            id=run_id or new_run_id(now),
-            workflow=definition.name,
-            version=definition.version,
-            input_json=None if value is None else canonical_json(value),
-            priority=definition.priority if priority is None else check_priority(priority),
-            pool=definition.pool if pool is None else check_pool(pool),
-            created_ms=now,
-            available_ms=now + (0 if delay is None else to_ms(delay)),
+        run = self._runtime.new_run(
+            self._definition(workflow),
+            input,
+            run_id=run_id,
+            priority=priority,
+            pool=pool,
+            delay=delay,
         )
-        stored = self._insert(run)
+        stored = self._runtime.insert_run(run)
         return RunHandle(
             stored.id, get_run=self.get_run, cancel=self.cancel, pause=self._await_finish
         )
 
-    def _insert(self, run: NewRun) -> RunInfo:
-        """Insert the run; an idle executor of this process's worker takes the most urgent
-        runnable run in the same transaction, without waiting for the worker loop."""
-        worker = self._core.worker
-        request = None if worker is None else worker.reserve(run.created_ms)
-        claimed: Sequence[ClaimedRun] = ()
-        try:
-            stored, _inserted, claimed = self._store.insert_run(run, then_claim=request)
-        finally:
-            if worker is not None and request is not None:
-                worker.hand_over(claimed)
-        if not claimed or claimed[0].info.id != run.id:
-            self._core.wake.set()  # the worker loop claims it (here or elsewhere)
-        return stored
-
     def _await_finish(self, seconds: float, _look: int) -> None:
         """Wait until some run of this process ends, or at most ``seconds`` (capped at
         0.1 s: runs end in other processes too)."""
-        with self._core.finished:
-            self._core.finished.wait(min(seconds, 0.1))
+        with self._runtime.finished:
+            self._runtime.finished.wait(min(seconds, 0.1))
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The run with this id, or None."""
-        return self._store.get_run(run_id)
+        return self._runtime.store.get_run(run_id)
 
     def list_runs(
         self,
@@ -258,35 +197,21 @@ class Engine:
         ``before=<run id>`` gives the next page after a page that ended with that run
         (stable while new runs arrive); none if there is no such run.
         """
-        if status is not None:
-            try:
-                status = RunStatus(status)
-            except ValueError:
-                raise ConfigError(
-                    f"Unknown status {status!r}: expected one of {[s.value for s in RunStatus]}"
-                ) from None
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
-            raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")
-        if before is not None and (not isinstance(before, str) or not before):
-            raise ConfigError(f"before must be a run id, not {before!r}")
-        return self._store.list_runs(
+        status = _check_run_query(status, limit, before)
+        return self._runtime.store.list_runs(
             workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
         )
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
         """The checkpoints a run has recorded, in order (steps, sleeps, ``now()``s)."""
-        return self._store.list_steps(run_id)
+        return self._runtime.store.list_steps(run_id)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run: at once if pending or sleeping, at its next step if running.
 
         False when the run is unknown or already finished.
         """
-        cancelled = self._store.cancel_run(run_id, now_ms=self._now_ms())
-        if cancelled:
-            with self._core.finished:
-                self._core.finished.notify_all()
-        return cancelled
+        return self._runtime.cancel_run(run_id)
 
     # -- schedules -----------------------------------------------------------------------
 
@@ -316,13 +241,11 @@ class Engine:
         Everything is validated before anything is stored. Registering the same definition
         again changes nothing, so calling this at every start-up is the intended use.
         """
-        name = self._definition(workflow).name
-        self._ready()
-        return self._schedules.register(
-            name,
-            input,
+        spec = ScheduleSpec(
+            workflow=self._definition(workflow).name,
+            input=input,
             every=every,
-            cron_expr=cron,
+            cron=cron,
             timezone=timezone,
             key=key,
             overlap=overlap,
@@ -337,6 +260,14 @@ class Engine:
             end_at=end_at,
             on_conflict=on_conflict,
         )
+        return self.add_schedule(spec)
+
+    def add_schedule(self, spec: ScheduleSpec) -> str:
+        """Register a schedule from its spec (what the server and declarations build);
+        ``schedule()`` with the spec's fields as arguments. Returns the key."""
+        if not isinstance(spec, ScheduleSpec):
+            raise ConfigError(f"add_schedule takes a ScheduleSpec, not {spec!r}")
+        return self._schedules.register(spec)
 
     def sync_schedules(self) -> list[str]:
         """Register every declared schedule; return their keys.
@@ -345,87 +276,69 @@ class Engine:
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
         """
-        declared = [call for d in self._registry for call in workflow_schedules(d.name, d.schedule)]
+        declared = [spec for d in self._registry for spec in workflow_schedules(d.name, d.schedule)]
         path = config_path(self._config)
         from_file = load_config(path) if path is not None else []
-        keys = []
-        for call in merge(declared, self._deployment, from_file):
-            options = dict(call)
-            workflow = options.pop("workflow")
-            keys.append(self.schedule(workflow, **options))
-        return keys
+        return [self.add_schedule(spec) for spec in merge(declared, self._deployment, from_file)]
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
-        self._ready()
         return self._schedules.unschedule(key)
 
     def pause(self, key: str) -> bool:
         """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume."""
-        self._ready()
         return self._schedules.set_state(key, "pause")
 
     def resume(self, key: str) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        self._ready()
         return self._schedules.set_state(key, "resume")
 
     def deactivate(self, key: str) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        self._ready()
         return self._schedules.set_state(key, "deactivate")
 
     def activate(self, key: str) -> bool:
         """Fire again, from the first occurrence after now."""
-        self._ready()
         return self._schedules.set_state(key, "activate")
 
     def trigger(self, key: str) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown."""
-        self._ready()
         return self._schedules.trigger(key)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
-        self._ready()
         return self._schedules.get(key)
 
     def list_schedules(self) -> list[ScheduleInfo]:
-        self._ready()
         return self._schedules.list_all()
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""
-        self._ready()
+        _check_limit(limit)
         return self._schedules.history(key, limit)
 
     # -- API keys ------------------------------------------------------------------------
 
     def create_api_key(self, name: str) -> str:
         """Create an API key for the HTTP API and dashboard; return it (shown only now)."""
-        self._ready()
-        return create_key(self._core.store, name, self._now_ms())
+        return create_key(self._runtime.store, name, self._now_ms())
 
     def list_api_keys(self) -> list[ApiKeyInfo]:
         """Every API key, revoked ones included (never their secrets)."""
-        self._ready()
-        return self._core.store.list_api_keys()
+        return self._runtime.store.list_api_keys()
 
     def revoke_api_key(self, name_or_id: str) -> bool:
         """Revoke the live key with this name or id; False when there is none."""
-        self._ready()
-        return revoke_key(self._core.store, name_or_id, self._now_ms())
+        return revoke_key(self._runtime.store, name_or_id, self._now_ms())
 
     def verify_api_key(self, key: str) -> str | None:
         """The id of the live API key ``key`` is, or None (checked in constant time)."""
-        self._ready()
-        return verify_key(self._core.store, key)
+        return verify_key(self._runtime.store, key)
 
     # -- executing -----------------------------------------------------------------------
 
     def tick(self) -> list[str]:
         """One scheduler pass at ``clock.now()``: fire every due occurrence; return the ids
         of the runs it started."""
-        self._ready()
         return self._schedules.tick()
 
     def run_until_idle(self) -> int:
@@ -433,19 +346,7 @@ class Engine:
 
         Returns how many run attempts were executed.
         """
-        self._ready()
-        keeper = LeaseKeeper(self._core)
-        executed = 0
-        try:
-            claims = self._core.claim(1)
-            while claims:
-                # Each run's ending claims the next one in the same transaction.
-                outcome = self._core.run_claimed(claims[0], keeper, self._core.claim_request)
-                executed += 1
-                claims = list(outcome.claimed) or ([] if outcome.looked else self._core.claim(1))
-        finally:
-            keeper.stop()
-        return executed
+        return run_until_idle(self._runtime)
 
     def run_worker(
         self, *, threads: int = 8, drain_timeout: Duration = "30s", poll_interval: Duration = "1s"
@@ -458,7 +359,7 @@ class Engine:
         if threading.current_thread() is not threading.main_thread():
             worker.run()
             return
-        _run_until_signalled(worker)
+        run_until_signalled(worker)
 
     @contextlib.contextmanager
     def worker(
@@ -479,15 +380,13 @@ class Engine:
     ) -> Worker:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
-        self._ready()
         self.sync_schedules()
         return Worker(
-            self._core,
+            self._runtime,
+            self._schedules,
             threads=threads,
             drain_timeout=to_ms(drain_timeout) / 1000,
             poll_interval=to_ms(poll_interval) / 1000,
-            tick=self.tick,
-            next_tick_ms=self._schedules.next_due_ms,
         )
 
     # -- cadence preview -----------------------------------------------------------------
@@ -502,8 +401,6 @@ class Engine:
         count: int = 5,
     ) -> list[datetime]:
         """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
-        from ._cadence import preview
-
         return preview(
             cron=cron, every=every, timezone=timezone, after=after or self.clock.now(), count=count
         )
@@ -512,14 +409,11 @@ class Engine:
 
     def migrate(self) -> int:
         """Apply pending schema migrations now; return the schema version."""
-        with self._migrate_lock:
-            version = self._core.store.migrate()
-            self._migrated = True
-        return version
+        return self._runtime.migrate()
 
     def close(self) -> None:
         """Release the database connections."""
-        self._core.store.close()
+        self._runtime.database.close()
 
     def __enter__(self) -> Engine:
         return self
@@ -529,6 +423,33 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self.url!r})"
+
+    # -- for the faces (server, CLI) -------------------------------------------------
+
+    def workflow_definitions(self) -> list[WorkflowDef]:
+        """The registered workflows' definitions, by name: what the API describes."""
+        return [self._registry.get(name) for name in self._registry.names()]
+
+    def api_key_id_is_live(self, key_id: str) -> bool:
+        """Whether the key with this id exists and is not revoked.
+
+        A dashboard session keeps only the key's id, never its secret, so it cannot ask
+        ``verify_api_key``; this asks the same question by id (a revoked key has no hash).
+        """
+        return self._runtime.store.api_key_hash(key_id) is not None
+
+    def stats(
+        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
+    ) -> Stats:
+        """Counts and histograms of what the database holds, for ``/metrics``.
+
+        Histogram bucket bounds are in milliseconds. A store that keeps no aggregates
+        reports nothing rather than failing the scrape.
+        """
+        store = self._runtime.store
+        if not isinstance(store, StatsSource):
+            return Stats()
+        return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
 
     # -- async twins: the same calls, awaitable (see _async_api) ------------------------
 
@@ -550,15 +471,6 @@ class Engine:
 
     # -- internals -----------------------------------------------------------------------
 
-    @property
-    def _store(self) -> Store:
-        self._ready()
-        return self._core.store
-
-    def _ready(self) -> None:
-        if not self._migrated:
-            self.migrate()
-
     def _now_ms(self) -> int:
         return _clock.now_ms(self.clock)
 
@@ -569,38 +481,23 @@ class Engine:
         return self._registry.get(name)
 
 
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-
-def _run_until_signalled(worker: Worker) -> None:
-    """Run ``worker`` on a thread; take SIGINT/SIGTERM synchronously on this one.
-
-    A signal handler runs on top of whatever the main thread was doing, so one that takes
-    a lock (``Event.set`` does) can wait forever on a lock its own thread holds. Here the
-    signals are blocked and collected with ``sigtimedwait`` instead; the handler installed
-    for a signal delivered to some other thread only records it (a list append takes no
-    lock). Threads started by the loop inherit the blocked mask.
-    """
-    received: list[int] = []
-    handlers = {
-        sig: signal.signal(sig, lambda signum, _f: received.append(signum)) for sig in _STOP_SIGNALS
-    }
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+def _check_run_query(
+    status: RunStatus | str | None, limit: object, before: object
+) -> RunStatus | None:
+    """``list_runs``' arguments checked; the status as a ``RunStatus``."""
+    _check_limit(limit)
+    if before is not None and (not isinstance(before, str) or not before):
+        raise ConfigError(f"before must be a run id, not {before!r}")
+    if status is None:
+        return None
     try:
-        loop = threading.Thread(target=worker.run, name="tickwork-loop")
-        loop.start()
-        while loop.is_alive():
-            signalled = signal.sigtimedwait(_STOP_SIGNALS, 0.25)
-            if signalled is not None:
-                received.append(signalled.si_signo)
-            if received and worker.stopping and len(received) > 1:
-                log.warning("tickwork: second signal, exiting without draining")
-                os._exit(1)
-            if received and not worker.stopping:
-                log.info("tickwork: %s received, draining", signal.Signals(received[0]).name)
-                worker.stop()
-        loop.join()
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
+        return RunStatus(status)
+    except ValueError:
+        raise ConfigError(
+            f"Unknown status {status!r}: expected one of {[s.value for s in RunStatus]}"
+        ) from None
+
+
+def _check_limit(limit: object) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")

@@ -38,12 +38,12 @@ class Outcome:
     run: RunInfo | None
     finished: bool
     claimed: Sequence[ClaimedRun] = ()
-    #: the ending transaction looked for a next run (and found ``claimed``)
-    looked: bool = False
+    #: the ending transaction asked for a next run (and found ``claimed``)
+    next_claim_asked: bool = False
 
     @classmethod
-    def of(cls, ended: Ended, *, finished: bool, looked: bool) -> Outcome:
-        return cls(ended.run, finished, ended.claimed, looked)
+    def of(cls, ended: Ended, *, finished: bool, next_claim_asked: bool) -> Outcome:
+        return cls(ended.run, finished, ended.claimed, next_claim_asked)
 
 
 def execute(
@@ -84,7 +84,7 @@ def execute(
                 then_claim=request,
                 running=info,
             )
-            return Outcome.of(ended, finished=True, looked=request is not None)
+            return Outcome.of(ended, finished=True, next_claim_asked=request is not None)
 
         return durable(write, give_up_after=give_up)
 
@@ -126,7 +126,7 @@ def execute(
                     new_attempt=False,
                     then_claim=request,
                 )
-                return Outcome.of(ended, finished=False, looked=request is not None)
+                return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
 
             return durable(write, give_up_after=give_up)
         except CancelRequested:
@@ -184,7 +184,7 @@ def _failed_attempt(
             new_attempt=True,
             then_claim=then_claim,
         )
-        return Outcome.of(ended, finished=False, looked=then_claim is not None)
+        return Outcome.of(ended, finished=False, next_claim_asked=then_claim is not None)
     ended = store.finish_run(
         run_id=info.id,
         token=claim.lease_token,
@@ -195,4 +195,4 @@ def _failed_attempt(
         then_claim=then_claim,
         running=info,
     )
-    return Outcome.of(ended, finished=True, looked=then_claim is not None)
+    return Outcome.of(ended, finished=True, next_claim_asked=then_claim is not None)

@@ -5,22 +5,23 @@ Enum values are the strings stored in the database and sent on the wire.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 __all__ = [
     "ACTIVE_STATUSES",
-    "FINAL_STATUSES",
     "ApiKeyInfo",
     "Decision",
+    "Histogram",
     "HistoryEntry",
     "Overlap",
     "RunInfo",
     "RunStatus",
     "ScheduleInfo",
     "ScheduleState",
+    "Stats",
     "StepInfo",
 ]
 
@@ -34,7 +35,6 @@ class RunStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-FINAL_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
 ACTIVE_STATUSES = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.SLEEPING})
 
 
@@ -156,3 +156,30 @@ class ApiKeyInfo:
     name: str
     created_at: datetime
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Observations in milliseconds: ``counts[i]`` of them are ``<= bounds_ms[i]``."""
+
+    counts: tuple[int, ...]
+    count: int
+    sum_ms: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Counts and histograms of what the store holds (the fleet's, for monitoring)."""
+
+    #: (workflow, status) -> runs
+    runs: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: state -> schedules
+    schedules: dict[str, int] = field(default_factory=dict)
+    #: decision -> occurrences decided so (a span of dropped ones counts each)
+    firings: dict[str, int] = field(default_factory=dict)
+    #: workflow -> created_at - scheduled_for of its scheduled runs
+    lateness: dict[str, Histogram] = field(default_factory=dict)
+    #: (workflow, status) -> finished_at - started_at of its finished runs
+    run_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    #: step status -> finished_at - started_at of steps (not sleeps, not now())
+    step_durations: dict[str, Histogram] = field(default_factory=dict)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from . import cron
 from ._clock import from_ms, to_ms
-from ._store import ScheduleRecord
+from ._records import ScheduleRecord
 from .errors import CronError
 
-__all__ = ["CronOccurrences", "IntervalOccurrences", "cadence_for"]
+__all__ = ["CronOccurrences", "IntervalOccurrences", "occurrences_of"]
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ class CronOccurrences:
         return count
 
 
-def cadence_for(record: ScheduleRecord, anchor_ms: int) -> IntervalOccurrences | CronOccurrences:
-    """The occurrences of a stored schedule."""
+def occurrences_of(record: ScheduleRecord, anchor_ms: int) -> IntervalOccurrences | CronOccurrences:
+    """The occurrences of a stored schedule (an interval's counted from ``anchor_ms``)."""
     if record.every_ms is not None:
         return IntervalOccurrences(anchor_ms, record.every_ms)
     assert record.cron is not None

@@ -14,7 +14,7 @@ from typing import Protocol
 from ._ids import jitter_ms, occurrence_run_id
 from ._models import Decision, Overlap
 
-__all__ = ["Cadence", "Plan", "PlanInput", "PlannedDecision", "PlannedRun", "plan"]
+__all__ = ["Occurrences", "Plan", "PlanInput", "PlannedDecision", "PlannedRun", "plan"]
 
 #: occurrences started per schedule per pass with ``catchup="all"``, so that an outage
 #: does not turn into a stampede; the rest follow on the next passes.
@@ -23,7 +23,7 @@ CATCHUP_BATCH = 100
 COUNT_CAP = 10_000
 
 
-class Cadence(Protocol):
+class Occurrences(Protocol):
     """Occurrences of a schedule as UTC epoch milliseconds."""
 
     def next_after(self, ms: int) -> int | None:
@@ -89,7 +89,7 @@ class Plan:
     buffered_ms: int | None = None
 
 
-def plan(state: PlanInput, cadence: Cadence) -> Plan:
+def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
     """Decide every occurrence of ``state`` due at ``state.now_ms``."""
     result = Plan(next_fire_ms=state.next_fire_ms, buffered_ms=state.buffered_ms)
     active = list(state.active_run_ids)
@@ -110,22 +110,24 @@ def plan(state: PlanInput, cadence: Cadence) -> Plan:
     if first is None or first > state.now_ms:
         return result
     last = state.now_ms if state.end_ms is None else min(state.now_ms, state.end_ms)
-    to_start = _choose(state, cadence, first, last, result)
+    to_start = _choose(state, occurrences, first, last, result)
     for occurrence in to_start:
         _apply_overlap(state, occurrence, active, result)
     if state.catchup is None and to_start and len(to_start) == CATCHUP_BATCH:
-        result.next_fire_ms = cadence.next_after(to_start[-1])
+        result.next_fire_ms = occurrences.next_after(to_start[-1])
         if result.next_fire_ms is not None and result.next_fire_ms > last:
-            result.next_fire_ms = cadence.next_after(last)
+            result.next_fire_ms = occurrences.next_after(last)
     else:
-        result.next_fire_ms = cadence.next_after(last)
+        result.next_fire_ms = occurrences.next_after(last)
     ended = state.end_ms is not None and (result.next_fire_ms or 0) > state.end_ms
     if ended:
         result.next_fire_ms = None
     return result
 
 
-def _choose(state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan) -> list[int]:
+def _choose(
+    state: PlanInput, occurrences: Occurrences, first: int, last: int, result: Plan
+) -> list[int]:
     """Occurrences in ``[first, last]`` to start, oldest first; record the dropped ones."""
     if first > last:
         return []
@@ -134,25 +136,25 @@ def _choose(state: PlanInput, cadence: Cadence, first: int, last: int, result: P
         window_start = max(first, state.now_ms - state.catchup_window_ms)
     chosen: list[int] = []
     if state.catchup is None:
-        occurrence = cadence.next_after(window_start - 1)
+        occurrence = occurrences.next_after(window_start - 1)
         while occurrence is not None and occurrence <= last and len(chosen) < CATCHUP_BATCH:
             chosen.append(occurrence)
-            occurrence = cadence.next_after(occurrence)
+            occurrence = occurrences.next_after(occurrence)
     else:
-        occurrence = cadence.latest_at_or_before(last)
+        occurrence = occurrences.latest_at_or_before(last)
         while (
             occurrence is not None and occurrence >= window_start and (len(chosen) < state.catchup)
         ):
             chosen.append(occurrence)
-            occurrence = cadence.latest_at_or_before(occurrence - 1)
+            occurrence = occurrences.latest_at_or_before(occurrence - 1)
         chosen.reverse()
     dropped_end = (chosen[0] - 1) if chosen else last
-    _record_dropped(state, cadence, first, dropped_end, result)
+    _record_dropped(state, occurrences, first, dropped_end, result)
     return chosen
 
 
 def _record_dropped(
-    state: PlanInput, cadence: Cadence, first: int, last: int, result: Plan
+    state: PlanInput, occurrences: Occurrences, first: int, last: int, result: Plan
 ) -> None:
     """Summarise the occurrences in ``[first, last]`` that will never run."""
     spans = [(first, last, Decision.DROPPED_CATCHUP)]
@@ -168,11 +170,11 @@ def _record_dropped(
     for lo, hi, decision in spans:
         if lo > hi:
             continue
-        start = cadence.next_after(lo - 1)
+        start = occurrences.next_after(lo - 1)
         if start is None or start > hi:
             continue
-        end = cadence.latest_at_or_before(hi)
-        count = cadence.count_between(start, hi, COUNT_CAP)
+        end = occurrences.latest_at_or_before(hi)
+        count = occurrences.count_between(start, hi, COUNT_CAP)
         if decision is Decision.MISSED_PAUSED:
             why = f"missed while paused; catchup={policy} did not start it"
         elif state.catchup_window_ms is not None and hi < state.now_ms - state.catchup_window_ms:

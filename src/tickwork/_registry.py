@@ -16,11 +16,15 @@ from typing import Any
 
 import pydantic
 
+from ._durations import Duration, to_ms
 from ._ids import JSON, canonical_json
-from ._retry import Retry
+from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
 
-__all__ = ["Registry", "WorkflowDef", "check_pool", "check_priority"]
+__all__ = ["Registry", "WorkflowDef", "WorkflowOptions", "check_pool", "check_priority"]
+
+#: the longest workflow name or run id
+MAX_NAME = 200
 
 
 @dataclass(frozen=True)
@@ -136,3 +140,53 @@ def inspect_workflow(fn: Callable[..., Any]) -> tuple[bool, bool, pydantic.TypeA
             except pydantic.PydanticUserError as exc:
                 raise ConfigError(f"Cannot validate input type {annotation!r}: {exc}") from exc
     return inspect.iscoroutinefunction(fn), takes_input, adapter
+
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowOptions:
+    """``@engine.workflow``'s options, checked when the decorator is made (before any
+    function is given to it)."""
+
+    name: str | None
+    version: str
+    retry: Retry | None
+    concurrency: int | None
+    pool: str
+    priority: int
+    timeout: Duration | None
+    schedule: Any
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if name is not None and (not isinstance(name, str) or not name or len(name) > MAX_NAME):
+            raise ConfigError(f"A workflow name must be a non-empty string, not {name!r}")
+        if not isinstance(self.version, str) or not self.version:
+            raise ConfigError(f"version must be a non-empty string, not {self.version!r}")
+        if self.retry is not None and not isinstance(self.retry, Retry):
+            raise ConfigError(f"retry must be a tickwork.Retry, not {self.retry!r}")
+        cap = self.concurrency
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ConfigError(f"concurrency must be an int >= 1 or None, not {cap!r}")
+        check_pool(self.pool)
+        check_priority(self.priority)
+        if self.timeout is not None:
+            to_ms(self.timeout)
+
+    def define(self, fn: Callable[..., Any]) -> WorkflowDef:
+        """The definition of ``fn`` under these options (``ConfigError`` for a bad fn)."""
+        is_async, takes_input, adapter = inspect_workflow(fn)
+        return WorkflowDef(
+            name=self.name or fn.__name__,
+            fn=fn,
+            version=self.version,
+            retry=self.retry or NO_RETRY,
+            concurrency=self.concurrency,
+            pool=self.pool,
+            priority=self.priority,
+            timeout_ms=None if self.timeout is None else to_ms(self.timeout),
+            is_async=is_async,
+            takes_input=takes_input,
+            adapter=adapter,
+            schedule=self.schedule,
+        )

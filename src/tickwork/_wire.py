@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from . import errors
-from ._durations import format_duration, parse_duration
+from ._durations import format_duration, parse_duration, to_ms
 from ._models import (
     Decision,
     HistoryEntry,
@@ -28,6 +28,8 @@ from ._models import (
     ScheduleState,
     StepInfo,
 )
+from ._retry import Retry
+from ._spec import ScheduleSpec, option_names
 
 __all__ = [
     "ERROR_CLASSES",
@@ -42,6 +44,7 @@ __all__ = [
     "run_to_wire",
     "schedule_from_wire",
     "schedule_to_wire",
+    "spec_to_wire",
     "step_from_wire",
     "step_to_wire",
 ]
@@ -269,3 +272,26 @@ def error_from_wire(
         if isinstance(name, str) and not name.startswith("_") and isinstance(value, _DETAIL_TYPES):
             setattr(exc, name, value)
     return exc
+
+
+def spec_to_wire(spec: ScheduleSpec) -> dict[str, Any]:
+    """A schedule spec as the API's ``ScheduleCreate`` body: every option by name,
+    durations as milliseconds, instants as ISO 8601, the retry policy as an object."""
+    body: dict[str, Any] = {}
+    for name in option_names():
+        value = getattr(spec, name)
+        if isinstance(value, timedelta):
+            value = to_ms(value)
+        elif isinstance(value, datetime):
+            value = value.astimezone(UTC).isoformat()
+        elif isinstance(value, Overlap):
+            value = value.value
+        elif isinstance(value, Retry):
+            value = {
+                "max_attempts": value.max_attempts,
+                "backoff": to_ms(value.backoff),
+                "factor": value.factor,
+                "max_backoff": to_ms(value.max_backoff),
+            }
+        body[name] = value
+    return body

@@ -682,27 +682,6 @@ def test_app_without_dashboard_serves_the_api_only(app_engine: Engine) -> None:
     assert paths == {"/healthz", "/metrics", "/api/v1"}
 
 
-def test_a_missing_dashboard_module_is_tolerated(
-    app_engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import importlib
-
-    real = importlib.import_module
-
-    def without_dashboard(name: str, package: str | None = None) -> Any:
-        if name == "tickwork.server.dashboard":
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return real(name, package)
-
-    monkeypatch.setattr(importlib, "import_module", without_dashboard)
-    app = create_app(app_engine)
-    assert {getattr(route, "path", None) for route in app.routes} == {
-        "/healthz",
-        "/metrics",
-        "/api/v1",
-    }
-
-
 def test_engine_clock_sets_every_instant(api: Api) -> None:
     api.post("/api/v1/schedules", json=SCHEDULE)
     schedule = api.get("/api/v1/schedules/hourly").json()

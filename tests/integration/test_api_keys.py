@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.pg import table_rows
 
 from tickwork import ConfigError, Engine
 
@@ -16,6 +17,15 @@ def test_created_key_verifies_until_revoked(engine: Engine) -> None:
     assert not engine.revoke_api_key("ci")
 
 
+def test_key_id_is_live_until_revoked(engine: Engine) -> None:
+    # What a dashboard session asks: it keeps the key's id, never its secret.
+    key_id = engine.verify_api_key(engine.create_api_key("ci"))
+    assert key_id is not None and engine.api_key_id_is_live(key_id)
+    assert not engine.api_key_id_is_live("000000000000")
+    engine.revoke_api_key("ci")
+    assert not engine.api_key_id_is_live(key_id)
+
+
 @pytest.mark.parametrize("mangle", [lambda k: k[:-1] + ("A" if k[-1] != "A" else "B"),
                                     lambda k: k.upper(), lambda k: "", lambda k: k + "x",
                                     lambda k: "tw_000000000000_" + k.split("_", 2)[2]])  # fmt: skip
@@ -27,8 +37,7 @@ def test_wrong_keys_do_not_verify(engine: Engine, mangle: object) -> None:
 def test_secret_is_not_stored(engine: Engine) -> None:
     key = engine.create_api_key("ci")
     secret = key.split("_", 2)[2]
-    with engine._core.store._tx(write=False) as tx:  # type: ignore[attr-defined]
-        rows = tx.execute("SELECT * FROM tickwork_api_keys").fetchall()
+    rows = table_rows(engine.url, "tickwork_api_keys")
     assert len(rows) == 1
     assert secret not in repr(rows)
 

@@ -157,15 +157,24 @@ def test_bad_config_file_is_a_config_error(db_url: str, tmp_path: Path) -> None:
         engine.sync_schedules()
 
 
-def test_declared_schedule_options_are_validated_when_synced(db_url: str, clock: FakeClock) -> None:
-    with Engine(db_url, clock=clock, schedules=[{"workflow": "job", "every": "1m",
-                                                  "overlap": "sometimes"}]) as engine:  # fmt: skip
+def test_deployment_schedule_options_are_validated_when_the_engine_is_built(db_url: str) -> None:
+    # One spec for every face: a bad option is refused where it is written, not later.
+    with pytest.raises(ConfigError, match="Unknown overlap 'sometimes'"):
+        Engine(db_url, schedules=[{"workflow": "job", "every": "1m", "overlap": "sometimes"}])
+
+
+def test_config_file_options_are_validated_when_synced(
+    db_url: str, clock: FakeClock, tmp_path: Path
+) -> None:
+    config = tmp_path / "tickwork.toml"
+    config.write_text('[[schedules]]\nworkflow = "job"\nevery = "1m"\noverlap = "sometimes"\n')
+    with Engine(db_url, clock=clock, config=config) as engine:
 
         @engine.workflow()
         def job(ctx: Context) -> None:
             return None
 
-        with pytest.raises(ConfigError):
+        with pytest.raises(ConfigError, match="Unknown overlap 'sometimes'"):
             engine.sync_schedules()
         assert engine.list_schedules() == []
 

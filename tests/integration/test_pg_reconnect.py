@@ -19,9 +19,10 @@ import pytest
 from tests.pg import base_url, fresh_schema
 
 from tickwork._clock import SystemClock
+from tickwork._hooks import Hooks
 from tickwork._registry import Registry
+from tickwork._runtime import LeaseKeeper, Runtime
 from tickwork._store.postgres import PostgresStore
-from tickwork._worker import Core, Hooks, LeaseKeeper
 from tickwork.errors import StoreError
 
 
@@ -107,6 +108,9 @@ class _FlakyRenewals:
         self.down = threading.Event()
         self.calls = 0
 
+    def migrate(self) -> int:
+        return 1
+
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
     ) -> dict[str, bool]:
@@ -128,8 +132,8 @@ def test_lease_keeper_reports_each_outage_once_not_at_every_renewal() -> None:
     the next failure is a new outage and is reported again."""
     store = _FlakyRenewals()
     reports: list[str] = []
-    core = Core(
-        store=store,  # type: ignore[arg-type]
+    runtime = Runtime(
+        database=store,  # type: ignore[arg-type]
         registry=Registry(),
         clock=SystemClock(),
         pools=("default",),
@@ -137,7 +141,7 @@ def test_lease_keeper_reports_each_outage_once_not_at_every_renewal() -> None:
         hooks=Hooks(on_error=lambda _exc, info: reports.append(info["where"])),
         worker_id="w",
     )
-    keeper = LeaseKeeper(core)
+    keeper = LeaseKeeper(runtime)
     try:
         store.down.set()
         keeper.hold("r1", "token")

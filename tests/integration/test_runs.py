@@ -87,10 +87,10 @@ def test_concurrency_limit_holds_across_engines(db_url: str, clock: FakeClock) -
         first, other = engines
         first.start("limited")
         first.start("limited")
-        held = first._core.claim(5)
+        held = first._runtime.claim(5)
         assert len(held) == 1
         assert other.run_until_idle() == 0
-        first._core.run_claimed(held[0], _keeper(first))
+        first._runtime.run_claimed(held[0], _keeper(first))
         assert other.run_until_idle() == 1
     finally:
         for engine in engines:
@@ -98,9 +98,9 @@ def test_concurrency_limit_holds_across_engines(db_url: str, clock: FakeClock) -
 
 
 def _keeper(engine: Engine) -> Any:
-    from tickwork._worker import LeaseKeeper
+    from tickwork._runtime import LeaseKeeper
 
-    return LeaseKeeper(engine._core)
+    return LeaseKeeper(engine._runtime)
 
 
 def test_expired_lease_is_taken_over_without_rerunning_steps(db_url: str, clock: FakeClock) -> None:
@@ -118,14 +118,14 @@ def test_expired_lease_is_taken_over_without_rerunning_steps(db_url: str, clock:
 
         dead, alive = engines
         handle = dead.start("two-steps")
-        (claim,) = dead._core.claim(1)
+        (claim,) = dead._runtime.claim(1)
         from tickwork._store import StepRecord
 
-        dead._core.store.record_step(
+        dead._runtime.store.record_step(
             run_id=handle.id,
             token=claim.lease_token,
             step=StepRecord("step", "a", 1, "completed", "1", None, 1, 0, 0),
-            now_ms=dead._core.now_ms(),
+            now_ms=dead._runtime.now_ms(),
             lease_ms=10_000,
         )
         assert alive.run_until_idle() == 0  # the lease is still live

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tickwork._store import NewRun
-from tickwork._store.sqlite import SQLiteStore, _Write
+from tickwork._store.sqlite import SQLiteStore
+from tickwork._store.sqlite_writer import _Write
 
 T0 = 1_772_366_400_000
 

@@ -313,8 +313,9 @@ def test_cron_expr_exposes_expression_and_zone_and_compares_by_them() -> None:
 
 
 def test_cronsim_keeps_its_start_in_the_three_attributes_tickwork_sets() -> None:
-    """tickwork copies a parsed CronSim rather than parsing again (``cron._start``), setting
-    only these attributes; if cronsim ever keeps more about its start, this fails."""
+    """tickwork copies a parsed CronSim rather than parsing again
+    (``_cron_walk.start_walk``), setting only these attributes; if cronsim ever keeps more
+    about its start, this fails."""
     first = CronSim("*/5 9-17 * * MON-FRI", datetime(2024, 1, 1, tzinfo=UTC))
     other = CronSim("*/5 9-17 * * MON-FRI", datetime(2030, 6, 1, 3, 4, 5, 6, tzinfo=UTC), True)
     assert set(first.__dict__) == set(other.__dict__)

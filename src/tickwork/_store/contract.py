@@ -16,12 +16,14 @@ Rules that hold for every method unless its docstring says otherwise:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
 from .._planning import Plan
+from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord
 
 __all__ = [
     "ClaimRequest",
@@ -30,9 +32,12 @@ __all__ = [
     "Ended",
     "FireResult",
     "LeaseLost",
+    "Listening",
     "NewRun",
+    "ReferenceTime",
     "Registration",
     "ScheduleRecord",
+    "StatsSource",
     "StepRecord",
     "Store",
 ]
@@ -43,39 +48,6 @@ class LeaseLost(BaseException):
 
     A ``BaseException`` so that a workflow's ``except Exception`` cannot swallow it.
     """
-
-
-@dataclass(frozen=True, slots=True)
-class NewRun:
-    """A run to insert. ``available_ms`` is when it may first execute."""
-
-    id: str
-    workflow: str
-    version: str
-    input_json: str | None
-    priority: int
-    pool: str
-    created_ms: int
-    available_ms: int
-    schedule_key: str | None = None
-    schedule_revision: int | None = None
-    scheduled_for_ms: int | None = None
-    retry_json: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    """A checkpoint to write: ``status`` is "completed" or "failed" (a failed try)."""
-
-    kind: str
-    name: str
-    seq: int
-    status: str
-    result_json: str | None
-    error: str | None
-    attempts: int
-    started_ms: int
-    finished_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +90,7 @@ class Ended:
 
 
 class Store(Protocol):
-    """Durable state of runs and their checkpoints."""
+    """Durable state of runs, their checkpoints, schedules and API keys."""
 
     def migrate(self) -> int:
         """Apply pending schema migrations; return the schema version now in force.
@@ -272,24 +244,19 @@ class Store(Protocol):
     # -- schedules -------------------------------------------------------------------------
 
     def upsert_schedule(
-        self,
-        record: ScheduleRecord,
-        *,
-        now_ms: int,
-        grid: Callable[[DueSchedule | None], tuple[int, int | None]],
-        on_conflict: str,
-        paused: bool | None,
+        self, record: ScheduleRecord, *, now_ms: int, on_conflict: str, paused: bool | None
     ) -> Registration:
-        """Register ``record`` under its key, in one transaction.
+        """Register ``record`` under its key, in one transaction (rules: ``_policy``).
 
-        ``grid(stored)`` (pure; ``stored`` is the row as it is, or None for a new key)
-        gives the interval anchor and the next occurrence to write. New key: stored as
-        revision 1, ``active`` (``paused`` if ``paused``). Same definition: nothing changes
-        (cadence, state and history kept; ``grid`` is not called). Other definition: with
-        ``on_conflict="update"`` the row is updated in place and its revision bumped;
-        "keep" changes nothing; "error" changes nothing and reports "conflict". ``paused``
-        (when not None) sets the state to ``paused`` or ``active`` in every case but
-        "conflict". A buffered occurrence's wake-up survives.
+        New key: stored as revision 1, ``active`` (``paused`` if ``paused``), its interval
+        anchored at now (or ``start_at``) and its first occurrence strictly after now. Same
+        definition: nothing changes (cadence, state and history kept). Other definition:
+        with ``on_conflict="update"`` the row is updated in place and its revision bumped,
+        keeping the next occurrence unless the timing changed (then placed afresh from
+        now); "keep" changes nothing; "error" changes nothing and reports "conflict".
+        ``paused`` (when not None) then pauses or resumes, in every case but "conflict".
+        A buffered occurrence's wake-up survives. Registrations of one key racing each
+        other leave one row: one is "created", the others see it as registered.
         """
         ...
 
@@ -311,16 +278,15 @@ class Store(Protocol):
         """Remove the schedule and its history (its runs stay). False when unknown."""
         ...
 
-    def set_schedule_state(
-        self, key: str, *, action: str, now_ms: int, next_fire_ms: int | None = None
-    ) -> bool:
-        """Apply "pause", "resume", "deactivate" or "activate". False when unknown.
+    def set_schedule_state(self, key: str, *, action: str, now_ms: int) -> bool:
+        """Apply "pause", "resume", "deactivate" or "activate" (rules:
+        ``_policy.transition``). False when the key is unknown.
 
         Paused and inactive schedules are never due. ``resume`` keeps ``next_fire_at`` so
         the occurrences missed meanwhile are decided by catch-up (and recorded as missed
         while paused: the pause's start and end are kept until then). ``activate`` starts
-        afresh at ``next_fire_ms`` (computed from now). Applying the state a schedule
-        already has changes nothing.
+        afresh at the first occurrence after ``now_ms``. Applying the state a schedule
+        already has (or an unknown action) changes nothing.
         """
         ...
 
@@ -382,47 +348,6 @@ class Store(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class ScheduleRecord:
-    """A schedule's definition as registered. ``catchup`` None means "all".
-
-    ``definition`` is the canonical JSON of every field that defines the schedule (equal
-    strings mean an unchanged definition).
-    """
-
-    key: str
-    workflow: str
-    version: str
-    input_json: str | None
-    cron: str | None
-    every_ms: int | None
-    timezone: str
-    overlap: str
-    catchup: int | None
-    catchup_window_ms: int | None
-    jitter_ms: int | None
-    pool: str
-    priority: int
-    retry_json: str | None
-    start_ms: int | None
-    end_ms: int | None
-    definition: str
-
-
-@dataclass(frozen=True, slots=True)
-class DueSchedule:
-    """A claimed schedule as the planner sees it, with its unfinished runs (oldest first)."""
-
-    record: ScheduleRecord
-    revision: int
-    anchor_ms: int
-    next_fire_ms: int | None
-    buffered_ms: int | None
-    paused_from_ms: int | None
-    resumed_ms: int | None
-    active_run_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class FireResult:
     """What one ``fire_due`` did: schedules fired, runs inserted, (key, error) per failure."""
 
@@ -438,3 +363,45 @@ class Registration:
 
     outcome: str
     revision: int
+
+
+# -- optional capabilities: a caller asks with isinstance(store, Listening) ----------------
+
+
+@runtime_checkable
+class Listening(Protocol):
+    """A store that can tell its workers, across processes, when work became due."""
+
+    def listen(self, on_notify: Callable[[str], None], stop: threading.Event) -> None:
+        """Call ``on_notify(payload)`` for each change ("runs", "schedules"; "listening"
+        after each (re)connection) until ``stop`` is set; blocking.
+
+        Changes made while the connection is down are not reported: callers keep a
+        fallback poll.
+        """
+        ...
+
+
+@runtime_checkable
+class ReferenceTime(Protocol):
+    """A store with a clock every process sharing it agrees on."""
+
+    def database_now_ms(self) -> int:
+        """The database server's clock, in UTC epoch milliseconds."""
+        ...
+
+
+@runtime_checkable
+class StatsSource(Protocol):
+    """A store that counts what it holds, for monitoring."""
+
+    def read_stats(
+        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
+    ) -> Stats:
+        """Counts and histograms as the store holds them now, in one read transaction.
+
+        Histogram bucket bounds are in milliseconds: ``lateness_ms`` for how long after its
+        occurrence a scheduled run was created, ``run_ms`` for finished runs' durations,
+        ``step_ms`` for steps' durations.
+        """
+        ...

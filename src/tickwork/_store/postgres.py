@@ -14,6 +14,7 @@ import logging
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -22,9 +23,12 @@ from .. import _clock
 from ..errors import ConfigError, StoreError
 from . import migrations
 from .contract import LeaseLost, StepRecord
-from .sql import Cursor, SqlStore, _Executor
+from .sql import SqlStore
+from .transaction import Transaction
 
-__all__ = ["CHANNEL", "PostgresStore"]
+__all__ = ["CHANNEL", "PostgresDatabase", "PostgresStore"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("tickwork")
 
@@ -37,6 +41,21 @@ _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
 _WAIT_S = 10.0
 
 
+# Hold a transaction lock per concurrency-limited workflow, so counts and claims of one
+# workflow never race.
+LOCK_LIMIT = "SELECT pg_advisory_xact_lock(hashtext(?))"
+# Wake listening workers at commit: payload "runs" or "schedules".
+NOTIFY = "SELECT pg_notify(?, ?)"
+# Receive the notifications of the channel on this connection.
+LISTEN = f"LISTEN {CHANNEL}"
+# The database server's clock, the fleet's reference time (ms since the epoch, UTC).
+DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+# Ten workers starting at once take turns to migrate.
+LOCK_MIGRATION = "SELECT pg_advisory_xact_lock(?)"
+# The schema's version: one row per migration applied.
+CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS tickwork_schema (version BIGINT NOT NULL)"
+SELECT_SCHEMA_VERSION = "SELECT MAX(version) FROM tickwork_schema"
+INSERT_SCHEMA_VERSION = "INSERT INTO tickwork_schema (version) VALUES (?)"
 # One round trip per checkpoint: the lease check-and-renew and the step upsert in one
 # statement (a data-modifying CTE, which SQLite lacks). No lease row, no step, no result.
 RECORD_STEP = """
@@ -55,31 +74,29 @@ RETURNING (SELECT cancel_requested FROM lease)
 """
 
 
-class PostgresStore(SqlStore):
-    """The store on PostgreSQL; many processes on many machines share it."""
+class PostgresDatabase:
+    """A psycopg 3 connection pool: each read or write is one pooled transaction."""
 
-    dialect = "postgres"
     lock_suffix = " FOR UPDATE SKIP LOCKED"
+    no_index = ""
+    lock_row = " FOR UPDATE"
 
-    def __init__(self, url: str, *, max_connections: int = 20) -> None:
-        self.url = url.replace("postgres://", "postgresql://", 1)
+    def __init__(self, url: str, *, max_connections: int) -> None:
+        self.url = url
         self._statements: dict[str, str] = {}
-        try:
-            psycopg.conninfo.conninfo_to_dict(self.url)
-        except psycopg.ProgrammingError as exc:
-            raise ConfigError(f"Bad PostgreSQL URL: {exc}") from exc
         # A call waits up to _WAIT_S for a connection. While it waits, the pool keeps
         # trying to connect (with back-off) for as long: were it to give up at the first
         # refusal, a call that began during an outage would wait out its whole timeout
         # even after the database came back.
         self._pool = ConnectionPool(
-            self.url, min_size=1, max_size=max_connections, open=False, timeout=_WAIT_S,
+            url, min_size=1, max_size=max_connections, open=False, timeout=_WAIT_S,
             reconnect_timeout=_WAIT_S, kwargs={"autocommit": False},
         )  # fmt: skip
         self._opened = False
         self._open_lock = threading.Lock()
 
-    def _sql(self, statement: str) -> str:
+    def _translate(self, statement: str) -> str:
+        """The statement with psycopg's ``%s`` placeholders (cached: statements repeat)."""
         translated = self._statements.get(statement)
         if translated is None:
             translated = self._statements[statement] = statement.replace("?", "%s")
@@ -94,17 +111,53 @@ class PostgresStore(SqlStore):
         return self._pool
 
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Cursor]:
+    def transaction(self) -> Iterator[Transaction]:
+        """One transaction on a pooled connection; driver errors become StoreError."""
         try:
             with self._open().connection() as conn, conn.transaction():
-                yield conn.cursor()
+                yield Transaction(conn.cursor(), self._translate)
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreError(f"PostgreSQL: {exc}".strip()) from exc
+
+    def read(self) -> contextlib.AbstractContextManager[Transaction]:
+        return self.transaction()
+
+    def write(self, work: Callable[[Transaction], T]) -> T:
+        with self.transaction() as tx:
+            return work(tx)
+
+    def notify(self, tx: Transaction, what: str) -> None:
+        tx.execute(NOTIFY, CHANNEL, what)
+
+    def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
+        """Hold a transaction lock per name, so counts and claims of one name never race."""
+        for name in sorted(names):
+            tx.execute(LOCK_LIMIT, _LIMIT_LOCK_PREFIX + name)
+
+    def close(self) -> None:
+        if self._opened:
+            self._pool.close()
+        self._opened = False
+
+
+class PostgresStore(SqlStore):
+    """The store on PostgreSQL; many processes on many machines share it."""
+
+    dialect = "postgres"
+
+    def __init__(self, url: str, *, max_connections: int = 20) -> None:
+        self.url = url.replace("postgres://", "postgresql://", 1)
+        try:
+            psycopg.conninfo.conninfo_to_dict(self.url)
+        except psycopg.ProgrammingError as exc:
+            raise ConfigError(f"Bad PostgreSQL URL: {exc}") from exc
+        self._pg = PostgresDatabase(self.url, max_connections=max_connections)
+        super().__init__(self._pg)
 
     def record_step(
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
-        with self._tx(write=True) as tx:
+        with self._pg.transaction() as tx:
             row = tx.execute(
                 RECORD_STEP, now_ms + lease_ms, run_id, token, run_id, step.kind, step.name,
                 step.seq, step.status, step.result_json, step.error, step.attempts,
@@ -114,38 +167,29 @@ class PostgresStore(SqlStore):
                 raise LeaseLost(run_id)
         return bool(row[0])
 
-    def _serialize(self, tx: _Executor, names: Sequence[str]) -> None:
-        """Hold a transaction lock per name, so counts and claims of one name never race."""
-        for name in sorted(names):
-            tx.execute("SELECT pg_advisory_xact_lock(hashtext(?))", _LIMIT_LOCK_PREFIX + name)
-
-    def _notify(self, tx: _Executor, what: str) -> None:
-        tx.execute("SELECT pg_notify(?, ?)", CHANNEL, what)
-
     def database_now_ms(self) -> int:
-        """The database server's clock, in UTC epoch milliseconds."""
-        with self._tx(write=False) as tx:
-            row = tx.execute(
-                "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
-            ).fetchone()
+        """The database server's clock, in UTC epoch milliseconds (``ReferenceTime``)."""
+        with self._pg.transaction() as tx:
+            row = tx.execute(DATABASE_NOW_MS).fetchone()
         return int(row[0])
 
     def migrate(self) -> int:
         # Ten workers starting at once: the advisory lock makes them take turns, and each
         # finds the work done by the first.
-        with self._tx(write=True) as tx:
-            tx.execute("SELECT pg_advisory_xact_lock(?)", _MIGRATION_LOCK)
-            tx.execute("CREATE TABLE IF NOT EXISTS tickwork_schema (version BIGINT NOT NULL)")
-            current = tx.execute("SELECT MAX(version) FROM tickwork_schema").fetchone()[0] or 0
+        with self._pg.transaction() as tx:
+            tx.execute(LOCK_MIGRATION, _MIGRATION_LOCK)
+            tx.execute(CREATE_SCHEMA_TABLE)
+            current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
             for version, name in migrations.pending(self.dialect, current):
                 for statement in migrations.statements(self.dialect, name):
                     tx.execute(statement.replace("%", "%%"))
-                tx.execute("INSERT INTO tickwork_schema (version) VALUES (?)", version)
+                tx.execute(INSERT_SCHEMA_VERSION, version)
                 current = version
         return int(current)
 
     def listen(self, on_notify: Callable[[str], None], stop: threading.Event) -> None:
-        """Call ``on_notify(payload)`` for each NOTIFY until ``stop`` is set; blocking.
+        """Call ``on_notify(payload)`` for each NOTIFY until ``stop`` is set; blocking
+        (``Listening``).
 
         Reconnects with back-off when the connection drops. Notifications sent while it
         is down are lost: callers keep a fallback poll.
@@ -154,7 +198,7 @@ class PostgresStore(SqlStore):
         while not stop.is_set():
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(LISTEN)
                     delay = 0.1
                     on_notify("listening")  # catch up with what happened while away
                     while not stop.is_set():
@@ -167,6 +211,4 @@ class PostgresStore(SqlStore):
                     delay = min(delay * 2, 5.0)
 
     def close(self) -> None:
-        if self._opened:
-            self._pool.close()
-        self._opened = False
+        self._pg.close()

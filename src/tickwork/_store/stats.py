@@ -9,39 +9,13 @@ a cost to watch for millions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from .contract import Store
-from .sql import SqlStore
+from .._models import Histogram, Stats
+from .contract import StatsSource
+from .transaction import Database, Transaction
 
-__all__ = ["Histogram", "Stats", "read_stats"]
-
-
-@dataclass(frozen=True)
-class Histogram:
-    """Observations in milliseconds: ``counts[i]`` of them are ``<= bounds_ms[i]``."""
-
-    counts: tuple[int, ...]
-    count: int
-    sum_ms: int
-
-
-@dataclass(frozen=True)
-class Stats:
-    #: (workflow, status) -> runs
-    runs: dict[tuple[str, str], int] = field(default_factory=dict)
-    #: state -> schedules
-    schedules: dict[str, int] = field(default_factory=dict)
-    #: decision -> occurrences decided so (a span of dropped ones counts each)
-    firings: dict[str, int] = field(default_factory=dict)
-    #: workflow -> created_at - scheduled_for of its scheduled runs
-    lateness: dict[str, Histogram] = field(default_factory=dict)
-    #: (workflow, status) -> finished_at - started_at of its finished runs
-    run_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
-    #: step status -> finished_at - started_at of steps (not sleeps, not now())
-    step_durations: dict[str, Histogram] = field(default_factory=dict)
-
+__all__ = ["Histogram", "Stats", "StatsSql", "read_stats"]
 
 # Runs by workflow and status.
 COUNT_RUNS = "SELECT workflow, status, COUNT(*) FROM tickwork_runs GROUP BY workflow, status"
@@ -51,6 +25,7 @@ COUNT_SCHEDULES = "SELECT state, COUNT(*) FROM tickwork_schedules GROUP BY state
 COUNT_FIRINGS = "SELECT decision, SUM(count) FROM tickwork_schedule_history GROUP BY decision"
 # The three histograms read "d" (milliseconds) grouped by labels; {buckets} becomes one
 # "SUM(CASE WHEN d <= ? THEN 1 ELSE 0 END)" per bound, each bound a parameter.
+# Lateness: how long after its occurrence each scheduled run was created, by workflow.
 LATENESS = """
 SELECT workflow, COUNT(*), SUM(d) {buckets} FROM (
     SELECT workflow,
@@ -58,12 +33,14 @@ SELECT workflow, COUNT(*), SUM(d) {buckets} FROM (
     FROM tickwork_runs WHERE scheduled_for IS NOT NULL
 ) AS observed GROUP BY workflow
 """
+# How long finished runs took, by workflow and status.
 RUN_DURATIONS = """
 SELECT workflow, status, COUNT(*), SUM(d) {buckets} FROM (
     SELECT workflow, status, finished_at - started_at AS d FROM tickwork_runs
     WHERE finished_at IS NOT NULL AND started_at IS NOT NULL
 ) AS observed GROUP BY workflow, status
 """
+# How long steps took (not sleeps, not recorded now()), by status.
 STEP_DURATIONS = """
 SELECT status, COUNT(*), SUM(d) {buckets} FROM (
     SELECT status, finished_at - started_at AS d FROM tickwork_steps WHERE kind = 'step'
@@ -71,9 +48,38 @@ SELECT status, COUNT(*), SUM(d) {buckets} FROM (
 """
 
 
+class StatsSql:
+    """The store's aggregates over a dialect's ``Database`` (see ``StatsSource``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def read_stats(
+        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
+    ) -> Stats:
+        with self._db.read() as tx:
+            runs = {(w, s): int(n) for w, s, n in tx.execute(COUNT_RUNS).fetchall()}
+            schedules = {s: int(n) for s, n in tx.execute(COUNT_SCHEDULES).fetchall()}
+            firings = {d: int(n or 0) for d, n in tx.execute(COUNT_FIRINGS).fetchall()}
+            lateness = _histograms(tx, LATENESS, 1, lateness_ms)
+            run_durations = _histograms(tx, RUN_DURATIONS, 2, run_ms)
+            step_durations = _histograms(tx, STEP_DURATIONS, 1, step_ms)
+        return Stats(
+            runs=runs,
+            schedules=schedules,
+            firings=firings,
+            lateness=lateness,
+            run_durations=run_durations,
+            step_durations=step_durations,
+        )
+
+
 def _histograms(
-    tx: Any, statement: str, labels: int, bounds_ms: Sequence[int]
+    tx: Transaction, statement: str, labels: int, bounds_ms: Sequence[int]
 ) -> dict[Any, Histogram]:
+    """Rows of (labels..., count, sum, bucket counts...) as histograms by label(s)."""
     buckets = "".join(", SUM(CASE WHEN d <= ? THEN 1 ELSE 0 END)" for _ in bounds_ms)
     rows = tx.execute(statement.format(buckets=buckets), *bounds_ms).fetchall()
     found: dict[Any, Histogram] = {}
@@ -86,30 +92,12 @@ def _histograms(
 
 
 def read_stats(
-    store: Store,
-    *,
-    lateness_ms: Sequence[int],
-    run_ms: Sequence[int],
-    step_ms: Sequence[int],
+    store: object, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
 ) -> Stats:
-    """Counts and histograms (bucket bounds in milliseconds) as the store holds them now.
+    """``store.read_stats(...)``, or nothing to report for a store without aggregates.
 
-    A store that is not SQL has no aggregates to offer: it reports nothing.
+    Kept for ``server/metrics.py`` until it asks the engine (``Engine.stats``) instead.
     """
-    if not isinstance(store, SqlStore):
+    if not isinstance(store, StatsSource):
         return Stats()
-    with store._tx(write=False) as tx:
-        runs = {(w, s): int(n) for w, s, n in tx.execute(COUNT_RUNS).fetchall()}
-        schedules = {s: int(n) for s, n in tx.execute(COUNT_SCHEDULES).fetchall()}
-        firings = {d: int(n or 0) for d, n in tx.execute(COUNT_FIRINGS).fetchall()}
-        lateness = _histograms(tx, LATENESS, 1, lateness_ms)
-        run_durations = _histograms(tx, RUN_DURATIONS, 2, run_ms)
-        step_durations = _histograms(tx, STEP_DURATIONS, 1, step_ms)
-    return Stats(
-        runs=runs,
-        schedules=schedules,
-        firings=firings,
-        lateness=lateness,
-        run_durations=run_durations,
-        step_durations=step_durations,
-    )
+    return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)

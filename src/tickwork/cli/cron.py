@@ -11,7 +11,7 @@ from datetime import datetime
 import click
 
 from .. import _clock
-from .._cadence import near_dst_transition, preview, utc_offset_text
+from .._preview import near_dst_transition, preview, utc_offset_text
 from ..cron import load_zone, parse
 from ..errors import ConfigError
 from ._render import echo_json, fail, print_table

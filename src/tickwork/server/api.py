@@ -34,12 +34,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .. import cron as cron_module
-from .._cadence import utc_offset_text
 from .._durations import format_duration, parse_duration
 from .._engine import Engine
 from .._models import RunInfo
+from .._preview import utc_offset_text
 from .._registry import WorkflowDef
 from .._retry import Retry
+from .._spec import ScheduleSpec
 from .._wire import (
     error_details,
     history_to_wire,
@@ -225,13 +226,15 @@ class _Api:
         return await self._register(body, request.path_params["key"])
 
     async def _register(self, body: schemas.ScheduleDefinition, key: str | None) -> Response:
-        options = body.model_dump(exclude={"workflow", "input", "retry", "key"})
-        options["retry"] = _retry(body.retry)
-        options["start_at"] = _instant_value(body.start_at, "start_at")
-        options["end_at"] = _instant_value(body.end_at, "end_at")
-        written = await self._call(
-            self.engine.schedule, body.workflow, body.input, key=key, **options
+        options = body.model_dump(exclude={"retry", "start_at", "end_at", "key"})
+        spec = ScheduleSpec(
+            **options,
+            key=key,
+            retry=_retry(body.retry),
+            start_at=_instant_value(body.start_at, "start_at"),
+            end_at=_instant_value(body.end_at, "end_at"),
         )
+        written = await self._call(self.engine.add_schedule, spec)
         return JSONResponse({"key": written, "schedule": await self._schedule(written)})
 
     async def delete_schedule(self, request: Request) -> Response:
@@ -240,7 +243,7 @@ class _Api:
             raise _no_schedule(key)
         return JSONResponse({"key": key, "deleted": True})
 
-    def _state_handler(self, action: str) -> Callable[[Request], Any]:
+    def state_handler(self, action: str) -> Callable[[Request], Any]:
         async def change(request: Request) -> Response:
             key = request.path_params["key"]
             if not await self._call(getattr(self.engine, action), key):
@@ -333,11 +336,8 @@ class _Api:
     # workflows and cadences
 
     async def workflows(self, request: Request) -> Response:
-        # The registry is the engine's own; a public accessor would be better (see docs).
-        registry = self.engine._registry
-        return JSONResponse(
-            {"workflows": [_workflow_json(registry.get(n)) for n in self.engine.workflows()]}
-        )
+        definitions = self.engine.workflow_definitions()
+        return JSONResponse({"workflows": [_workflow_json(d) for d in definitions]})
 
     async def preview(self, request: Request) -> Response:
         params = request.query_params
@@ -457,7 +457,7 @@ def build_api(engine: Engine) -> Starlette:
         return JSONResponse(document)
 
     state_changes = {
-        f"/schedules/{{key}}/{action}": {"POST": api._state_handler(action)}
+        f"/schedules/{{key}}/{action}": {"POST": api.state_handler(action)}
         for action in _STATE_ACTIONS
     }
     paths: dict[str, dict[str, Callable[[Request], Any]]] = {

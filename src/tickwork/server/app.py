@@ -13,7 +13,6 @@ path                   what                                                     
 
 from __future__ import annotations
 
-import importlib
 import logging
 
 import anyio
@@ -26,6 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from .._engine import Engine
+from . import dashboard as dashboard_pages
 from .api import build_api
 from .api import on_http_error as api_http_error
 from .auth import MAX_BODY_BYTES, BodyLimit, bearer_key_id_async, bearer_token, unauthorized
@@ -38,19 +38,6 @@ log = logging.getLogger("tickwork.server")
 
 #: seconds ``/healthz`` waits for the database before answering 503
 HEALTH_TIMEOUT = 5.0
-
-
-def _dashboard_routes(engine: Engine) -> list[BaseRoute]:
-    """The dashboard's routes, or none while ``tickwork.server.dashboard`` does not exist."""
-    try:
-        dashboard = importlib.import_module("tickwork.server.dashboard")
-    except ModuleNotFoundError as exc:
-        if exc.name != "tickwork.server.dashboard":
-            raise  # the dashboard exists but something it imports is missing
-        log.info("tickwork: no dashboard module; serving the API only")
-        return []
-    routes: list[BaseRoute] = dashboard.routes(engine)
-    return routes
 
 
 def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
@@ -90,7 +77,7 @@ def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
         Mount(PREFIX, app=build_api(engine)),
     ]
     if dashboard:
-        routes += _dashboard_routes(engine)
+        routes += dashboard_pages.routes(engine)
     return Starlette(
         routes=routes,
         middleware=[Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)],

@@ -3,8 +3,8 @@
 Every route but ``/healthz`` needs ``Authorization: Bearer <api key>``; the key is checked
 by ``Engine.verify_api_key`` (SHA-256 of the secret, compared in constant time). A missing,
 unknown or revoked key gets 401 with ``WWW-Authenticate: Bearer`` (RFC 6750) and the same
-JSON error body as every other API error. The dashboard reuses ``bearer_key_id`` and
-``error_response``.
+JSON error body as every other API error. The dashboard has its own sessions
+(``dashboard.py``): it takes a key once, at login, and keeps only the key's id.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ __all__ = [
     "BearerAuth",
     "BodyLimit",
     "BodyTooLarge",
-    "bearer_key_id",
     "bearer_key_id_async",
     "bearer_token",
     "error_response",
@@ -64,17 +63,11 @@ def bearer_token(connection: HTTPConnection) -> str | None:
     return token
 
 
-def bearer_key_id(connection: HTTPConnection, engine: Engine) -> str | None:
+async def bearer_key_id_async(connection: HTTPConnection, engine: Engine) -> str | None:
     """The id of the live API key the request carries as a bearer token, or None.
 
-    Blocking (one indexed read): call it from a thread, or use ``bearer_key_id_async``.
+    The check reads the database, so it runs on a worker thread, not the event loop.
     """
-    token = bearer_token(connection)
-    return None if token is None else engine.verify_api_key(token)
-
-
-async def bearer_key_id_async(connection: HTTPConnection, engine: Engine) -> str | None:
-    """``bearer_key_id`` without blocking the event loop."""
     token = bearer_token(connection)
     if token is None:
         return None

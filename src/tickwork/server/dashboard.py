@@ -11,8 +11,8 @@ Security, and why each piece is there:
   secret per process, so sessions end with the process; set the variable when several
   server processes share the traffic). The key itself is never stored in the browser.
   The cookie is HttpOnly, SameSite=Strict, Secure over https, and lasts 12 hours.
-- **Revocation** ends sessions at once: every request asks the store whether the key id
-  is still live, as ``Engine.verify_api_key`` does for a bearer key.
+- **Revocation** ends sessions at once: every request asks whether the key id is still
+  live (``Engine.api_key_id_is_live``), as ``Engine.verify_api_key`` does for a bearer key.
 - **CSRF**: every state change is a POST carrying a per-session token (an HMAC of the
   session's nonce) in a hidden field, compared in constant time; a missing or wrong token
   is refused with 403 before anything is read from the form's other fields. The login
@@ -256,7 +256,7 @@ class Dashboard:
         with self._ended_lock:
             if nonce in self._ended:
                 return None
-        if not _key_is_live(self.engine, key_id):
+        if not self.engine.api_key_id_is_live(key_id):
             return None
         return Session(
             key_id, nonce, int(expires), self.signer.sign("csrf", key_id, expires, nonce)
@@ -626,10 +626,3 @@ def _secured(endpoint: Endpoint) -> Endpoint:
         return response
 
     return secured
-
-
-def _key_is_live(engine: Engine, key_id: str) -> bool:
-    # Engine answers "is this whole key live" (verify_api_key); a session holds only the
-    # key's id, so ask the store the same question by id (a revoked key has no hash).
-    engine._ready()
-    return engine._core.store.api_key_hash(key_id) is not None

@@ -33,7 +33,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from .._engine import Engine
-from .._store.stats import Histogram, Stats, read_stats
+from .._models import Histogram, Stats
 
 __all__ = ["CONTENT_TYPE_LATEST", "EngineCollector", "metrics_registry", "render_metrics"]
 
@@ -53,15 +53,13 @@ def _buckets(histogram: Histogram, bounds: Sequence[float]) -> list[tuple[str, f
 
 
 class EngineCollector(Collector):
-    """Reads ``Stats`` from the engine's store on each ``collect()`` (each scrape)."""
+    """Reads ``Engine.stats`` on each ``collect()`` (each scrape)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
     def _stats(self) -> Stats:
-        # The store is the engine's own; ``Engine.stats()`` would be the public door.
-        return read_stats(
-            self.engine._store,
+        return self.engine.stats(
             lateness_ms=_ms(LATENESS_BUCKETS),
             run_ms=_ms(RUN_BUCKETS),
             step_ms=_ms(STEP_BUCKETS),

@@ -1,0 +1,50 @@
+"""Run hooks and the error hook: user callbacks whose own errors are reported, never raised.
+
+``on_error`` receives every error of firing and of the worker loop; without it they are
+logged. Nothing is ever silently dropped (DESIGN §1, hooks).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._models import RunInfo
+
+__all__ = ["ErrorHook", "Hook", "Hooks"]
+
+log = logging.getLogger("tickwork")
+
+Hook = Callable[[RunInfo], Any]
+ErrorHook = Callable[[BaseException, dict[str, Any]], Any]
+
+
+@dataclass
+class Hooks:
+    """Callbacks for run events; their own errors go to ``on_error``, never further."""
+
+    on_error: ErrorHook | None = None
+    started: list[Hook] = field(default_factory=list)
+    completed: list[Hook] = field(default_factory=list)
+    failed: list[Hook] = field(default_factory=list)
+
+    def report(self, error: BaseException, info: dict[str, Any]) -> None:
+        """Hand an error to ``on_error``, or log it when there is no hook (never drop it)."""
+        if self.on_error is not None:
+            try:
+                self.on_error(error, info)
+                return
+            except Exception:
+                log.exception("tickwork: the on_error hook itself failed")
+        log.error("tickwork: %s", info.get("where", "error"), exc_info=error, extra=info)
+
+    def fire(self, hooks: list[Hook], run: RunInfo) -> None:
+        for hook in hooks:
+            try:
+                hook(run)
+            except Exception as exc:
+                self.report(
+                    exc, {"where": f"hook {getattr(hook, '__name__', hook)}", "run_id": run.id}
+                )

@@ -1,0 +1,228 @@
+"""Pure schedule rules outside firing: where a registration places a schedule, how its
+state changes, and which occurrence a trigger starts.
+
+Beside ``_planning`` (which decides what a firing pass starts) and like it, no I/O and no
+clock: ``now_ms`` is an argument and every input is a plain value read by the store. The
+store reads a row, calls a function here and writes what it returns, in one transaction.
+
+One rule stays in SQL, on purpose: when a run of a schedule ends, a buffered occurrence's
+wake-up is pulled to now (``WAKE_BUFFERED`` in ``_store/sql_schedules.py``), the buffered
+case of ``due_at`` below done by one conditional UPDATE on the hot path of finishing a run,
+without reading the schedule first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from ._clock import to_ms
+from ._models import ScheduleState
+from ._occurrences import occurrences_of
+from ._records import FiringState, ScheduleRecord, StoredSchedule
+from .errors import ConfigError
+
+__all__ = [
+    "ACTIONS",
+    "RETRY_BROKEN_MS",
+    "RegistrationPlan",
+    "bounded_occurrence",
+    "current_occurrence",
+    "due_at",
+    "first_occurrence_after",
+    "placement_on_register",
+    "registration",
+    "transition",
+]
+
+#: what ``transition`` (and the store's ``set_schedule_state``) accepts
+ACTIONS = ("pause", "resume", "deactivate", "activate")
+#: how long a schedule whose plan could not be made waits before it is looked at again
+RETRY_BROKEN_MS = 60_000
+#: the last instant a datetime can hold, in epoch milliseconds
+_LAST_MS = to_ms(datetime.max.replace(tzinfo=UTC))
+
+_ACTIVE, _PAUSED, _INACTIVE = ScheduleState.ACTIVE, ScheduleState.PAUSED, ScheduleState.INACTIVE
+
+
+# -- occurrences -----------------------------------------------------------------------------
+
+
+def bounded_occurrence(record: ScheduleRecord, occurrence: int | None) -> int | None:
+    """``occurrence``, or None when there is none or it is past ``end_at``.
+
+    Raises ``ConfigError`` past year 9999: stored, it could never be read back as a
+    datetime.
+    """
+    if occurrence is None or (record.end_ms is not None and occurrence > record.end_ms):
+        return None
+    if occurrence > _LAST_MS:
+        raise ConfigError(f"Schedule {record.key!r}: its next occurrence passes year 9999")
+    return occurrence
+
+
+def first_occurrence_after(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int | None:
+    """The first occurrence strictly after now, at or after ``start_at``, before ``end_at``.
+
+    Never at registration: an interval's is ``anchor + every`` at the earliest.
+    """
+    after = now_ms
+    if record.start_ms is not None:
+        after = max(now_ms, record.start_ms - 1)
+    return bounded_occurrence(record, occurrences_of(record, anchor_ms).next_after(after))
+
+
+def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int:
+    """The occurrence a trigger starts: the latest at or before now (and ``end_at``).
+
+    Before an interval's first occurrence its anchor is current; before ``start_at``
+    nothing has occurred, so now itself stands in.
+    """
+    latest = now_ms if record.end_ms is None else min(now_ms, record.end_ms)
+    occurrence = occurrences_of(record, anchor_ms).latest_at_or_before(latest)
+    if occurrence is None and record.every_ms is not None and anchor_ms <= latest:
+        occurrence = anchor_ms
+    if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
+        occurrence = now_ms
+    return occurrence
+
+
+# -- state -----------------------------------------------------------------------------------
+
+
+def due_at(
+    state: ScheduleState, next_fire_ms: int | None, buffered_ms: int | None, now_ms: int
+) -> int | None:
+    """When a worker should look at a schedule next: never unless active; at its next
+    occurrence; at once when an occurrence is buffered (its earlier run may have ended)."""
+    if state is not _ACTIVE:
+        return None
+    if buffered_ms is None:
+        return next_fire_ms
+    return now_ms if next_fire_ms is None else min(next_fire_ms, now_ms)
+
+
+def transition(stored: StoredSchedule, action: str, now_ms: int) -> FiringState | None:
+    """The firing state after ``action`` ("pause", "resume", "deactivate", "activate"), or
+    None when nothing changes (the schedule is already so, or the action is unknown).
+
+    ``resume`` keeps the next occurrence, so occurrences missed meanwhile go to catch-up,
+    and keeps the pause's start and end until they are decided (a pause that follows an
+    undecided one keeps the earlier start). ``deactivate`` forgets a buffered occurrence
+    and the pause; ``activate`` starts afresh from the first occurrence after now.
+    """
+    firing = stored.firing
+    state, next_fire, buffered = firing.state, firing.next_fire_ms, firing.buffered_ms
+    paused, resumed = firing.paused_ms, firing.resumed_ms
+    if action == "pause" and state is _ACTIVE:
+        state, resumed = _PAUSED, None
+        paused = now_ms if paused is None else paused
+    elif action == "resume" and state is _PAUSED:
+        state, resumed = _ACTIVE, now_ms
+    elif action == "deactivate" and state is not _INACTIVE:
+        state, buffered, paused, resumed = _INACTIVE, None, None, None
+    elif action == "activate" and state is not _ACTIVE:
+        state, buffered, paused, resumed = _ACTIVE, None, None, None
+        next_fire = first_occurrence_after(stored.record, stored.anchor_ms, now_ms)
+    else:
+        return None
+    due = due_at(state, next_fire, buffered, now_ms)
+    return FiringState(state, next_fire, due, buffered, paused, resumed)
+
+
+# -- registration ----------------------------------------------------------------------------
+
+
+def placement_on_register(
+    record: ScheduleRecord, stored: StoredSchedule | None, now_ms: int
+) -> tuple[int, int | None]:
+    """(interval anchor, next occurrence) to store for ``record`` registered at ``now_ms``.
+
+    A new schedule, or one whose timing (cadence, zone, ``start_at``) changed, starts
+    afresh from now. Otherwise the stored anchor and next occurrence are kept, unless the
+    new bounds exclude the latter.
+    """
+    if stored is None or _timing(stored.record) != _timing(record):
+        anchor = now_ms if record.start_ms is None else record.start_ms
+        return anchor, first_occurrence_after(record, anchor, now_ms)
+    kept = stored.firing.next_fire_ms
+    if (
+        kept is not None
+        and bounded_occurrence(record, kept) == kept
+        and (record.start_ms is None or kept >= record.start_ms)
+    ):
+        return stored.anchor_ms, kept
+    return stored.anchor_ms, first_occurrence_after(record, stored.anchor_ms, now_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationPlan:
+    """What registering a definition does to its key.
+
+    ``outcome`` is "created", "unchanged", "updated", "kept" or "conflict"; ``revision``
+    the schedule's revision afterwards; ``row`` the row to write (the whole row when
+    "created" or "updated", only its firing state otherwise), None to write nothing.
+    """
+
+    outcome: str
+    revision: int
+    row: StoredSchedule | None
+
+
+def registration(
+    record: ScheduleRecord,
+    stored: StoredSchedule | None,
+    *,
+    now_ms: int,
+    on_conflict: str,
+    paused: bool | None,
+) -> RegistrationPlan:
+    """Register ``record`` over ``stored`` (None: a new key), as ``upsert_schedule`` states.
+
+    New key: revision 1, ``active`` (``paused`` if ``paused``), placed from now. Same
+    definition: nothing changes. Another definition: ``on_conflict`` "update" replaces it,
+    bumps the revision and keeps the next occurrence unless the timing changed (and a
+    buffered occurrence's earlier wake-up); "keep" changes nothing; "error" reports a
+    conflict. ``paused`` (not None) then pauses or resumes, except on a conflict.
+    """
+    if stored is None:
+        anchor, next_fire = placement_on_register(record, None, now_ms)
+        if paused:
+            firing = FiringState(_PAUSED, next_fire, None, paused_ms=now_ms)
+        else:
+            firing = FiringState(_ACTIVE, next_fire, next_fire)
+        return RegistrationPlan("created", 1, StoredSchedule(record, 1, anchor, firing))
+    row: StoredSchedule | None = None
+    if stored.record.definition == record.definition:
+        outcome = "unchanged"
+    elif on_conflict == "error":
+        return RegistrationPlan("conflict", stored.revision, None)
+    elif on_conflict == "keep":
+        outcome = "kept"
+    else:
+        outcome = "updated"
+        anchor, next_fire = placement_on_register(record, stored, now_ms)
+        firing = _placed(stored.firing, next_fire)
+        row = StoredSchedule(record, stored.revision + 1, anchor, firing)
+    if paused is not None:
+        current = stored if row is None else row
+        changed = transition(current, "pause" if paused else "resume", now_ms)
+        if changed is not None:
+            row = replace(current, firing=changed)
+    return RegistrationPlan(outcome, stored.revision if row is None else row.revision, row)
+
+
+def _placed(firing: FiringState, next_fire_ms: int | None) -> FiringState:
+    """``firing`` with a new next occurrence; a wake-up already given to a buffered
+    occurrence is kept when it is earlier."""
+    due = None
+    if firing.state is _ACTIVE:
+        due = next_fire_ms
+        if firing.buffered_ms is not None and firing.due_ms is not None:
+            due = firing.due_ms if due is None else min(due, firing.due_ms)
+    return replace(firing, next_fire_ms=next_fire_ms, due_ms=due)
+
+
+def _timing(record: ScheduleRecord) -> tuple[object, ...]:
+    """What places a schedule's occurrences: a change starts it afresh from now."""
+    return record.cron, record.every_ms, record.timezone, record.start_ms

@@ -1,0 +1,305 @@
+"""The runtime one engine's parts share: store, registry, clock, hooks, wake-ups, leases.
+
+``Engine`` builds one; the scheduling side (``Schedules``), the worker loop (``Worker``)
+and ``run_until_idle`` all work through it. It sits below all of them, so none of them
+needs another's internals: the worker drives scheduling through a small ``Firing``
+interface, and ``Engine.start`` hands a run to an idle executor through ``Executors``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import _clock
+from ._context import Context
+from ._durations import Duration, to_ms
+from ._executor import Outcome, execute
+from ._hooks import ErrorHook, Hooks
+from ._ids import canonical_json, new_run_id, new_worker_id
+from ._models import RunInfo, RunStatus
+from ._registry import MAX_NAME, Registry, WorkflowDef, check_pool, check_priority
+from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, Store, open_store
+from .errors import ConfigError, StoreError
+
+__all__ = ["Executors", "LeaseKeeper", "Runtime"]
+
+
+class Executors(Protocol):
+    """Executor threads that take a run claimed elsewhere in the process (the worker)."""
+
+    def reserve(self, now_ms: int) -> ClaimRequest | None:
+        """Keep an idle thread for a run claimed elsewhere; None if all are busy. Every
+        reservation is ended by ``hand_over``."""
+        ...
+
+    def hand_over(self, claims: Sequence[ClaimedRun]) -> None:
+        """Give the reserved thread its run, or give the reservation back."""
+        ...
+
+
+@dataclass
+class Runtime:
+    """What the worker loop, its executor threads, scheduling and ``Engine`` share.
+
+    ``store`` migrates the schema on first use, so every path (a worker, a CLI command,
+    a server request) finds the tables in place without a step of its own.
+    """
+
+    database: Store
+    registry: Registry
+    clock: _clock.Clock
+    pools: tuple[str, ...]
+    lease_ms: int
+    hooks: Hooks
+    worker_id: str
+    #: set to make the worker loop look again now (a run or a schedule changed here)
+    wake: threading.Event = field(default_factory=threading.Event)
+    #: set when this process changed a schedule, so the loop fires without waiting
+    schedules_changed: threading.Event = field(default_factory=threading.Event)
+    #: notified whenever a run of this process ends (``RunHandle.result`` waits on it)
+    finished: threading.Condition = field(default_factory=threading.Condition)
+    #: the worker running in this process, if any: ``insert_run`` may hand it the run
+    executors: Executors | None = None
+
+    _migrated: bool = field(default=False, init=False, repr=False)
+    _migrate_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        *,
+        clock: _clock.Clock | None,
+        pools: Sequence[str] | None,
+        lease: Duration,
+        on_error: ErrorHook | None,
+        registry: Registry,
+    ) -> Runtime:
+        """The runtime over the database at ``url``, its arguments checked."""
+        if clock is not None and not isinstance(clock, _clock.Clock):
+            raise ConfigError(f"clock must have a now() method, not {clock!r}")
+        if isinstance(pools, str) or (pools is not None and not pools):
+            raise ConfigError(f"pools must be a non-empty list of pool names, not {pools!r}")
+        if on_error is not None and not callable(on_error):
+            raise ConfigError(f"on_error must be callable, not {on_error!r}")
+        lease_ms = to_ms(lease)
+        checked_pools = tuple(check_pool(p) for p in (pools or ["default"]))
+        store = open_store(url)
+        if clock is None and isinstance(store, ReferenceTime):
+            # A fleet agrees on the database's time, not on each machine's.
+            clock = _clock.ReferenceClock(store.database_now_ms)
+        clock = clock or _clock.SystemClock()
+        runtime = cls(
+            database=store,
+            registry=registry,
+            clock=clock,
+            pools=checked_pools,
+            lease_ms=lease_ms,
+            hooks=Hooks(on_error=on_error),
+            worker_id=f"{socket.gethostname()}:{os.getpid()}:{new_worker_id()[:6]}",
+        )
+        listen = getattr(clock, "add_listener", None)
+        if callable(listen):
+            listen(runtime.wake.set)  # a FakeClock moved: look again at what is due
+        return runtime
+
+    @property
+    def store(self) -> Store:
+        """The store, its schema migrated (once, on first use)."""
+        if not self._migrated:
+            self.migrate()
+        return self.database
+
+    def migrate(self) -> int:
+        """Apply pending schema migrations now; return the schema version."""
+        with self._migrate_lock:
+            version = self.database.migrate()
+            self._migrated = True
+        return version
+
+    def now_ms(self) -> int:
+        return _clock.now_ms(self.clock)
+
+    def limits(self) -> dict[str, int | None]:
+        """Concurrency limit of each workflow this process can execute, by name."""
+        return {d.name: d.concurrency for d in self.registry}
+
+    def schedule_changed(self) -> None:
+        """Tell this process's worker loop to fire now rather than at its next look."""
+        self.schedules_changed.set()
+        self.wake.set()
+
+    def run_ended(self) -> None:
+        with self.finished:
+            self.finished.notify_all()
+
+    def new_run(
+        self,
+        definition: WorkflowDef,
+        input: Any,
+        *,
+        run_id: str | None,
+        priority: int | None,
+        pool: str | None,
+        delay: Duration | None,
+    ) -> NewRun:
+        """The run ``Engine.start`` inserts, every argument checked (nothing stored yet)."""
+        value = definition.validate_input(input)
+        if run_id is not None and (
+            not isinstance(run_id, str) or not run_id or len(run_id) > MAX_NAME
+        ):
+            raise ConfigError(f"run_id must be a non-empty string of at most {MAX_NAME} chars")
+        now = self.now_ms()
+        return NewRun(
+            id=run_id or new_run_id(now),
+            workflow=definition.name,
+            version=definition.version,
+            input_json=None if value is None else canonical_json(value),
+            priority=definition.priority if priority is None else check_priority(priority),
+            pool=definition.pool if pool is None else check_pool(pool),
+            created_ms=now,
+            available_ms=now + (0 if delay is None else to_ms(delay)),
+        )
+
+    def insert_run(self, run: NewRun) -> RunInfo:
+        """Insert the run; an idle executor of this process's worker takes the most urgent
+        runnable run in the same transaction, without waiting for the worker loop."""
+        executors = self.executors
+        request = None if executors is None else executors.reserve(run.created_ms)
+        claimed: Sequence[ClaimedRun] = ()
+        try:
+            stored, _inserted, claimed = self.store.insert_run(run, then_claim=request)
+        finally:
+            if executors is not None and request is not None:
+                executors.hand_over(claimed)
+        if not claimed or claimed[0].info.id != run.id:
+            self.wake.set()  # the worker loop claims it (here or elsewhere)
+        return stored
+
+    def cancel_run(self, run_id: str) -> bool:
+        """Cancel a run (see ``Engine.cancel``); whoever waits for it is woken."""
+        cancelled = self.store.cancel_run(run_id, now_ms=self.now_ms())
+        if cancelled:
+            self.run_ended()
+        return cancelled
+
+    def claim(self, limit: int) -> list[ClaimedRun]:
+        return self.store.claim_runs(
+            now_ms=self.now_ms(),
+            lease_ms=self.lease_ms,
+            worker=self.worker_id,
+            pools=self.pools,
+            limits=self.limits(),
+            limit=limit,
+        )
+
+    def claim_request(self, now_ms: int) -> ClaimRequest:
+        """One more run for an executor thread, claimed as its current run ends."""
+        return ClaimRequest(now_ms, self.lease_ms, self.worker_id, self.pools, self.limits())
+
+    def run_claimed(
+        self,
+        claim: ClaimedRun,
+        keeper: LeaseKeeper,
+        next_claim: Callable[[int], ClaimRequest | None] = lambda _now_ms: None,
+    ) -> Outcome:
+        """Execute one claimed run, keeping its lease alive, then fire the run hooks.
+
+        The outcome's ``claimed`` runs (see ``execute``'s ``next_claim``) are held from now.
+        """
+        definition = self.registry.get(claim.info.workflow)
+        if not claim.resumed:
+            self.hooks.fire(self.hooks.started, claim.info)
+        keeper.hold(claim.info.id, claim.lease_token)
+        try:
+            outcome = execute(
+                claim,
+                definition,
+                store=self.store,
+                clock=self.clock,
+                lease_ms=self.lease_ms,
+                on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
+                next_claim=next_claim,
+            )
+        finally:
+            keeper.drop(claim.info.id)
+        for following in outcome.claimed:
+            keeper.hold(following.info.id, following.lease_token)
+        run = outcome.run
+        if run is not None and outcome.finished:
+            self.run_ended()
+            if run.status is RunStatus.COMPLETED:
+                self.hooks.fire(self.hooks.completed, run)
+            elif run.status is RunStatus.FAILED:
+                self.hooks.fire(self.hooks.failed, run)
+        return outcome
+
+
+class LeaseKeeper:
+    """Renews the leases of runs being executed, every third of the lease, on a thread."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._held: dict[str, tuple[str, Context | None]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, run_id: str, token: str) -> None:
+        with self._lock:
+            self._held[run_id] = (token, None)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="tickwork-leases", daemon=True
+                )
+                self._thread.start()
+
+    def attach(self, run_id: str, ctx: Context | None) -> None:
+        with self._lock:
+            if run_id in self._held:
+                self._held[run_id] = (self._held[run_id][0], ctx)
+
+    def drop(self, run_id: str) -> None:
+        with self._lock:
+            self._held.pop(run_id, None)
+
+    def tokens(self) -> list[str]:
+        with self._lock:
+            return [token for token, _ in self._held.values()]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _loop(self) -> None:
+        interval = self._runtime.lease_ms / 3000
+        outage = False
+        while not _clock.wait(self._stop, interval):
+            with self._lock:
+                held = dict(self._held)
+            if not held:
+                continue
+            try:
+                alive = self._runtime.store.renew_leases(
+                    tokens={run_id: token for run_id, (token, _) in held.items()},
+                    now_ms=self._runtime.now_ms(),
+                    lease_ms=self._runtime.lease_ms,
+                )
+            except StoreError as exc:
+                # Like the loop: an outage is reported once, not at every renewal.
+                if not outage:
+                    outage = True
+                    self._runtime.hooks.report(exc, {"where": "renewing leases", "outage": True})
+                continue
+            except Exception as exc:
+                self._runtime.hooks.report(exc, {"where": "renewing leases"})
+                continue
+            outage = False
+            for run_id, cancel in alive.items():
+                ctx = held[run_id][1]
+                if cancel and ctx is not None:
+                    ctx.request_cancel()

@@ -1,0 +1,182 @@
+"""Run and checkpoint rows, read by column name.
+
+Each column list is a tuple; a position in a row is looked up in it once, at import, so
+reading stays as cheap as indexing a tuple (claiming and finishing runs is the hot path)
+and a reordered list cannot mislabel a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from .._clock import from_ms
+from .._ids import from_json
+from .._models import RunInfo, RunStatus, StepInfo
+from .._records import NewRun
+from .contract import ClaimedRun
+
+__all__ = [
+    "CLAIM_COLUMNS",
+    "COL_ATTEMPT_STARTED_AT",
+    "COL_ID",
+    "COL_SCHEDULE_KEY",
+    "COL_STARTED_AT",
+    "COL_WORKFLOW",
+    "RUN_COLUMNS",
+    "STEP_COLUMNS",
+    "TakenRun",
+    "claimed_runs",
+    "ended_run",
+    "inserted_run",
+    "run_from_row",
+    "running_from_row",
+    "step_from_row",
+]
+
+#: a run as stored, in the order of ``RunInfo``'s fields
+RUN_COLUMNS = (
+    "id", "workflow", "version", "status", "input", "result", "error", "attempt", "priority",
+    "pool", "schedule_key", "scheduled_for", "created_at", "started_at", "finished_at",
+    "schedule_revision",
+)  # fmt: skip
+#: a candidate for claiming: the run, then what its executor needs besides
+CLAIM_COLUMNS = (*RUN_COLUMNS, "attempt_started_at", "cancel_requested", "retry")
+#: a checkpoint as stored, in the order of ``StepInfo``'s fields
+STEP_COLUMNS = (
+    "run_id", "name", "kind", "status", "result", "error", "attempts", "started_at",
+    "finished_at",
+)  # fmt: skip
+
+#: positions in a run row (a claim candidate begins like one)
+COL_ID = CLAIM_COLUMNS.index("id")
+COL_WORKFLOW = CLAIM_COLUMNS.index("workflow")
+COL_VERSION = CLAIM_COLUMNS.index("version")
+COL_STATUS = CLAIM_COLUMNS.index("status")
+COL_INPUT = CLAIM_COLUMNS.index("input")
+COL_RESULT = CLAIM_COLUMNS.index("result")
+COL_ERROR = CLAIM_COLUMNS.index("error")
+COL_ATTEMPT = CLAIM_COLUMNS.index("attempt")
+COL_PRIORITY = CLAIM_COLUMNS.index("priority")
+COL_POOL = CLAIM_COLUMNS.index("pool")
+COL_SCHEDULE_KEY = CLAIM_COLUMNS.index("schedule_key")
+COL_SCHEDULED_FOR = CLAIM_COLUMNS.index("scheduled_for")
+COL_CREATED_AT = CLAIM_COLUMNS.index("created_at")
+COL_STARTED_AT = CLAIM_COLUMNS.index("started_at")
+COL_FINISHED_AT = CLAIM_COLUMNS.index("finished_at")
+COL_SCHEDULE_REVISION = CLAIM_COLUMNS.index("schedule_revision")
+COL_ATTEMPT_STARTED_AT = CLAIM_COLUMNS.index("attempt_started_at")
+COL_CANCEL_REQUESTED = CLAIM_COLUMNS.index("cancel_requested")
+COL_RETRY = CLAIM_COLUMNS.index("retry")
+#: positions in a checkpoint row
+STEP_COL_RUN_ID = STEP_COLUMNS.index("run_id")
+STEP_COL_NAME = STEP_COLUMNS.index("name")
+STEP_COL_KIND = STEP_COLUMNS.index("kind")
+STEP_COL_STATUS = STEP_COLUMNS.index("status")
+STEP_COL_RESULT = STEP_COLUMNS.index("result")
+STEP_COL_ERROR = STEP_COLUMNS.index("error")
+STEP_COL_ATTEMPTS = STEP_COLUMNS.index("attempts")
+STEP_COL_STARTED_AT = STEP_COLUMNS.index("started_at")
+STEP_COL_FINISHED_AT = STEP_COLUMNS.index("finished_at")
+
+
+def run_from_row(row: Sequence[Any]) -> RunInfo:
+    """The run a row of ``RUN_COLUMNS`` (or ``CLAIM_COLUMNS``) holds."""
+    return running_from_row(row, RunStatus(row[COL_STATUS]), row[COL_STARTED_AT])
+
+
+def running_from_row(row: Sequence[Any], status: RunStatus, started_ms: int | None) -> RunInfo:
+    """The run a row holds, with its status and start given (as a claim leaves them)."""
+    scheduled_ms, finished_ms = row[COL_SCHEDULED_FOR], row[COL_FINISHED_AT]
+    return RunInfo(
+        id=row[COL_ID],
+        workflow=row[COL_WORKFLOW],
+        version=row[COL_VERSION],
+        status=status,
+        input=from_json(row[COL_INPUT]),
+        result=from_json(row[COL_RESULT]),
+        error=row[COL_ERROR],
+        attempt=row[COL_ATTEMPT],
+        priority=row[COL_PRIORITY],
+        pool=row[COL_POOL],
+        schedule_key=row[COL_SCHEDULE_KEY],
+        scheduled_for=None if scheduled_ms is None else from_ms(scheduled_ms),
+        created_at=from_ms(row[COL_CREATED_AT]),
+        started_at=None if started_ms is None else from_ms(started_ms),
+        finished_at=None if finished_ms is None else from_ms(finished_ms),
+        schedule_revision=row[COL_SCHEDULE_REVISION],
+    )
+
+
+def step_from_row(row: Sequence[Any]) -> StepInfo:
+    """The checkpoint a row of ``STEP_COLUMNS`` holds."""
+    return StepInfo(
+        run_id=row[STEP_COL_RUN_ID],
+        name=row[STEP_COL_NAME],
+        kind=row[STEP_COL_KIND],
+        status=row[STEP_COL_STATUS],
+        result=from_json(row[STEP_COL_RESULT]),
+        error=row[STEP_COL_ERROR],
+        attempts=row[STEP_COL_ATTEMPTS],
+        started_at=from_ms(row[STEP_COL_STARTED_AT]),
+        finished_at=from_ms(row[STEP_COL_FINISHED_AT]),
+    )
+
+
+def inserted_run(run: NewRun) -> RunInfo:
+    """The run as ``sql_runs.INSERT_RUN`` stores it (no need to read it back)."""
+    return RunInfo(
+        id=run.id,
+        workflow=run.workflow,
+        version=run.version,
+        status=RunStatus.PENDING,
+        input=from_json(run.input_json),
+        result=None,
+        error=None,
+        attempt=1,
+        priority=run.priority,
+        pool=run.pool,
+        schedule_key=run.schedule_key,
+        scheduled_for=None if run.scheduled_for_ms is None else from_ms(run.scheduled_for_ms),
+        created_at=from_ms(run.created_ms),
+        started_at=None,
+        finished_at=None,
+        schedule_revision=run.schedule_revision,
+    )
+
+
+def ended_run(
+    running: RunInfo, status: RunStatus, result_json: str | None, error: str | None, now_ms: int
+) -> RunInfo:
+    """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back)."""
+    return replace(
+        running, status=status, result=from_json(result_json), error=error,
+        finished_at=from_ms(now_ms),
+    )  # fmt: skip
+
+
+#: a run taken under a new lease in a transaction: its candidate row (``CLAIM_COLUMNS``),
+#: its lease token and its checkpoint rows (``STEP_COLUMNS``)
+TakenRun = tuple[Sequence[Any], str, list[Any]]
+
+
+def claimed_runs(taken: list[TakenRun], now_ms: int) -> list[ClaimedRun]:
+    """The runs taken at ``now_ms``, as their executors get them (built after the commit,
+    out of the writer's way)."""
+    claimed = []
+    for row, token, steps in taken:
+        started_ms, attempt_started_ms = row[COL_STARTED_AT], row[COL_ATTEMPT_STARTED_AT]
+        claimed.append(
+            ClaimedRun(
+                # As the claim leaves it: running, started now unless it had started before.
+                info=running_from_row(row, RunStatus.RUNNING, started_ms or now_ms),
+                lease_token=token,
+                steps=[step_from_row(step) for step in steps],
+                attempt_started_ms=now_ms if attempt_started_ms is None else attempt_started_ms,
+                resumed=started_ms is not None,
+                cancel_requested=bool(row[COL_CANCEL_REQUESTED]),
+                retry_json=row[COL_RETRY],
+            )
+        )
+    return claimed

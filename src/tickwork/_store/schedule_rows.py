@@ -1,0 +1,211 @@
+"""Schedule rows, read and written by column name.
+
+Each column list is a tuple; a position in a row is looked up in it once, at import, so
+reading stays as cheap as indexing a tuple and a reordered list cannot mislabel a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from .._clock import from_ms
+from .._ids import from_json
+from .._models import Decision, HistoryEntry, Overlap, RunStatus, ScheduleInfo, ScheduleState
+from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
+
+__all__ = [
+    "DEFINITION_COLUMNS",
+    "FIRING_COLUMNS",
+    "HISTORY_COLUMNS",
+    "INFO_COLUMNS",
+    "STORED_COLUMNS",
+    "definition_values",
+    "due_from_row",
+    "firing_values",
+    "history_from_row",
+    "info_from_row",
+    "key_from_row",
+    "stored_from_row",
+]
+
+#: a schedule's definition, in the order of ``ScheduleRecord``'s fields
+DEFINITION_COLUMNS = (
+    "key", "workflow", "version", "input", "cron", "every_ms", "timezone", "overlap",
+    "catchup", "catchup_window_ms", "jitter_ms", "pool", "priority", "retry", "start_at",
+    "end_at", "definition",
+)  # fmt: skip
+#: where a schedule stands, in the order of ``FiringState``'s fields
+FIRING_COLUMNS = ("state", "next_fire_at", "due_at", "buffered_for", "paused_at", "resumed_at")
+#: a stored schedule as firing and state changes read it
+STORED_COLUMNS = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS)
+#: a schedule as listed (``s``), with its last run's status (``r``)
+INFO_COLUMNS = (
+    "s.key", "s.workflow", "s.input", "s.cron", "s.every_ms", "s.timezone", "s.overlap",
+    "s.catchup", "s.jitter_ms", "s.pool", "s.priority", "s.state", "s.revision",
+    "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
+    "s.updated_at",
+)  # fmt: skip
+#: one decision of a schedule's history
+HISTORY_COLUMNS = (
+    "key", "occurrence", "decision", "reason", "run_id", "revision", "decided_at", "count",
+    "last_occurrence",
+)  # fmt: skip
+
+
+def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
+    """The positions of ``names`` in a row of ``columns`` (ValueError if one is missing)."""
+    return tuple(columns.index(name) for name in names)
+
+
+# Positions in a row of STORED_COLUMNS.
+(
+    _KEY, _WORKFLOW, _VERSION, _INPUT, _CRON, _EVERY_MS, _TIMEZONE, _OVERLAP, _CATCHUP,
+    _CATCHUP_WINDOW_MS, _JITTER_MS, _POOL, _PRIORITY, _RETRY, _START_AT, _END_AT,
+    _DEFINITION, _REVISION, _ANCHOR_AT, _STATE, _NEXT_FIRE_AT, _DUE_AT, _BUFFERED_FOR,
+    _PAUSED_AT, _RESUMED_AT,
+) = _at(
+    STORED_COLUMNS, "key", "workflow", "version", "input", "cron", "every_ms", "timezone",
+    "overlap", "catchup", "catchup_window_ms", "jitter_ms", "pool", "priority", "retry",
+    "start_at", "end_at", "definition", "revision", "anchor_at", "state", "next_fire_at",
+    "due_at", "buffered_for", "paused_at", "resumed_at",
+)  # fmt: skip
+# Positions in a row of INFO_COLUMNS.
+(
+    _I_KEY, _I_WORKFLOW, _I_INPUT, _I_CRON, _I_EVERY_MS, _I_TIMEZONE, _I_OVERLAP,
+    _I_CATCHUP, _I_JITTER_MS, _I_POOL, _I_PRIORITY, _I_STATE, _I_REVISION, _I_NEXT_FIRE_AT,
+    _I_LAST_FIRE_AT, _I_LAST_RUN_ID, _I_LAST_RUN_STATUS, _I_CREATED_AT, _I_UPDATED_AT,
+) = _at(
+    INFO_COLUMNS, "s.key", "s.workflow", "s.input", "s.cron", "s.every_ms", "s.timezone",
+    "s.overlap", "s.catchup", "s.jitter_ms", "s.pool", "s.priority", "s.state", "s.revision",
+    "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
+    "s.updated_at",
+)  # fmt: skip
+# Positions in a row of HISTORY_COLUMNS.
+(
+    _H_KEY, _H_OCCURRENCE, _H_DECISION, _H_REASON, _H_RUN_ID, _H_REVISION, _H_DECIDED_AT,
+    _H_COUNT, _H_LAST_OCCURRENCE,
+) = _at(
+    HISTORY_COLUMNS, "key", "occurrence", "decision", "reason", "run_id", "revision",
+    "decided_at", "count", "last_occurrence",
+)  # fmt: skip
+
+
+def _record(row: Sequence[Any]) -> ScheduleRecord:
+    return ScheduleRecord(
+        key=row[_KEY],
+        workflow=row[_WORKFLOW],
+        version=row[_VERSION],
+        input_json=row[_INPUT],
+        cron=row[_CRON],
+        every_ms=row[_EVERY_MS],
+        timezone=row[_TIMEZONE],
+        overlap=row[_OVERLAP],
+        catchup=row[_CATCHUP],
+        catchup_window_ms=row[_CATCHUP_WINDOW_MS],
+        jitter_ms=row[_JITTER_MS],
+        pool=row[_POOL],
+        priority=row[_PRIORITY],
+        retry_json=row[_RETRY],
+        start_ms=row[_START_AT],
+        end_ms=row[_END_AT],
+        definition=row[_DEFINITION],
+    )
+
+
+def key_from_row(row: Sequence[Any]) -> str:
+    """The key of a row of ``STORED_COLUMNS``."""
+    key: str = row[_KEY]
+    return key
+
+
+def due_from_row(row: Sequence[Any], active_run_ids: tuple[str, ...]) -> DueSchedule:
+    """The schedule a row of ``STORED_COLUMNS`` holds, as the planner sees it."""
+    return DueSchedule(
+        record=_record(row),
+        revision=row[_REVISION],
+        anchor_ms=row[_ANCHOR_AT],
+        next_fire_ms=row[_NEXT_FIRE_AT],
+        buffered_ms=row[_BUFFERED_FOR],
+        paused_from_ms=row[_PAUSED_AT],
+        resumed_ms=row[_RESUMED_AT],
+        active_run_ids=active_run_ids,
+    )
+
+
+def stored_from_row(row: Sequence[Any]) -> StoredSchedule:
+    """The schedule a row of ``STORED_COLUMNS`` holds, as ``_policy`` reads it."""
+    firing = FiringState(
+        state=ScheduleState(row[_STATE]),
+        next_fire_ms=row[_NEXT_FIRE_AT],
+        due_ms=row[_DUE_AT],
+        buffered_ms=row[_BUFFERED_FOR],
+        paused_ms=row[_PAUSED_AT],
+        resumed_ms=row[_RESUMED_AT],
+    )
+    return StoredSchedule(_record(row), row[_REVISION], row[_ANCHOR_AT], firing)
+
+
+def definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
+    """``record`` as the values of ``DEFINITION_COLUMNS``."""
+    return (
+        record.key, record.workflow, record.version, record.input_json, record.cron,
+        record.every_ms, record.timezone, record.overlap, record.catchup,
+        record.catchup_window_ms, record.jitter_ms, record.pool, record.priority,
+        record.retry_json, record.start_ms, record.end_ms, record.definition,
+    )  # fmt: skip
+
+
+def firing_values(firing: FiringState) -> tuple[Any, ...]:
+    """``firing`` as the values of ``FIRING_COLUMNS``."""
+    return (
+        firing.state.value, firing.next_fire_ms, firing.due_ms, firing.buffered_ms,
+        firing.paused_ms, firing.resumed_ms,
+    )  # fmt: skip
+
+
+def _instant(ms: int | None) -> Any:
+    return None if ms is None else from_ms(ms)
+
+
+def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
+    """The schedule a row of ``INFO_COLUMNS`` holds."""
+    every_ms, jitter_ms = row[_I_EVERY_MS], row[_I_JITTER_MS]
+    catchup, last_status = row[_I_CATCHUP], row[_I_LAST_RUN_STATUS]
+    return ScheduleInfo(
+        key=row[_I_KEY],
+        workflow=row[_I_WORKFLOW],
+        input=from_json(row[_I_INPUT]),
+        cron=row[_I_CRON],
+        every=None if every_ms is None else timedelta(milliseconds=every_ms),
+        timezone=row[_I_TIMEZONE],
+        overlap=Overlap(row[_I_OVERLAP]),
+        catchup="all" if catchup is None else catchup,
+        jitter=None if jitter_ms is None else timedelta(milliseconds=jitter_ms),
+        pool=row[_I_POOL],
+        priority=row[_I_PRIORITY],
+        state=ScheduleState(row[_I_STATE]),
+        revision=row[_I_REVISION],
+        next_fire_at=_instant(row[_I_NEXT_FIRE_AT]),
+        last_fire_at=_instant(row[_I_LAST_FIRE_AT]),
+        last_run_id=row[_I_LAST_RUN_ID],
+        last_run_status=None if last_status is None else RunStatus(last_status),
+        created_at=from_ms(row[_I_CREATED_AT]),
+        updated_at=from_ms(row[_I_UPDATED_AT]),
+    )
+
+
+def history_from_row(row: Sequence[Any]) -> HistoryEntry:
+    """The decision a row of ``HISTORY_COLUMNS`` holds."""
+    return HistoryEntry(
+        key=row[_H_KEY],
+        occurrence=from_ms(row[_H_OCCURRENCE]),
+        decision=Decision(row[_H_DECISION]),
+        reason=row[_H_REASON],
+        run_id=row[_H_RUN_ID],
+        revision=row[_H_REVISION],
+        decided_at=from_ms(row[_H_DECIDED_AT]),
+        count=row[_H_COUNT],
+        last_occurrence=_instant(row[_H_LAST_OCCURRENCE]),
+    )

@@ -1,0 +1,401 @@
+"""The runs half of the store contract in SQL: runs, leases and checkpoints.
+
+A running run's ``available_at`` holds its lease expiry, so one index answers both "which
+pending or sleeping runs are due" and "which leases have expired". Rows are read by column
+name (``run_rows.py``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._models import RunInfo, RunStatus, StepInfo
+from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
+from .run_rows import (
+    CLAIM_COLUMNS,
+    COL_ATTEMPT_STARTED_AT,
+    COL_ID,
+    COL_SCHEDULE_KEY,
+    COL_STARTED_AT,
+    COL_WORKFLOW,
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    TakenRun,
+    claimed_runs,
+    ended_run,
+    inserted_run,
+    run_from_row,
+    step_from_row,
+)
+from .transaction import Database, Transaction, in_filters
+
+__all__ = [
+    "CANCEL_IDLE_RUN",
+    "REQUEST_CANCEL",
+    "RunsSql",
+    "insert_run_row",
+]
+
+_RUN_LIST = ", ".join(RUN_COLUMNS)
+
+# One run by id.
+SELECT_RUN = f"SELECT {_RUN_LIST} FROM tickwork_runs WHERE id = ?"
+# A run's checkpoints in the order they were first recorded.
+SELECT_STEPS = f"SELECT {', '.join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
+# Runs matching some filters, newest first; {where} is "WHERE ..." or nothing.
+LIST_RUNS = f"""
+SELECT {_RUN_LIST} FROM tickwork_runs {{where}}
+ORDER BY created_at DESC, id DESC LIMIT ?
+"""
+# Runs listed after the given one, newest first (a keyset page: stable while runs arrive).
+OLDER_THAN = "(created_at, id) < (SELECT created_at, id FROM tickwork_runs WHERE id = ?)"
+# Insert a new run unless one with the same id exists (start is idempotent by id; an
+# occurrence's run id is unique).
+INSERT_RUN = """
+INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
+    schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
+VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING
+"""
+# Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it.
+# {filters} becomes "AND pool IN (...) AND workflow IN (...)" with placeholders.
+SELECT_CLAIMABLE = f"""
+SELECT {", ".join(CLAIM_COLUMNS)} FROM tickwork_runs
+WHERE status IN ('pending', 'sleeping', 'running') AND available_at <= ? {{filters}}
+ORDER BY priority DESC, available_at, id
+LIMIT ?
+"""
+# Runs of each workflow under a live lease (for concurrency limits).
+COUNT_LIVE = """
+SELECT workflow, COUNT(*) FROM tickwork_runs
+WHERE status = 'running' AND available_at > ? GROUP BY workflow
+"""
+# Take one run under a new lease; started_at and attempt_started_at are set once.
+CLAIM_RUN = """
+UPDATE tickwork_runs SET status = 'running', worker = ?, lease_token = ?, available_at = ?,
+    started_at = COALESCE(started_at, ?), attempt_started_at = COALESCE(attempt_started_at, ?)
+WHERE id = ?
+"""
+# Renew a lease still held (status and token unchanged).
+RENEW_LEASE = """
+UPDATE tickwork_runs SET available_at = ?
+WHERE id = ? AND lease_token = ? AND status = 'running'
+RETURNING cancel_requested
+"""
+# Write a checkpoint if the lease is still held and cancel_requested is at most the last
+# parameter (0: not cancelled); nothing is written otherwise. A failed try is replaced by
+# the next try's outcome. The lease is not renewed here (that would rewrite the run's row
+# and its due index at every checkpoint): renew_leases does.
+RECORD_STEP = """
+INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
+    started_at, finished_at)
+SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
+WHERE id = ? AND lease_token = ? AND status = 'running' AND cancel_requested <= ?
+ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
+    result = excluded.result, error = excluded.error, attempts = excluded.attempts,
+    started_at = excluded.started_at, finished_at = excluded.finished_at
+"""
+# End a held run for good.
+FINISH_RUN = """
+UPDATE tickwork_runs SET status = ?, result = ?, error = ?, finished_at = ?,
+    worker = NULL, lease_token = NULL, available_at = ?
+WHERE id = ? AND lease_token = ? AND status = 'running'
+"""
+# Hand a held run back until later (sleep, retry back-off, shutdown).
+RESCHEDULE_RUN = f"""
+UPDATE tickwork_runs SET status = ?, available_at = ?, attempt = ?, error = ?,
+    worker = NULL, lease_token = NULL,
+    attempt_started_at = CASE WHEN ? THEN NULL ELSE attempt_started_at END
+WHERE id = ? AND lease_token = ? AND status = 'running'
+RETURNING {_RUN_LIST}
+"""
+# A new attempt forgets the failed tries of the previous one (completed steps stay).
+FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 'failed'"
+# Cancel a run that is not executing right now (by an operator, or by overlap's
+# cancel_previous); returns its schedule's key.
+CANCEL_IDLE_RUN = """
+UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, worker = NULL,
+    lease_token = NULL
+WHERE id = ? AND status IN ('pending', 'sleeping')
+RETURNING schedule_key
+"""
+# Ask the executor of a running run to stop at its next step boundary.
+REQUEST_CANCEL = """
+UPDATE tickwork_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'
+"""
+# A run of the schedule ended: its buffered occurrence, if any, is due now (the buffered
+# case of _policy.due_at, done without reading the schedule on the hot path).
+WAKE_BUFFERED = """
+UPDATE tickwork_schedules SET due_at = ?
+WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
+    AND (due_at IS NULL OR due_at > ?)
+"""
+# Let another worker take these runs at once; dropping the token fences off the old owner.
+RELEASE_LEASE = """
+UPDATE tickwork_runs SET available_at = ?, worker = NULL, lease_token = NULL
+WHERE lease_token = ? AND status = 'running'
+"""
+# The earliest instant at which some run becomes claimable; {filters} as in SELECT_CLAIMABLE.
+NEXT_DUE = """
+SELECT MIN(available_at) FROM tickwork_runs
+WHERE status IN ('pending', 'sleeping', 'running') {filters}
+"""
+
+
+def insert_run_row(tx: Transaction, run: NewRun) -> bool:
+    """Insert ``run`` in the transaction ``tx``; False if its id exists already."""
+    tx.execute(
+        INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
+        run.schedule_key, run.schedule_revision, run.scheduled_for_ms, run.retry_json,
+        run.created_ms, run.available_ms,
+    )  # fmt: skip
+    return tx.rowcount == 1
+
+
+class RunsSql:
+    """Runs, leases and checkpoints over a dialect's ``Database`` (see ``Store``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def insert_run(
+        self, run: NewRun, *, then_claim: ClaimRequest | None = None
+    ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
+        def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
+            if not insert_run_row(tx, run):  # it exists already
+                return tx.execute(SELECT_RUN, run.id).fetchone(), []
+            self._db.notify(tx, "runs")
+            return None, self.claim_in(tx, then_claim)
+
+        existing, taken = self._db.write(work)
+        if existing is not None:
+            return run_from_row(existing), False, ()
+        return inserted_run(run), True, _claimed(taken, then_claim)
+
+    def get_run(self, run_id: str) -> RunInfo | None:
+        with self._db.read() as tx:
+            row = tx.execute(SELECT_RUN, run_id).fetchone()
+        return None if row is None else run_from_row(row)
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        schedule_key: str | None = None,
+        limit: int = 100,
+        before: str | None = None,
+    ) -> list[RunInfo]:
+        clauses, params = [], []
+        filters = (("workflow", workflow), ("status", status), ("schedule_key", schedule_key))
+        for column, value in filters:
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(str(value))
+        if before is not None:
+            clauses.append(OLDER_THAN)
+            params.append(before)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._db.read() as tx:
+            rows = tx.execute(LIST_RUNS.format(where=where), *params, limit).fetchall()
+        return [run_from_row(row) for row in rows]
+
+    def list_steps(self, run_id: str) -> list[StepInfo]:
+        with self._db.read() as tx:
+            rows = tx.execute(SELECT_STEPS, run_id).fetchall()
+        return [step_from_row(row) for row in rows]
+
+    def claim_runs(self, request: ClaimRequest) -> list[ClaimedRun]:
+        if not _can_claim(request):
+            return []
+        return _claimed(self._db.write(lambda tx: self.claim_in(tx, request)), request)
+
+    def claim_in(self, tx: Transaction, request: ClaimRequest | None) -> list[TakenRun]:
+        """Claim runs in the transaction ``tx`` (see ``Store.claim_runs``); ``_claimed``
+        makes them ``ClaimedRun`` after the commit, out of the writer's way."""
+        if request is None or not _can_claim(request):
+            return []
+        now_ms, limits, pools = request.now_ms, request.limits, request.pools
+        live: dict[str, int] = {}
+        limited = [name for name, cap in limits.items() if cap is not None]
+        if limited:
+            self._db.serialize(tx, limited)
+            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+        # Full workflows are left out in SQL so they cannot crowd out the others.
+        open_workflows = [
+            name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
+        ]
+        if not open_workflows:
+            return []
+        filters = in_filters(pools, open_workflows, self._db.no_index)
+        statement = SELECT_CLAIMABLE.format(filters=filters) + self._db.lock_suffix
+        # With limits, some candidates may be passed over below: read a few more.
+        candidates = request.limit * 2 if limited else request.limit
+        rows = tx.execute(statement, now_ms, *pools, *open_workflows, candidates).fetchall()
+        claimed = []
+        for row in rows:
+            workflow = row[COL_WORKFLOW]
+            cap = limits[workflow]
+            if cap is not None and live.get(workflow, 0) >= cap:
+                continue
+            live[workflow] = live.get(workflow, 0) + 1
+            claimed.append(_take(tx, row, request))
+            if len(claimed) == request.limit:
+                break
+        return claimed
+
+    def renew_leases(
+        self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
+    ) -> dict[str, bool]:
+        def work(tx: Transaction) -> dict[str, bool]:
+            held = {}
+            for run_id, token in tokens.items():
+                row = tx.execute(RENEW_LEASE, now_ms + lease_ms, run_id, token).fetchone()
+                if row is not None:
+                    held[run_id] = bool(row[0])
+            return held
+
+        return self._db.write(work)
+
+    def record_step(self, *, run_id: str, token: str, step: StepRecord) -> bool:
+        def work(tx: Transaction) -> bool:
+            def write(most_cancelled: int) -> bool:
+                tx.execute(
+                    RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
+                    step.error, step.attempts, step.started_ms, step.finished_ms, run_id, token,
+                    most_cancelled,
+                )  # fmt: skip
+                return tx.rowcount == 1
+
+            # One statement in the common case; a second only when cancellation was asked
+            # for (the step did complete, so it is still recorded) or the lease is gone.
+            if write(0):
+                return False
+            if write(1):
+                return True
+            raise LeaseLost(run_id)
+
+        return self._db.write(work)
+
+    def finish_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        result_json: str | None,
+        error: str | None,
+        now_ms: int,
+        then_claim: ClaimRequest | None = None,
+        running: RunInfo | None = None,
+    ) -> Ended:
+        def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
+            tx.execute(FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token)
+            if tx.rowcount != 1:
+                raise LeaseLost(run_id)
+            if running is None:  # not known to the caller: read it back
+                row = tx.execute(SELECT_RUN, run_id).fetchone()
+                schedule_key = row[COL_SCHEDULE_KEY]
+            else:
+                row, schedule_key = None, running.schedule_key
+            if schedule_key is not None:
+                tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
+                if tx.rowcount:
+                    self._db.notify(tx, "schedules")
+            return row, self.claim_in(tx, then_claim)
+
+        row, taken = self._db.write(work)
+        run = (
+            run_from_row(row)
+            if running is None
+            else ended_run(running, status, result_json, error, now_ms)
+        )
+        return Ended(run, _claimed(taken, then_claim))
+
+    def reschedule_run(
+        self,
+        *,
+        run_id: str,
+        token: str,
+        status: RunStatus,
+        available_ms: int,
+        attempt: int,
+        error: str | None,
+        new_attempt: bool,
+        then_claim: ClaimRequest | None = None,
+    ) -> Ended:
+        def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
+            row = tx.execute(
+                RESCHEDULE_RUN, str(status), available_ms, attempt, error, new_attempt, run_id,
+                token,
+            ).fetchone()  # fmt: skip
+            if row is None:
+                raise LeaseLost(run_id)
+            if new_attempt:
+                tx.execute(FORGET_FAILED_STEPS, run_id)
+            return row, self.claim_in(tx, then_claim)
+
+        row, taken = self._db.write(work)
+        return Ended(run_from_row(row), _claimed(taken, then_claim))
+
+    def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
+        def work(tx: Transaction) -> bool:
+            row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
+            if row is not None:
+                schedule_key = row[0]
+                if schedule_key is not None:
+                    tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
+                return True
+            tx.execute(REQUEST_CANCEL, run_id)
+            return tx.rowcount == 1
+
+        return self._db.write(work)
+
+    def release_leases(self, *, tokens: Sequence[str], now_ms: int) -> int:
+        def work(tx: Transaction) -> int:
+            released = 0
+            for token in tokens:
+                tx.execute(RELEASE_LEASE, now_ms, token)
+                released += tx.rowcount
+            if released:
+                self._db.notify(tx, "runs")
+            return released
+
+        return self._db.write(work)
+
+    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
+        if not pools or not workflows:
+            return None
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, self._db.no_index))
+        with self._db.read() as tx:
+            row = tx.execute(statement, *pools, *workflows).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+
+def _can_claim(request: ClaimRequest) -> bool:
+    return request.limit > 0 and bool(request.limits) and bool(request.pools)
+
+
+def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRun:
+    """Take one candidate row under a new lease, and read its checkpoints."""
+    worker, now_ms = request.worker, request.now_ms
+    # A lease token only has to differ from every other lease's (it fences, it is no
+    # secret): the worker id and 48 random bits, drawn without a system call.
+    token = f"{worker}.{random.getrandbits(48):012x}"
+    run_id = row[COL_ID]
+    tx.execute(CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, run_id)
+    started = row[COL_STARTED_AT] is not None or row[COL_ATTEMPT_STARTED_AT] is not None
+    # A run that never started can have no checkpoints yet.
+    steps = tx.execute(SELECT_STEPS, run_id).fetchall() if started else []
+    return row, token, steps
+
+
+def _claimed(taken: list[TakenRun], request: ClaimRequest | None) -> list[ClaimedRun]:
+    if not taken:
+        return []
+    assert request is not None
+    return claimed_runs(taken, request.now_ms)

@@ -1,0 +1,101 @@
+"""What the SQL parts of the store stand on: a dialect's transactions, and small helpers.
+
+A dialect (``sqlite.py``, ``postgres.py``) provides a ``Database``: read transactions,
+writes as functions of a transaction (so SQLite may run several threads' writes in one
+transaction), change notifications, and the few words of SQL that differ. Statements are
+written with ``?`` placeholders; ``Transaction`` translates them to the dialect's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["Cursor", "Database", "Transaction", "in_filters", "marks"]
+
+T = TypeVar("T")
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the store uses (sqlite3 and psycopg both fit)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, params: Sequence[Sequence[Any]], /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Transaction:
+    """A cursor inside one transaction that translates ``?`` placeholders to the
+    dialect's and takes parameters positionally: ``tx.execute(STATEMENT, a, b)``."""
+
+    __slots__ = ("_cursor", "_translate")
+
+    def __init__(self, cursor: Cursor, translate: Callable[[str], str]) -> None:
+        self._cursor = cursor
+        self._translate = translate
+
+    def execute(self, statement: str, *params: Any) -> Cursor:
+        self._cursor.execute(self._translate(statement), params)
+        return self._cursor
+
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._cursor.executemany(self._translate(statement), rows)
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+
+class Database(Protocol):
+    """The transaction helper a dialect provides to the SQL parts of the store."""
+
+    #: appended to queries that claim rows (PostgreSQL: " FOR UPDATE SKIP LOCKED")
+    lock_suffix: str
+    #: put before a column to keep the query planner off its index ("+" in SQLite)
+    no_index: str
+    #: appended to a read of a row the transaction will write (PostgreSQL: " FOR UPDATE";
+    #: SQLite needs none: its write transactions take turns)
+    lock_row: str
+
+    def read(self) -> contextlib.AbstractContextManager[Transaction]:
+        """A read-only transaction."""
+        ...
+
+    def write(self, work: Callable[[Transaction], T]) -> T:
+        """Run ``work`` in a write transaction, committed before this returns; return what
+        ``work`` returns. ``work`` may be run again after a rollback: it must only read and
+        write the database."""
+        ...
+
+    def notify(self, tx: Transaction, what: str) -> None:
+        """Tell listening workers (other processes) that "runs" or "schedules" changed,
+        at commit. A dialect without such a channel does nothing: workers poll."""
+        ...
+
+    def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
+        """Make transactions that count and claim runs of ``names`` take turns (a dialect
+        whose write transactions already take turns does nothing)."""
+        ...
+
+
+def marks(count: int) -> str:
+    """``count`` placeholders for an ``IN (...)`` list: ``"?, ?, ?"``."""
+    return ", ".join("?" * count)
+
+
+def in_filters(pools: Sequence[str], workflows: Sequence[str], no_index: str) -> str:
+    """SQL restricting rows to some pools and workflows, one placeholder per value (the
+    pools' first, then the workflows'). ``no_index`` (``Database.no_index``) keeps the
+    columns off their own indexes, so the planner walks the due-time index instead."""
+    return (
+        f"AND {no_index}pool IN ({marks(len(pools))}) "
+        f"AND {no_index}workflow IN ({marks(len(workflows))})"
+    )

@@ -1,0 +1,154 @@
+"""The schedule spec: one validated value that every face builds, so an option is added in
+one place and every face refuses a bad value the same way, before anything is stored."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tickwork import Client, Cron, Engine, Every, Retry
+from tickwork._declared import load_config
+from tickwork._spec import ScheduleSpec, option_names, spec_from
+from tickwork.errors import ConfigError, CronError
+from tickwork.server.openapi import openapi_document
+
+#: a valid value for every option, as a user would pass it
+SAMPLE: dict[str, Any] = {
+    "workflow": "report",
+    "input": {"day": "today"},
+    "every": "15m",
+    "cron": None,
+    "timezone": "Europe/London",
+    "key": "report-15m",
+    "overlap": "skip",
+    "catchup": 3,
+    "catchup_window": "1h",
+    "jitter": "30s",
+    "paused": False,
+    "pool": "reports",
+    "priority": 5,
+    "retry": Retry(max_attempts=2),
+    "start_at": datetime(2026, 1, 1, tzinfo=UTC),
+    "end_at": datetime(2027, 1, 1, tzinfo=UTC),
+    "on_conflict": "keep",
+}
+
+
+def test_sample_names_every_option_of_the_spec() -> None:
+    assert set(SAMPLE) == set(option_names())
+
+
+@pytest.mark.parametrize("face", [Engine.schedule, Client.schedule])
+def test_each_option_is_a_parameter_of_engine_and_client_schedule_with_the_same_default(
+    face: Any,
+) -> None:
+    parameters = inspect.signature(face).parameters
+    for field in dataclasses.fields(ScheduleSpec):
+        assert field.name in parameters, f"{face.__qualname__} lacks {field.name}"
+        if field.name != "workflow":  # positional and required on the faces
+            assert parameters[field.name].default == field.default, field.name
+
+
+def test_each_option_is_a_property_of_the_http_body() -> None:
+    schemas = openapi_document()["components"]["schemas"]
+    properties = schemas["ScheduleCreate"]["properties"]
+    assert set(option_names()) == set(properties)
+
+
+def test_each_option_but_the_cadence_and_key_is_a_keyword_of_cron_and_every() -> None:
+    options = {
+        name: value
+        for name, value in SAMPLE.items()
+        if name not in ("workflow", "every", "cron", "timezone", "key")
+    }
+    declared = Cron("0 9 * * *", timezone="Europe/London", key="k", **options)
+    assert declared.spec.overlap == "skip" and declared.spec.jitter == timedelta(seconds=30)
+    assert Every("15m", key="k", **options).spec.retry == Retry(max_attempts=2)
+
+
+def test_each_option_is_a_key_of_a_config_file_table(tmp_path: Path) -> None:
+    lines = ["[[schedules]]"]
+    for name, value in SAMPLE.items():
+        if value is None:
+            continue
+        if isinstance(value, Retry):
+            lines.append(f"{name} = {{ max_attempts = {value.max_attempts} }}")
+        elif isinstance(value, datetime):
+            lines.append(f"{name} = {value.isoformat()}")
+        elif isinstance(value, bool):
+            lines.append(f"{name} = {str(value).lower()}")
+        elif isinstance(value, dict):
+            lines.append(f'{name} = {{ day = "{value["day"]}" }}')
+        elif isinstance(value, int):
+            lines.append(f"{name} = {value}")
+        else:
+            lines.append(f'{name} = "{value}"')
+    path = tmp_path / "tickwork.toml"
+    path.write_text("\n".join(lines) + "\n")
+    (spec,) = load_config(path)
+    assert spec == ScheduleSpec(**SAMPLE)
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "words"),
+    [
+        ({"every": None}, ConfigError, "exactly one of every= or cron="),
+        ({"cron": "0 9 * * *"}, ConfigError, "exactly one of every= or cron="),
+        ({"every": None, "cron": "0 25 * * *"}, CronError, "hour"),
+        ({"timezone": "Mars/Olympus"}, ConfigError, "Mars/Olympus"),
+        ({"every": "0s"}, ConfigError, "every|duration|positive|zero"),
+        ({"key": "a b"}, ConfigError, "schedule key"),
+        ({"key": "a/b"}, ConfigError, "schedule key"),
+        ({"key": "x" * 151}, ConfigError, "schedule key"),
+        ({"overlap": "sometimes"}, ConfigError, "Unknown overlap"),
+        ({"catchup": 0}, ConfigError, "catchup"),
+        ({"catchup": True}, ConfigError, "catchup"),
+        ({"paused": "yes"}, ConfigError, "paused"),
+        ({"pool": ""}, ConfigError, "pool"),
+        ({"priority": 1.5}, ConfigError, "priority"),
+        ({"retry": {"max_attempts": 2}}, ConfigError, "retry"),
+        ({"start_at": datetime(2026, 1, 1)}, ConfigError, "start_at"),
+        ({"end_at": datetime(2025, 1, 1, tzinfo=UTC)}, ConfigError, "end_at"),
+        ({"on_conflict": "merge"}, ConfigError, "on_conflict"),
+        ({"workflow": ""}, ConfigError, "workflow"),
+    ],
+)
+def test_a_bad_option_is_refused_with_a_config_error_naming_it(
+    changes: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        ScheduleSpec(**{**SAMPLE, **changes})
+
+
+def test_the_spec_is_normalised_once_frozen_and_hashable() -> None:
+    spec = ScheduleSpec(**{**SAMPLE, "every": None, "cron": "0   9 * *  MON-FRI"})
+    assert spec.cron == "0 9 * * MON-FRI"
+    assert spec.jitter == timedelta(seconds=30) and spec.jitter_ms == 30_000
+    assert spec.overlap == "skip" and spec.catchup_count == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.key = "other"  # type: ignore[misc]
+    assert spec == ScheduleSpec(**{**SAMPLE, "every": None, "cron": "0 9 * * MON-FRI"})
+    assert ScheduleSpec(every="1m", catchup="all").catchup_count is None
+
+
+def test_unknown_options_in_a_table_are_named_with_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"somewhere: unknown option\(s\) \['color'\]"):
+        spec_from({"workflow": "w", "every": "1m", "color": "red"}, "somewhere")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Cron("* * * * *", key="a b"),
+        lambda: Every("1m", key="a b"),
+        lambda: spec_from({"workflow": "w", "every": "1m", "key": "a b"}, "tickwork.toml"),
+    ],
+)
+def test_a_key_refused_by_engine_is_refused_by_every_declared_form_when_built(build: Any) -> None:
+    with pytest.raises(ConfigError, match="schedule key"):
+        build()
