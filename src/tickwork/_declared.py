@@ -20,11 +20,13 @@ from types import MappingProxyType
 from typing import Any
 
 from ._durations import Duration, format_duration, parse_duration
+from ._registry import Registry
 from ._spec import ScheduleSpec, option_names, spec_from
 from .errors import ConfigError
 
 __all__ = [
     "Cron",
+    "Declarations",
     "Every",
     "config_path",
     "deployment_schedules",
@@ -190,3 +192,20 @@ def merge(
             else:
                 by_key[spec.key] = spec
     return [*by_key.values(), *keyless]
+
+
+class Declarations:
+    """Where an engine's declared schedules come from, merged in order (later wins by key):
+    ``@engine.workflow(schedule=...)``, ``Engine(schedules=[...])`` (checked when the engine
+    is built), the config file (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
+    ./tickwork.toml, read at each sync so that an edit is picked up by the next start)."""
+
+    def __init__(self, deployment: Iterable[object], config: str | os.PathLike[str] | None) -> None:
+        self._deployment = deployment_schedules(deployment, "Engine(schedules=...)")
+        self._config = config
+
+    def specs(self, registry: Registry) -> list[ScheduleSpec]:
+        declared = [spec for d in registry for spec in workflow_schedules(d.name, d.schedule)]
+        path = config_path(self._config)
+        from_file = load_config(path) if path is not None else []
+        return merge(declared, self._deployment, from_file)

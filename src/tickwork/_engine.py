@@ -17,8 +17,8 @@ from typing import Any, TypeVar, overload
 from . import _clock
 from ._apikeys import create_key, revoke_key, verify_key
 from ._async_api import twin
-from ._declared import config_path, deployment_schedules, load_config, merge, workflow_schedules
-from ._durations import Duration, to_ms
+from ._declared import Declarations, workflow_schedules
+from ._durations import Duration
 from ._handle import RunHandle
 from ._hooks import Hook
 from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
@@ -29,6 +29,7 @@ from ._registry import (
     WorkflowOptions,
 )
 from ._retry import Retry
+from ._runs import Runs
 from ._runtime import Runtime
 from ._scheduling import Schedules
 from ._spec import ScheduleSpec
@@ -67,8 +68,8 @@ class Engine:
             registry=self._registry,
         )
         self.clock = self._runtime.clock
-        self._deployment = deployment_schedules(schedules or [], "Engine(schedules=...)")
-        self._config = config
+        self._declarations = Declarations(schedules or [], config)
+        self._runs = Runs(self._runtime)
         self._schedules = Schedules(self._runtime)
 
     # -- registration --------------------------------------------------------------------
@@ -160,28 +161,17 @@ class Engine:
         """Start a run now (or after ``delay``). Idempotent by ``run_id``: starting an id
         that exists returns a handle to the existing run and changes nothing.
         """
-        run = self._runtime.new_run(
-            self._definition(workflow),
-            input,
-            run_id=run_id,
-            priority=priority,
-            pool=pool,
-            delay=delay,
+        definition = self._definition(workflow)
+        run_id = self._runs.start(
+            definition, input, run_id=run_id, priority=priority, pool=pool, delay=delay
         )
-        stored = self._runtime.insert_run(run)
         return RunHandle(
-            stored.id, get_run=self.get_run, cancel=self.cancel, pause=self._await_finish
+            run_id, get_run=self.get_run, cancel=self.cancel, pause=self._runtime.await_end
         )
-
-    def _await_finish(self, seconds: float, _look: int) -> None:
-        """Wait until some run of this process ends, or at most ``seconds`` (capped at
-        0.1 s: runs end in other processes too)."""
-        with self._runtime.finished:
-            self._runtime.finished.wait(min(seconds, 0.1))
 
     def get_run(self, run_id: str) -> RunInfo | None:
         """The run with this id, or None."""
-        return self._runtime.store.get_run(run_id)
+        return self._runs.get(run_id)
 
     def list_runs(
         self,
@@ -197,21 +187,20 @@ class Engine:
         ``before=<run id>`` gives the next page after a page that ended with that run
         (stable while new runs arrive); none if there is no such run.
         """
-        status = _check_run_query(status, limit, before)
-        return self._runtime.store.list_runs(
+        return self._runs.query(
             workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
         )
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
         """The checkpoints a run has recorded, in order (steps, sleeps, ``now()``s)."""
-        return self._runtime.store.list_steps(run_id)
+        return self._runs.steps(run_id)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run: at once if pending or sleeping, at its next step if running.
 
         False when the run is unknown or already finished.
         """
-        return self._runtime.cancel_run(run_id)
+        return self._runs.cancel(run_id)
 
     # -- schedules -----------------------------------------------------------------------
 
@@ -276,10 +265,7 @@ class Engine:
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
         """
-        declared = [spec for d in self._registry for spec in workflow_schedules(d.name, d.schedule)]
-        path = config_path(self._config)
-        from_file = load_config(path) if path is not None else []
-        return [self.add_schedule(spec) for spec in merge(declared, self._deployment, from_file)]
+        return [self.add_schedule(spec) for spec in self._declarations.specs(self._registry)]
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
@@ -313,7 +299,6 @@ class Engine:
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""
-        _check_limit(limit)
         return self._schedules.history(key, limit)
 
     # -- API keys ------------------------------------------------------------------------
@@ -378,16 +363,15 @@ class Engine:
     def _make_worker(
         self, threads: int, drain_timeout: Duration, poll_interval: Duration
     ) -> Worker:
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
-        self.sync_schedules()
-        return Worker(
+        worker = Worker(
             self._runtime,
             self._schedules,
             threads=threads,
-            drain_timeout=to_ms(drain_timeout) / 1000,
-            poll_interval=to_ms(poll_interval) / 1000,
+            drain_timeout=drain_timeout,
+            poll_interval=poll_interval,
         )
+        self.sync_schedules()
+        return worker
 
     # -- cadence preview -----------------------------------------------------------------
 
@@ -479,25 +463,3 @@ class Engine:
         if not isinstance(name, str):
             raise UnknownWorkflowError(repr(workflow))
         return self._registry.get(name)
-
-
-def _check_run_query(
-    status: RunStatus | str | None, limit: object, before: object
-) -> RunStatus | None:
-    """``list_runs``' arguments checked; the status as a ``RunStatus``."""
-    _check_limit(limit)
-    if before is not None and (not isinstance(before, str) or not before):
-        raise ConfigError(f"before must be a run id, not {before!r}")
-    if status is None:
-        return None
-    try:
-        return RunStatus(status)
-    except ValueError:
-        raise ConfigError(
-            f"Unknown status {status!r}: expected one of {[s.value for s in RunStatus]}"
-        ) from None
-
-
-def _check_limit(limit: object) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
-        raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")

@@ -62,92 +62,121 @@ def execute(
     flag a cancellation seen by a lease renewal. ``next_claim(now_ms)`` says which runs
     to claim in the transaction that ends this attempt (None: claim nothing).
     """
-    info = claim.info
-    token = claim.lease_token
-
-    def now_ms() -> int:
-        return _clock.now_ms(clock)
-
-    give_up = lease_ms / 2000  # keep trying through a database blip, not past the lease
-
-    def finish(status: RunStatus, result: str | None = None, error: str | None = None) -> Outcome:
-        def write() -> Outcome:
-            now = now_ms()
-            request = next_claim(now)
-            ended = store.finish_run(
-                run_id=info.id,
-                token=token,
-                status=status,
-                result_json=result,
-                error=error,
-                now_ms=now,
-                then_claim=request,
-                running=info,
-            )
-            return Outcome.of(ended, finished=True, next_claim_asked=request is not None)
-
-        return durable(write, give_up_after=give_up)
-
-    def failed(error: str) -> Outcome:
-        def write() -> Outcome:
-            now = now_ms()
-            return _failed_attempt(claim, definition, store, now, error, next_claim(now))
-
-        return durable(write, give_up_after=give_up)
-
+    attempt = _Attempt(claim, definition, store, clock, lease_ms, next_claim)
     try:
         if claim.cancel_requested:
-            return finish(RunStatus.CANCELLED)
+            return attempt.end(RunStatus.CANCELLED)
+        return attempt.run(on_context)
+    except LeaseLost:
+        # Another worker took the run (our lease expired) or it was cancelled; whatever
+        # we did not write is theirs to do.
+        log.warning(
+            "tickwork: lost the lease on run %s; leaving it to its new owner", claim.info.id
+        )
+        return Outcome(None, False)
+    except StoreUnavailable as exc:
+        # Nothing can be written: once the lease expires, a worker takes the run over.
+        log.warning("tickwork: database unreachable while executing run %s: %s", claim.info.id, exc)
+        return Outcome(None, False)
+
+
+class _Attempt:
+    """One attempt of a claimed run, and the durable writes that end it.
+
+    Each ending write is retried through a database blip (``durable``), never past half
+    the lease: after that another worker may take the run over.
+    """
+
+    def __init__(
+        self,
+        claim: ClaimedRun,
+        definition: WorkflowDef,
+        store: Store,
+        clock: _clock.Clock,
+        lease_ms: int,
+        next_claim: Callable[[int], ClaimRequest | None],
+    ) -> None:
+        self.claim, self.definition, self.store = claim, definition, store
+        self.clock, self.lease_ms, self.next_claim = clock, lease_ms, next_claim
+        self.give_up_after = lease_ms / 2000
+
+    def run(self, on_context: Callable[[Context | None], None]) -> Outcome:
+        """Call the workflow; store its result, its suspension or its failure."""
+        info, definition = self.claim.info, self.definition
         try:
             # Inside the try: an input the current code cannot load fails the attempt.
             ctx = Context(
-                claim=claim,
+                claim=self.claim,
                 definition=definition,
-                store=store,
-                clock=clock,
-                lease_ms=lease_ms,
+                store=self.store,
+                clock=self.clock,
+                lease_ms=self.lease_ms,
                 input=definition.load_input(info.input),
             )
             on_context(ctx)
             value = _call(definition, ctx)
             result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
         except Suspend as suspended:
-            suspend = suspended  # the lambda below may run after the except clause's name is gone
-
-            def write() -> Outcome:
-                request = next_claim(now_ms())
-                ended = store.reschedule_run(
-                    run_id=info.id,
-                    token=token,
-                    status=suspend.status,
-                    available_ms=suspend.available_ms,
-                    attempt=info.attempt,
-                    error=None,
-                    new_attempt=False,
-                    then_claim=request,
-                )
-                return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
-
-            return durable(write, give_up_after=give_up)
+            return self.suspend(suspended)
         except CancelRequested:
-            return finish(RunStatus.CANCELLED)
+            return self.end(RunStatus.CANCELLED)
         except AttemptTimedOut:
-            error = f"TimeoutError: attempt {info.attempt} ran longer than its timeout"
-            return failed(error)
+            return self.fail(f"TimeoutError: attempt {info.attempt} ran longer than its timeout")
         except Exception as exc:
-            return failed(describe_error(exc))
+            return self.fail(describe_error(exc))
         finally:
             on_context(None)
-        return finish(RunStatus.COMPLETED, result=result)
-    except LeaseLost:
-        # Another worker took the run (our lease expired) or it was cancelled; whatever
-        # we did not write is theirs to do.
-        log.warning("tickwork: lost the lease on run %s; leaving it to its new owner", info.id)
-        return Outcome(None, False)
-    except StoreUnavailable as exc:
-        # Nothing can be written: once the lease expires, a worker takes the run over.
-        log.warning("tickwork: database unreachable while executing run %s: %s", info.id, exc)
-        return Outcome(None, False)
+        return self.end(RunStatus.COMPLETED, result=result)
+
+    def end(self, status: RunStatus, result: str | None = None) -> Outcome:
+        """End the run for good as ``status``."""
+
+        def write() -> Outcome:
+            now = _clock.now_ms(self.clock)
+            request = self.next_claim(now)
+            ended = self.store.finish_run(
+                run_id=self.claim.info.id,
+                token=self.claim.lease_token,
+                status=status,
+                result_json=result,
+                error=None,
+                now_ms=now,
+                then_claim=request,
+                running=self.claim.info,
+            )
+            return Outcome.of(ended, finished=True, next_claim_asked=request is not None)
+
+        return durable(write, give_up_after=self.give_up_after)
+
+    def suspend(self, suspend: Suspend) -> Outcome:
+        """Store the run as sleeping (or pending) until the suspension's time."""
+
+        def write() -> Outcome:
+            request = self.next_claim(_clock.now_ms(self.clock))
+            ended = self.store.reschedule_run(
+                run_id=self.claim.info.id,
+                token=self.claim.lease_token,
+                status=suspend.status,
+                available_ms=suspend.available_ms,
+                attempt=self.claim.info.attempt,
+                error=None,
+                new_attempt=False,
+                then_claim=request,
+            )
+            return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
+
+        return durable(write, give_up_after=self.give_up_after)
+
+    def fail(self, error: str) -> Outcome:
+        """Retry after the back-off while the policy allows, else fail the run."""
+
+        def write() -> Outcome:
+            now = _clock.now_ms(self.clock)
+            return _failed_attempt(
+                self.claim, self.definition, self.store, now, error, self.next_claim(now)
+            )
+
+        return durable(write, give_up_after=self.give_up_after)
 
 
 def _call(definition: WorkflowDef, ctx: Context) -> Any:

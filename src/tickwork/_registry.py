@@ -21,10 +21,19 @@ from ._ids import JSON, canonical_json
 from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
 
-__all__ = ["Registry", "WorkflowDef", "WorkflowOptions", "check_pool", "check_priority"]
+__all__ = [
+    "Registry",
+    "WorkflowDef",
+    "WorkflowOptions",
+    "check_limit",
+    "check_pool",
+    "check_priority",
+]
 
 #: the longest workflow name or run id
 MAX_NAME = 200
+#: the most runs or history entries one call lists
+MAX_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,12 @@ def check_priority(priority: object) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise ConfigError(f"priority must be an int, not {priority!r}")
     return priority
+
+
+def check_limit(limit: object) -> None:
+    """A page size: an int from 1 to ``MAX_LIMIT``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ConfigError(f"limit must be an int from 1 to {MAX_LIMIT}, not {limit!r}")
 
 
 class Registry:
@@ -140,7 +155,6 @@ def inspect_workflow(fn: Callable[..., Any]) -> tuple[bool, bool, pydantic.TypeA
             except pydantic.PydanticUserError as exc:
                 raise ConfigError(f"Cannot validate input type {annotation!r}: {exc}") from exc
     return inspect.iscoroutinefunction(fn), takes_input, adapter
-
 
 
 @dataclass(frozen=True, kw_only=True)

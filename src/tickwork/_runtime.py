@@ -13,16 +13,16 @@ import socket
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from . import _clock
 from ._context import Context
 from ._durations import Duration, to_ms
 from ._executor import Outcome, execute
 from ._hooks import ErrorHook, Hooks
-from ._ids import canonical_json, new_run_id, new_worker_id
+from ._ids import new_worker_id
 from ._models import RunInfo, RunStatus
-from ._registry import MAX_NAME, Registry, WorkflowDef, check_pool, check_priority
+from ._registry import Registry, check_pool
 from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, Store, open_store
 from .errors import ConfigError, StoreError
 
@@ -138,33 +138,11 @@ class Runtime:
         with self.finished:
             self.finished.notify_all()
 
-    def new_run(
-        self,
-        definition: WorkflowDef,
-        input: Any,
-        *,
-        run_id: str | None,
-        priority: int | None,
-        pool: str | None,
-        delay: Duration | None,
-    ) -> NewRun:
-        """The run ``Engine.start`` inserts, every argument checked (nothing stored yet)."""
-        value = definition.validate_input(input)
-        if run_id is not None and (
-            not isinstance(run_id, str) or not run_id or len(run_id) > MAX_NAME
-        ):
-            raise ConfigError(f"run_id must be a non-empty string of at most {MAX_NAME} chars")
-        now = self.now_ms()
-        return NewRun(
-            id=run_id or new_run_id(now),
-            workflow=definition.name,
-            version=definition.version,
-            input_json=None if value is None else canonical_json(value),
-            priority=definition.priority if priority is None else check_priority(priority),
-            pool=definition.pool if pool is None else check_pool(pool),
-            created_ms=now,
-            available_ms=now + (0 if delay is None else to_ms(delay)),
-        )
+    def await_end(self, seconds: float, _look: int) -> None:
+        """Wait until some run of this process ends, or at most ``seconds`` (capped at
+        0.1 s: runs end in other processes too). ``RunHandle.result``'s pause."""
+        with self.finished:
+            self.finished.wait(min(seconds, 0.1))
 
     def insert_run(self, run: NewRun) -> RunInfo:
         """Insert the run; an idle executor of this process's worker takes the most urgent
@@ -180,13 +158,6 @@ class Runtime:
         if not claimed or claimed[0].info.id != run.id:
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
-
-    def cancel_run(self, run_id: str) -> bool:
-        """Cancel a run (see ``Engine.cancel``); whoever waits for it is woken."""
-        cancelled = self.store.cancel_run(run_id, now_ms=self.now_ms())
-        if cancelled:
-            self.run_ended()
-        return cancelled
 
     def claim(self, limit: int) -> list[ClaimedRun]:
         return self.store.claim_runs(

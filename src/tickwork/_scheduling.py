@@ -14,6 +14,7 @@ from ._models import HistoryEntry, Overlap, ScheduleInfo
 from ._occurrences import occurrences_of
 from ._planning import Plan, PlanInput, plan
 from ._policy import current_occurrence
+from ._registry import check_limit
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, check_key
 from ._store import DueSchedule, NewRun, ScheduleRecord
@@ -119,8 +120,7 @@ class Schedules:
         return self._runtime.store.list_schedules(limit=None)
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
-            raise ConfigError(f"limit must be an int from 1 to 10000, not {limit!r}")
+        check_limit(limit)
         return self._runtime.store.schedule_history(key, limit=limit)
 
     def trigger(self, key: str) -> str | None:

@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from . import _clock
+from ._durations import Duration, to_ms
 from ._executor import Outcome
 from ._runtime import LeaseKeeper, Runtime
 from ._store import ClaimedRun, ClaimRequest, Listening
-from .errors import StoreError
+from .errors import ConfigError, StoreError
 
 __all__ = ["Firing", "Worker", "run_until_idle", "run_until_signalled"]
 
@@ -78,16 +79,18 @@ class Worker:
         firing: Firing,
         *,
         threads: int = 8,
-        poll_interval: float = 1.0,
-        drain_timeout: float = 30.0,
+        poll_interval: Duration = "1s",
+        drain_timeout: Duration = "30s",
     ) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
         self._runtime = runtime
         self._firing = firing
         self._threads = threads
-        self._poll_ms = max(1, round(poll_interval * 1000))
+        self._poll_ms = to_ms(poll_interval)
         self._tick_at = 0  # when the next scheduler pass is due (clock ms)
         self._outage = False
-        self._drain_timeout = drain_timeout
+        self._drain_timeout = to_ms(drain_timeout) / 1000
         self._stopping = threading.Event()
         self._queue: queue.Queue[ClaimedRun | None] = queue.Queue()
         self._in_flight = 0

@@ -1,0 +1,113 @@
+"""Runs at the API level: start, read, list and cancel, every argument checked first.
+
+``Engine``'s run methods hand their work here, as its schedule methods do to
+``Schedules``; a started run is inserted through the runtime, which may hand it straight
+to an idle executor of this process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._durations import Duration, to_ms
+from ._ids import canonical_json, new_run_id
+from ._models import RunInfo, RunStatus, StepInfo
+from ._registry import MAX_NAME, WorkflowDef, check_limit, check_pool, check_priority
+from ._runtime import Runtime
+from ._store import NewRun
+from .errors import ConfigError
+
+__all__ = ["Runs"]
+
+
+class Runs:
+    """The run operations ``Engine`` exposes."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def start(
+        self,
+        definition: WorkflowDef,
+        input: Any,
+        *,
+        run_id: str | None,
+        priority: int | None,
+        pool: str | None,
+        delay: Duration | None,
+    ) -> str:
+        """Insert a run (idempotent by ``run_id``); its id."""
+        run = self._new_run(
+            definition, input, run_id=run_id, priority=priority, pool=pool, delay=delay
+        )
+        return self._runtime.insert_run(run).id
+
+    def _new_run(
+        self,
+        definition: WorkflowDef,
+        input: Any,
+        *,
+        run_id: str | None,
+        priority: int | None,
+        pool: str | None,
+        delay: Duration | None,
+    ) -> NewRun:
+        """The run ``Engine.start`` inserts, every argument checked (nothing stored yet)."""
+        value = definition.validate_input(input)
+        if run_id is not None and (
+            not isinstance(run_id, str) or not run_id or len(run_id) > MAX_NAME
+        ):
+            raise ConfigError(f"run_id must be a non-empty string of at most {MAX_NAME} chars")
+        now = self._runtime.now_ms()
+        return NewRun(
+            id=run_id or new_run_id(now),
+            workflow=definition.name,
+            version=definition.version,
+            input_json=None if value is None else canonical_json(value),
+            priority=definition.priority if priority is None else check_priority(priority),
+            pool=definition.pool if pool is None else check_pool(pool),
+            created_ms=now,
+            available_ms=now + (0 if delay is None else to_ms(delay)),
+        )
+
+    def get(self, run_id: str) -> RunInfo | None:
+        return self._runtime.store.get_run(run_id)
+
+    def query(
+        self,
+        *,
+        workflow: str | None,
+        status: RunStatus | str | None,
+        schedule_key: str | None,
+        limit: int,
+        before: str | None,
+    ) -> list[RunInfo]:
+        check_limit(limit)
+        if before is not None and (not isinstance(before, str) or not before):
+            raise ConfigError(f"before must be a run id, not {before!r}")
+        return self._runtime.store.list_runs(
+            workflow=workflow,
+            status=None if status is None else _status(status),
+            schedule_key=schedule_key,
+            limit=limit,
+            before=before,
+        )
+
+    def steps(self, run_id: str) -> list[StepInfo]:
+        return self._runtime.store.list_steps(run_id)
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run; whoever waits for it in this process is woken."""
+        cancelled = self._runtime.store.cancel_run(run_id, now_ms=self._runtime.now_ms())
+        if cancelled:
+            self._runtime.run_ended()
+        return cancelled
+
+
+def _status(status: RunStatus | str) -> RunStatus:
+    try:
+        return RunStatus(status)
+    except ValueError:
+        raise ConfigError(
+            f"Unknown status {status!r}: expected one of {[s.value for s in RunStatus]}"
+        ) from None
