@@ -139,8 +139,7 @@ def _tickwork_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def _sqlite_pragmas(engine: Any) -> tuple[str, str]:
     """What a tickwork connection really runs with (read from one of its connections)."""
-    store = engine._core.store
-    conn = store._connection()
+    conn = engine._runtime.store._connection()  # a peek inside, for the report only
     journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
     synchronous = conn.execute("PRAGMA synchronous").fetchone()[0]
     return str(journal), _SYNC_NAMES.get(int(synchronous), str(synchronous))

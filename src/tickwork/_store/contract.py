@@ -12,6 +12,13 @@ Rules that hold for every method unless its docstring says otherwise:
   when the token is no longer the run's: the run was taken over after the lease expired, or
   cancelled, or released. So a stale owner can never write a step or a result.
 - Driver errors are raised as ``tickwork.errors.StoreError`` with the driver error as cause.
+- Schedule rules are pure functions the store calls inside its transaction (``_policy``
+  for registration and state changes, ``decide`` for firing): a store reads, calls, writes.
+
+The plain records it takes and gives (``NewRun``, ``StepRecord``, ``ScheduleRecord``,
+``DueSchedule``) live in ``tickwork._records``, below the store, and are re-exported here.
+Capabilities only some stores have are Protocols at the end (``Listening``,
+``ReferenceTime``, ``StatsSource``): ask with ``isinstance(store, Listening)``.
 """
 
 from __future__ import annotations

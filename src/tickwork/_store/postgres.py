@@ -52,9 +52,11 @@ LISTEN = f"LISTEN {CHANNEL}"
 DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # Ten workers starting at once take turns to migrate.
 LOCK_MIGRATION = "SELECT pg_advisory_xact_lock(?)"
-# The schema's version: one row per migration applied.
+# The schema's versions: one row per migration applied.
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS tickwork_schema (version BIGINT NOT NULL)"
+# The version the schema is at (NULL before the first migration).
 SELECT_SCHEMA_VERSION = "SELECT MAX(version) FROM tickwork_schema"
+# Note a migration as applied.
 INSERT_SCHEMA_VERSION = "INSERT INTO tickwork_schema (version) VALUES (?)"
 # One round trip per checkpoint: the lease check-and-renew and the step upsert in one
 # statement (a data-modifying CTE, which SQLite lacks). No lease row, no step, no result.

@@ -112,8 +112,9 @@ SELECT_HISTORY = f"""
 SELECT {", ".join(HISTORY_COLUMNS)} FROM tickwork_schedule_history
 WHERE key = ? ORDER BY id DESC LIMIT ?
 """
-# Forget a schedule's history, then the schedule (its runs stay).
+# Forget a schedule's history (before the schedule itself).
 DELETE_HISTORY = "DELETE FROM tickwork_schedule_history WHERE key = ?"
+# Forget a schedule (its runs stay).
 DELETE_SCHEDULE = "DELETE FROM tickwork_schedules WHERE key = ?"
 # The earliest due_at among active schedules; {filters} as in SELECT_DUE.
 NEXT_SCHEDULE_DUE = """

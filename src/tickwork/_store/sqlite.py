@@ -59,13 +59,17 @@ def parse_sqlite_url(url: str) -> tuple[Path, str, float]:
 BEGIN_WRITE = "BEGIN IMMEDIATE"
 # A read transaction: one consistent snapshot (WAL lets it run beside the writer).
 BEGIN_READ = "BEGIN"
-# Settings of every connection: WAL, the chosen durability, foreign keys enforced.
+# Every connection: write-ahead log, so readers never block the writer nor it them.
 JOURNAL_WAL = "PRAGMA journal_mode=WAL"
+# Every connection: the durability the URL chose ({level}: off, normal, full, extra).
 SYNCHRONOUS = "PRAGMA synchronous={level}"
+# Every connection: foreign keys enforced (SQLite's default is off).
 FOREIGN_KEYS = "PRAGMA foreign_keys=ON"
-# The schema's version: one row per migration applied.
+# The schema's versions: one row per migration applied.
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS tickwork_schema (version INTEGER NOT NULL)"
+# The version the schema is at (NULL before the first migration).
 SELECT_SCHEMA_VERSION = "SELECT MAX(version) FROM tickwork_schema"
+# Note a migration as applied.
 INSERT_SCHEMA_VERSION = "INSERT INTO tickwork_schema (version) VALUES (?)"
 
 

@@ -1,4 +1,4 @@
-"""Aggregates for monitoring, read from the database when Prometheus scrapes ``/metrics``.
+"""Aggregates for monitoring (``Engine.stats``, read when Prometheus scrapes ``/metrics``).
 
 Everything is counted from what the store keeps, so the numbers are the fleet's (every
 worker's runs and firings), whichever process serves them. Each read scans the runs and
@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._models import Histogram, Stats
-from .contract import StatsSource
 from .transaction import Database, Transaction
 
-__all__ = ["Histogram", "Stats", "StatsSql", "read_stats"]
+__all__ = ["StatsSql"]
 
 # Runs by workflow and status.
 COUNT_RUNS = "SELECT workflow, status, COUNT(*) FROM tickwork_runs GROUP BY workflow, status"
@@ -89,15 +88,3 @@ def _histograms(
         counts = tuple(int(c or 0) for c in row[labels + 2 :])
         found[key] = Histogram(counts=counts, count=int(count), sum_ms=int(total or 0))
     return found
-
-
-def read_stats(
-    store: object, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-) -> Stats:
-    """``store.read_stats(...)``, or nothing to report for a store without aggregates.
-
-    Kept for ``server/metrics.py`` until it asks the engine (``Engine.stats``) instead.
-    """
-    if not isinstance(store, StatsSource):
-        return Stats()
-    return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)

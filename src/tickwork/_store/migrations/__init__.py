@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-__all__ = ["latest", "pending", "statements"]
+__all__ = ["pending", "statements"]
 
 
 def _files(dialect: str) -> list[tuple[int, str]]:
@@ -19,12 +19,6 @@ def _files(dialect: str) -> list[tuple[int, str]]:
 def pending(dialect: str, current: int) -> list[tuple[int, str]]:
     """``(version, file name)`` of each migration newer than ``current``, in order."""
     return [(version, name) for version, name in _files(dialect) if version > current]
-
-
-def latest(dialect: str) -> int:
-    """The version the newest migration brings the schema to."""
-    files = _files(dialect)
-    return files[-1][0] if files else 0
 
 
 def statements(dialect: str, name: str) -> list[str]:
