@@ -20,7 +20,9 @@ import pytest
 from starlette.applications import Starlette
 
 from tickwork import Context, Engine
-from tickwork.server import create_app, dashboard
+from tickwork.server import create_app
+from tickwork.server.display import format_elapsed, format_relative
+from tickwork.server.pages import RUNS_LIMIT
 from tickwork.testing import FakeClock
 
 CSRF = re.compile(r'name="csrf" value="([^"]*)"')
@@ -464,7 +466,7 @@ def test_runs_page_filters_by_status_workflow_and_schedule(
 def test_runs_page_pages_to_older_runs_keeping_the_filters(
     logged_in: Browser, engine: Engine, clock: FakeClock
 ) -> None:
-    limit = dashboard.RUNS_LIMIT
+    limit = RUNS_LIMIT
     for n in range(limit + 2):
         engine.start("report", run_id=f"r{n:03d}")
         clock.advance("1s")
@@ -600,7 +602,7 @@ def test_relative_times_read_like_speech(seconds: int, expected: str) -> None:
     from datetime import UTC, datetime, timedelta
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    assert dashboard.format_relative(now + timedelta(seconds=seconds), now) == expected
+    assert format_relative(now + timedelta(seconds=seconds), now) == expected
 
 
 @pytest.mark.parametrize(
@@ -611,4 +613,4 @@ def test_relative_times_read_like_speech(seconds: int, expected: str) -> None:
 def test_elapsed_times_read_like_speech(ms: int, expected: str) -> None:
     from datetime import timedelta
 
-    assert dashboard.format_elapsed(timedelta(milliseconds=ms)) == expected
+    assert format_elapsed(timedelta(milliseconds=ms)) == expected

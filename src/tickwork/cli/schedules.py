@@ -29,7 +29,8 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _cadence(info: ScheduleInfo) -> str:
+def _timing_text(info: ScheduleInfo) -> str:
+    """When the schedule fires, for the table: ``cron 0 9 * * * (UTC)``, ``every 15m``."""
     if info.cron is not None:
         return f"cron {info.cron} ({info.timezone})"
     assert info.every is not None
@@ -57,7 +58,7 @@ def list_(database: str | None, as_json: bool) -> None:
             (
                 s.key,
                 s.workflow,
-                _cadence(s),
+                _timing_text(s),
                 s.state.value,
                 _when(s.next_fire_at),
                 _when(s.last_fire_at),

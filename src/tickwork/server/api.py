@@ -12,22 +12,18 @@ Status codes say where a request went wrong, the error ``code`` which error it i
   operation's schema (``CONFIG_ERROR``: a wrong type, an unknown field);
 - 503: the database failed (``STORE_ERROR``).
 
-GET requests never change anything.
+Errors are answered by ``api_errors.py``, bodies and query parameters read by
+``api_input.py``. GET requests never change anything.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import re
 from collections.abc import Callable
-from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import pydantic
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -41,110 +37,18 @@ from .._preview import utc_offset_text
 from .._registry import WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
-from .._wire import (
-    error_details,
-    history_to_wire,
-    instant,
-    run_to_wire,
-    schedule_to_wire,
-    step_to_wire,
-)
-from ..errors import ConfigError, ScheduleConflict, StoreError, TickworkError
+from .._wire import history_to_wire, instant, run_to_wire, schedule_to_wire, step_to_wire
+from ..errors import ConfigError
 from . import schemas
-from .auth import BearerAuth, error_response
+from .api_errors import EXCEPTION_HANDLERS, no_run, no_schedule
+from .api_input import duration_param, instant_param, instant_value, int_param, read_body
+from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
 from .schemas import MAX_LIMIT
 
-__all__ = ["ApiProblem", "build_api", "on_http_error", "read_body"]
+__all__ = ["build_api"]
 
-log = logging.getLogger("tickwork.server")
-
-M = TypeVar("M", bound=pydantic.BaseModel)
 _STATE_ACTIONS = ("pause", "resume", "activate", "deactivate")
-_INT = re.compile(r"-?[0-9]{1,20}")
-_HTTP_CODES = {
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    413: "PAYLOAD_TOO_LARGE",
-}
-
-
-class ApiProblem(Exception):
-    """An error response the handler decided on (404 for an unknown key, 422...)."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-
-
-# -- reading requests ------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-async def read_body(request: Request, model: type[M]) -> M:
-    """The request's JSON object as ``model``; ``ApiProblem`` (422) when it cannot be."""
-    raw = await request.body()
-    try:
-        text = raw.decode("utf-8")
-        data = json.loads(text, parse_constant=_reject_constant)
-        # Lone surrogates ("\ud800") are valid JSON escapes but no text a database keeps.
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except (ValueError, RecursionError) as exc:  # UnicodeError is a ValueError
-        raise ApiProblem(422, "MALFORMED_BODY", f"The body is not UTF-8 JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ApiProblem(422, "MALFORMED_BODY", "The body must be a JSON object")
-    try:
-        return model.model_validate_json(text)
-    except pydantic.ValidationError as exc:
-        raise ApiProblem(422, "CONFIG_ERROR", f"Invalid body: {_problems(exc)}") from None
-
-
-def _problems(exc: pydantic.ValidationError) -> str:
-    """Pydantic's errors as "field: message; ...", without its union-member tags."""
-    problems: dict[str, None] = {}
-    for error in exc.errors(include_url=False):
-        where = ".".join(
-            str(part) for part in error["loc"] if isinstance(part, int) or part.isidentifier()
-        )
-        problems[f"{where or 'body'}: {error['msg']}"] = None
-    return "; ".join(problems)
-
-
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    text = request.query_params.get(name)
-    if text is None:
-        return default
-    if _INT.fullmatch(text) is None or not low <= int(text) <= high:
-        raise ConfigError(f"{name} must be an int from {low} to {high}, not {text!r}")
-    return int(text)
-
-
-def _instant_param(request: Request, name: str) -> datetime | None:
-    return _instant_value(request.query_params.get(name), name)
-
-
-def _instant_value(text: str | None, name: str) -> datetime | None:
-    """ISO 8601 as ``datetime.fromisoformat`` reads it; a naive one is the engine's to refuse."""
-    if text is None:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        raise ConfigError(
-            f"{name} must be ISO 8601, e.g. 2026-03-01T09:00Z, not {text!r}"
-        ) from None
-
-
-def _duration_param(text: str | None) -> int | str | None:
-    """A duration from a query string: digits are milliseconds, else "1h30m" and such."""
-    if text is not None and text.isascii() and text.isdigit():
-        return int(text)
-    return text
 
 
 # -- writing responses -----------------------------------------------------------------
@@ -231,8 +135,8 @@ class _Api:
             **options,
             key=key,
             retry=_retry(body.retry),
-            start_at=_instant_value(body.start_at, "start_at"),
-            end_at=_instant_value(body.end_at, "end_at"),
+            start_at=instant_value(body.start_at, "start_at"),
+            end_at=instant_value(body.end_at, "end_at"),
         )
         written = await self._call(self.engine.add_schedule, spec)
         return JSONResponse({"key": written, "schedule": await self._schedule(written)})
@@ -240,14 +144,14 @@ class _Api:
     async def delete_schedule(self, request: Request) -> Response:
         key = request.path_params["key"]
         if not await self._call(self.engine.unschedule, key):
-            raise _no_schedule(key)
+            raise no_schedule(key)
         return JSONResponse({"key": key, "deleted": True})
 
     def state_handler(self, action: str) -> Callable[[Request], Any]:
         async def change(request: Request) -> Response:
             key = request.path_params["key"]
             if not await self._call(getattr(self.engine, action), key):
-                raise _no_schedule(key)
+                raise no_schedule(key)
             return JSONResponse(await self._schedule(key))
 
         change.__name__ = f"{action}_schedule"
@@ -257,12 +161,12 @@ class _Api:
         key = request.path_params["key"]
         run_id = await self._call(self.engine.trigger, key)
         if run_id is None:
-            raise _no_schedule(key)
+            raise no_schedule(key)
         return JSONResponse({"key": key, "run_id": run_id})
 
     async def history(self, request: Request) -> Response:
         key = request.path_params["key"]
-        limit = _int_param(request, "limit", 100, 1, MAX_LIMIT)
+        limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
         await self._schedule(key)  # 404 for an unknown key, where the engine says []
         entries = await self._call(self.engine.schedule_history, key, limit)
         return JSONResponse({"history": [history_to_wire(e) for e in entries]})
@@ -270,14 +174,14 @@ class _Api:
     async def _schedule(self, key: str) -> dict[str, Any]:
         info = await self._call(self.engine.get_schedule, key)
         if info is None:
-            raise _no_schedule(key)
+            raise no_schedule(key)
         return schedule_to_wire(info)
 
     # runs
 
     async def list_runs(self, request: Request) -> Response:
-        limit = _int_param(request, "limit", 100, 1, MAX_LIMIT)
-        offset = _int_param(request, "offset", 0, 0, MAX_LIMIT - 1)
+        limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
+        offset = int_param(request, "offset", 0, 0, MAX_LIMIT - 1)
         if offset + limit > MAX_LIMIT:
             raise ConfigError(f"offset + limit must be at most {MAX_LIMIT}")
         params = request.query_params
@@ -305,7 +209,7 @@ class _Api:
         run_id = request.path_params["run_id"]
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise _no_run(run_id)
+            raise no_run(run_id)
         steps = await self._call(self.engine.list_steps, run_id)
         return JSONResponse({**run_to_wire(run), "steps": [step_to_wire(s) for s in steps]})
 
@@ -322,7 +226,7 @@ class _Api:
         )
         run = await self._call(self.engine.get_run, handle.id)
         if run is None:  # removed between the two calls
-            raise _no_run(handle.id)
+            raise no_run(handle.id)
         return JSONResponse(run_to_wire(run))
 
     async def cancel_run(self, request: Request) -> Response:
@@ -330,10 +234,10 @@ class _Api:
         cancelled = await self._call(self.engine.cancel, run_id)
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise _no_run(run_id)
+            raise no_run(run_id)
         return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
 
-    # workflows and cadences
+    # workflows and previews
 
     async def workflows(self, request: Request) -> Response:
         definitions = self.engine.workflow_definitions()
@@ -341,10 +245,10 @@ class _Api:
 
     async def preview(self, request: Request) -> Response:
         params = request.query_params
-        expr, every = params.get("cron"), _duration_param(params.get("every"))
+        expr, every = params.get("cron"), duration_param(params.get("every"))
         timezone = params.get("timezone", "UTC")
-        count = _int_param(request, "count", 5, 1, 1000)
-        after = _instant_param(request, "after")
+        count = int_param(request, "count", 5, 1, 1000)
+        after = instant_param(request, "after")
         occurrences = await self._call(
             self.engine.preview, cron=expr, every=every, timezone=timezone, after=after, count=count
         )
@@ -371,52 +275,6 @@ class _Api:
                 ],
             }
         )
-
-
-def _no_schedule(key: str) -> ApiProblem:
-    return ApiProblem(404, "SCHEDULE_NOT_FOUND", f"No schedule {key!r}")
-
-
-def _no_run(run_id: str) -> ApiProblem:
-    return ApiProblem(404, "RUN_NOT_FOUND", f"No run {run_id!r}")
-
-
-# -- errors ----------------------------------------------------------------------------
-
-
-def _status_of(exc: TickworkError) -> int:
-    if isinstance(exc, ConfigError):
-        return 400
-    if isinstance(exc, ScheduleConflict):
-        return 409
-    if isinstance(exc, StoreError):
-        return 503
-    return 500
-
-
-async def _on_problem(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiProblem)
-    return error_response(exc.status, exc.code, exc.message)
-
-
-async def _on_tickwork_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, TickworkError)
-    status = _status_of(exc)
-    if status >= 500:
-        log.error("tickwork API: %s %s failed", request.method, request.url.path, exc_info=exc)
-    return error_response(status, exc.code, str(exc), details=error_details(exc) or None)
-
-
-async def _on_overflow(request: Request, exc: Exception) -> Response:
-    # A value so large that the dates it leads to pass year 9999: bad input, not a crash.
-    return error_response(400, ConfigError.code, f"Value out of range: {exc}")
-
-
-async def on_http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "HTTP_ERROR")
-    headers = None if exc.headers is None else dict(exc.headers)
-    return error_response(exc.status_code, code, str(exc.detail), headers=headers)
 
 
 def _route(
@@ -482,10 +340,5 @@ def build_api(engine: Engine) -> Starlette:
     return Starlette(
         routes=routes,
         middleware=[Middleware(BearerAuth, engine=engine)],
-        exception_handlers={
-            ApiProblem: _on_problem,
-            TickworkError: _on_tickwork_error,
-            OverflowError: _on_overflow,
-            HTTPException: on_http_error,
-        },
+        exception_handlers=EXCEPTION_HANDLERS,
     )

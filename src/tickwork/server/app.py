@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from .._engine import Engine
 from . import dashboard as dashboard_pages
 from .api import build_api
-from .api import on_http_error as api_http_error
+from .api_errors import on_http_error as api_http_error
 from .auth import MAX_BODY_BYTES, BodyLimit, bearer_key_id_async, bearer_token, unauthorized
 from .metrics import CONTENT_TYPE_LATEST, metrics_registry, render_metrics
 from .openapi import PREFIX

@@ -4,7 +4,7 @@ Every route but ``/healthz`` needs ``Authorization: Bearer <api key>``; the key 
 by ``Engine.verify_api_key`` (SHA-256 of the secret, compared in constant time). A missing,
 unknown or revoked key gets 401 with ``WWW-Authenticate: Bearer`` (RFC 6750) and the same
 JSON error body as every other API error. The dashboard has its own sessions
-(``dashboard.py``): it takes a key once, at login, and keeps only the key's id.
+(``sessions.py``): it takes a key once, at login, and keeps only the key's id.
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""How the dashboard's templates show times, timings and values: pure text formatting.
+
+Nothing here reads a clock or the database, so every function is a plain value in, text
+out, and can be tested without a server.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from .._durations import format_duration
+from .._models import ScheduleInfo
+from ..cron import parse
+from ..errors import ConfigError
+
+__all__ = ["format_elapsed", "format_relative", "format_utc", "pretty_json", "timing_words"]
+
+
+def format_elapsed(delta: timedelta) -> str:
+    """A length of time for people: ``850 ms``, ``2.4 s``, ``4 min 5 s``, ``2 h 3 min``."""
+    ms = max(0, delta // timedelta(milliseconds=1))
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    seconds = ms // 1000
+    return _coarse(seconds)
+
+
+def format_relative(when: datetime, now: datetime) -> str:
+    """``when`` seen from ``now``: ``in 4 min``, ``3 h 5 min ago``, ``now``."""
+    seconds = int((when - now).total_seconds())
+    if seconds == 0:
+        return "now"
+    text = f"{abs(seconds)} s" if abs(seconds) < 60 else _coarse(abs(seconds))
+    return f"in {text}" if seconds > 0 else f"{text} ago"
+
+
+def _coarse(seconds: int) -> str:
+    # Two units at most: nobody reads "2 d 3 h 4 min 5 s" at a glance.
+    for big, big_name, small, small_name in (
+        (86_400, "d", 3600, "h"),
+        (3600, "h", 60, "min"),
+        (60, "min", 1, "s"),
+    ):
+        if seconds >= big:
+            whole, rest = divmod(seconds, big)
+            part = rest // small
+            return f"{whole} {big_name} {part} {small_name}" if part else f"{whole} {big_name}"
+    return f"{seconds} s"
+
+
+def format_utc(when: datetime | None, *, suffix: bool = True) -> str:
+    """``2026-03-01 12:30:00 UTC`` (without `` UTC`` in columns headed "(UTC)")."""
+    if when is None:
+        return ""
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S" + (" UTC" if suffix else ""))
+
+
+def timing_words(info: ScheduleInfo) -> str:
+    """A cron's English ("At 09:00 on Monday through Friday"); "Every 15m" for an interval."""
+    if info.cron is not None:
+        try:
+            return parse(info.cron, info.timezone).explain()
+        except ConfigError:  # a zone gone from this machine's tzdata: show the expression
+            return info.cron
+    assert info.every is not None
+    return f"Every {format_duration(info.every)}"
+
+
+def pretty_json(value: Any) -> str:
+    """A run's input, output or error, indented and in a stable order, for a ``<pre>``."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)

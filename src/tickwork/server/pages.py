@@ -1,0 +1,177 @@
+"""The dashboard's pages and the actions on them: schedules, their history, runs, steps.
+
+Each page reads through the engine's public methods on a worker thread (they block on
+the database) and hands plain values to its template. Actions come here only after the
+session and its CSRF token were checked (``dashboard.py``), and answer with a redirect
+back to the page they were sent from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .._engine import Engine
+from .._models import ACTIVE_STATUSES, RunInfo, RunStatus, ScheduleInfo, ScheduleState
+from ..cron import load_zone
+from .rendering import Renderer
+from .sessions import Session
+
+__all__ = ["ACTIONS", "RUNS_LIMIT", "Pages"]
+
+RUNS_LIMIT = 100
+ACTIONS = ("pause", "resume", "trigger", "deactivate", "activate")
+_PAST = {
+    "pause": "paused",
+    "resume": "resumed",
+    "deactivate": "deactivated",
+    "activate": "activated",
+}
+
+
+class Pages:
+    """The pages and actions of logged-in sessions, over one engine."""
+
+    def __init__(self, engine: Engine, renderer: Renderer) -> None:
+        self.engine = engine
+        self.renderer = renderer
+
+    # -- schedules -------------------------------------------------------------------------
+
+    async def schedules(self, request: Request, session: Session) -> Response:
+        schedules = await run_in_threadpool(self.engine.list_schedules)
+        return self.renderer.render(
+            request, "schedules.html", session, refresh=True, schedules=schedules, page="schedules"
+        )
+
+    async def schedule(self, request: Request, session: Session) -> Response:
+        key = request.query_params.get("key", "")
+        data = await run_in_threadpool(self._schedule_data, key)
+        if data is None:
+            return self.renderer.not_found(request, session, f"schedule {key!r}")
+        return self.renderer.render(
+            request, "schedule.html", session, refresh=True, page="schedules", **data
+        )
+
+    def _schedule_data(self, key: str) -> dict[str, Any] | None:
+        info = self.engine.get_schedule(key) if key else None
+        if info is None:
+            return None
+        return {
+            "s": info,
+            "history": self.engine.schedule_history(key, limit=100),
+            "upcoming": self._upcoming(info),
+            "zone": load_zone(info.timezone),
+            "runs": self.engine.list_runs(schedule_key=key, limit=10),
+        }
+
+    def _upcoming(self, info: ScheduleInfo, count: int = 5) -> list[datetime]:
+        """The next ``count`` occurrences, from the stored next fire time on."""
+        first, now = info.next_fire_at, self.engine.clock.now()
+        if first is None or info.state is ScheduleState.INACTIVE:
+            return []
+        if info.every is not None:
+            if info.state is ScheduleState.PAUSED and first < now:  # those are missed already
+                first += -((first - now) // info.every) * info.every
+            return [first + i * info.every for i in range(count)]
+        assert info.cron is not None
+        if info.state is ScheduleState.PAUSED and first < now:
+            first = self.engine.preview(cron=info.cron, timezone=info.timezone, count=1)[0]
+        rest = self.engine.preview(
+            cron=info.cron, timezone=info.timezone, after=first, count=count - 1
+        )
+        return [first, *rest]
+
+    async def schedule_action(self, request: Request, session: Session, form: FormData) -> Response:
+        key, action = form.get("key"), form.get("action")
+        if not isinstance(key, str) or action not in ACTIONS:
+            return self.renderer.not_found(request, session, "such action")
+        assert isinstance(action, str)
+        back = self.renderer.back
+        if action == "trigger":
+            run_id = await run_in_threadpool(self.engine.trigger, key)
+            if run_id is None:
+                return back(request, form, f"No schedule {key!r}.")
+            return back(request, form, f"{key}: run started", run_id)
+        done = await run_in_threadpool(getattr(self.engine, action), key)
+        return back(request, form, f"{key}: {_PAST[action]}." if done else f"No schedule {key!r}.")
+
+    # -- runs ------------------------------------------------------------------------------
+
+    async def runs(self, request: Request, session: Session) -> Response:
+        params = request.query_params
+        filters = {
+            "status": params.get("status", ""),
+            "workflow": params.get("workflow", "").strip(),
+            "schedule": params.get("schedule", "").strip(),
+        }
+        before = params.get("before", "").strip()
+        data = await run_in_threadpool(self._runs_data, filters, before)
+        return self.renderer.render(
+            request,
+            "runs.html",
+            session,
+            refresh=True,
+            page="runs",
+            filters=filters,
+            statuses=[s.value for s in RunStatus],
+            **data,
+        )
+
+    def _runs_data(self, filters: dict[str, str], before: str) -> dict[str, Any]:
+        error = ""
+        status = filters["status"] or None
+        runs: list[RunInfo] = []
+        if status is not None and status not in {s.value for s in RunStatus}:
+            error = f"Unknown status {status!r}."
+        else:
+            runs = self.engine.list_runs(
+                status=status,
+                workflow=filters["workflow"] or None,
+                schedule_key=filters["schedule"] or None,
+                limit=RUNS_LIMIT + 1,  # one more: is there an older page?
+                before=before or None,
+            )
+        older = runs[RUNS_LIMIT - 1].id if len(runs) > RUNS_LIMIT else None
+        runs = runs[:RUNS_LIMIT]
+        schedule_keys = [s.key for s in self.engine.list_schedules()]
+        workflows = sorted({*self.engine.workflows(), *(r.workflow for r in runs)})
+        return {
+            "runs": runs,
+            "error": error,
+            "paged": bool(before),
+            "older": None if older is None else urlencode({**filters, "before": older}),
+            "newest": urlencode({name: value for name, value in filters.items() if value}),
+            "schedule_keys": schedule_keys,
+            "workflows": workflows,
+        }
+
+    async def run(self, request: Request, session: Session) -> Response:
+        run_id = request.query_params.get("id", "")
+        run = await run_in_threadpool(self.engine.get_run, run_id) if run_id else None
+        if run is None:
+            return self.renderer.not_found(request, session, f"run {run_id!r}")
+        steps = await run_in_threadpool(self.engine.list_steps, run_id)
+        return self.renderer.render(
+            request,
+            "run.html",
+            session,
+            page="runs",
+            run=run,
+            steps=steps,
+            refresh=run.status in ACTIVE_STATUSES,
+        )
+
+    async def cancel_run(self, request: Request, session: Session, form: FormData) -> Response:
+        run_id = form.get("id")
+        if not isinstance(run_id, str):
+            return self.renderer.not_found(request, session, "such run")
+        cancelled = await run_in_threadpool(self.engine.cancel, run_id)
+        text = "Cancelled." if cancelled else "Not cancelled: the run is unknown or finished."
+        return self.renderer.back(request, form, text, run_id)
