@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar, overload
@@ -33,7 +32,6 @@ from ._runs import Runs
 from ._runtime import Runtime
 from ._scheduling import Schedules
 from ._spec import ScheduleSpec
-from ._store import StatsSource
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
 
@@ -41,6 +39,10 @@ __all__ = ["DEFAULT_URL", "Engine"]
 
 DEFAULT_URL = "sqlite:///tickwork.db"
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _check_declared(definition: WorkflowDef) -> None:
+    workflow_schedules(definition.name, definition.schedule)  # refuse a bad one now
 
 
 class Engine:
@@ -116,16 +118,9 @@ class Engine:
             timeout=timeout,
             schedule=schedule,
         )
-
-        def register(fn: F) -> F:
-            definition = options.define(fn)
-            workflow_schedules(definition.name, schedule)  # refuse a bad one now
-            self._registry.add(definition)
-            fn.__tickwork_workflow__ = definition.name  # type: ignore[attr-defined]
-            self._runtime.wake.set()
-            return fn
-
-        return register
+        return self._registry.decorator(
+            options, check=_check_declared, added=self._runtime.wake.set
+        )
 
     def workflows(self) -> list[str]:
         """Names of the workflows registered with this engine."""
@@ -340,25 +335,15 @@ class Engine:
 
         A second signal during the drain exits at once (leases then expire as usual).
         """
-        worker = self._make_worker(threads, drain_timeout, poll_interval)
-        if threading.current_thread() is not threading.main_thread():
-            worker.run()
-            return
-        run_until_signalled(worker)
+        run_until_signalled(self._make_worker(threads, drain_timeout, poll_interval))
 
     @contextlib.contextmanager
     def worker(
         self, *, threads: int = 8, drain_timeout: Duration = "30s", poll_interval: Duration = "1s"
     ) -> Iterator[Worker]:
         """The worker loop on a background thread for the duration of a ``with`` block."""
-        worker = self._make_worker(threads, drain_timeout, poll_interval)
-        thread = threading.Thread(target=worker.run, name="tickwork-worker", daemon=True)
-        thread.start()
-        try:
+        with self._make_worker(threads, drain_timeout, poll_interval).in_background() as worker:
             yield worker
-        finally:
-            worker.stop()
-            thread.join()
 
     def _make_worker(
         self, threads: int, drain_timeout: Duration, poll_interval: Duration
@@ -430,10 +415,7 @@ class Engine:
         Histogram bucket bounds are in milliseconds. A store that keeps no aggregates
         reports nothing rather than failing the scrape.
         """
-        store = self._runtime.store
-        if not isinstance(store, StatsSource):
-            return Stats()
-        return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
+        return self._runtime.stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
 
     # -- async twins: the same calls, awaitable (see _async_api) ------------------------
 

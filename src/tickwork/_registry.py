@@ -12,7 +12,7 @@ import inspect
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 
@@ -29,6 +29,8 @@ __all__ = [
     "check_pool",
     "check_priority",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: the longest workflow name or run id
 MAX_NAME = 200
@@ -107,6 +109,27 @@ class Registry:
         if existing is not None and existing.fn is not definition.fn:
             raise ConfigError(f"Workflow {definition.name!r} is already registered")
         self._workflows[definition.name] = definition
+
+    def decorator(
+        self,
+        options: WorkflowOptions,
+        *,
+        check: Callable[[WorkflowDef], None],
+        added: Callable[[], None],
+    ) -> Callable[[F], F]:
+        """``@engine.workflow(...)``: define the function under ``options``, ``check`` the
+        definition, add it, mark the function with its name (so ``start(fn)`` finds it)
+        and call ``added``."""
+
+        def register(fn: F) -> F:
+            definition = options.define(fn)
+            check(definition)
+            self.add(definition)
+            fn.__tickwork_workflow__ = definition.name  # type: ignore[attr-defined]
+            added()
+            return fn
+
+        return register
 
     def get(self, name: str) -> WorkflowDef:
         try:

@@ -21,9 +21,9 @@ from ._durations import Duration, to_ms
 from ._executor import Outcome, execute
 from ._hooks import ErrorHook, Hooks
 from ._ids import new_worker_id
-from ._models import RunInfo, RunStatus
+from ._models import RunInfo, RunStatus, Stats
 from ._registry import Registry, check_pool
-from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, Store, open_store
+from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, StatsSource, Store, open_store
 from .errors import ConfigError, StoreError
 
 __all__ = ["Executors", "LeaseKeeper", "Runtime"]
@@ -124,6 +124,15 @@ class Runtime:
 
     def now_ms(self) -> int:
         return _clock.now_ms(self.clock)
+
+    def stats(
+        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
+    ) -> Stats:
+        """The store's counts and histograms, or none when it keeps no aggregates."""
+        store = self.store
+        if not isinstance(store, StatsSource):
+            return Stats()
+        return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
 
     def limits(self) -> dict[str, int | None]:
         """Concurrency limit of each workflow this process can execute, by name."""

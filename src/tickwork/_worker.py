@@ -9,12 +9,13 @@ most ``poll_interval`` so that changes made by other processes are seen promptly
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from . import _clock
@@ -127,6 +128,18 @@ class Worker:
     @property
     def stopping(self) -> bool:
         return self._stopping.is_set()
+
+    @contextlib.contextmanager
+    def in_background(self) -> Iterator[Worker]:
+        """The loop on a daemon thread for the duration of a ``with`` block; stopped and
+        drained at its end."""
+        thread = threading.Thread(target=self.run, name="tickwork-worker", daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.stop()
+            thread.join()
 
     def run(self) -> None:
         """The loop, in the calling thread, until ``stop``; then drain and release."""
@@ -288,7 +301,10 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def run_until_signalled(worker: Worker) -> None:
-    """Run ``worker`` on a thread; take SIGINT/SIGTERM synchronously on this one.
+    """Run ``worker`` until SIGINT/SIGTERM (outside the main thread, which alone receives
+    signals: until stopped by other means).
+
+    The loop runs on a thread; the signals are taken synchronously on this one.
 
     A signal handler runs on top of whatever the main thread was doing, so one that takes
     a lock (``Event.set`` does) can wait forever on a lock its own thread holds. Here the
@@ -297,6 +313,9 @@ def run_until_signalled(worker: Worker) -> None:
     lock). Threads started by the loop inherit the blocked mask. A second signal during
     the drain exits at once (leases then expire as usual).
     """
+    if threading.current_thread() is not threading.main_thread():
+        worker.run()
+        return
     received: list[int] = []
     handlers = {
         sig: signal.signal(sig, lambda signum, _f: received.append(signum)) for sig in _STOP_SIGNALS
