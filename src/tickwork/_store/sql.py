@@ -9,7 +9,6 @@ together. Decisions stay in Python; the SQL only reads and writes.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
@@ -51,12 +50,7 @@ class SqlStore:
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
 
-    # -- for tests and tools: the database beneath ---------------------------------------
-
-    def _tx(self, *, write: bool = False) -> contextlib.AbstractContextManager[Transaction]:
-        """A read transaction (``write`` is accepted for old callers and must be False)."""
-        assert not write, "write with _write(work)"
-        return self._db.read()
+    # -- for tests: a write on the database beneath ----------------------------------------
 
     def _write(self, work: Callable[[Transaction], T]) -> T:
         """Run ``work`` in a write transaction and return what it returns."""
