@@ -36,30 +36,15 @@ class Runs:
         pool: str | None,
         delay: Duration | None,
     ) -> str:
-        """Insert a run (idempotent by ``run_id``); its id."""
-        run = self._new_run(
-            definition, input, run_id=run_id, priority=priority, pool=pool, delay=delay
-        )
-        return self._runtime.insert_run(run).id
-
-    def _new_run(
-        self,
-        definition: WorkflowDef,
-        input: Any,
-        *,
-        run_id: str | None,
-        priority: int | None,
-        pool: str | None,
-        delay: Duration | None,
-    ) -> NewRun:
-        """The run ``Engine.start`` inserts, every argument checked (nothing stored yet)."""
+        """Insert a run (idempotent by ``run_id``); its id. Every argument is checked
+        before anything is stored."""
         value = definition.validate_input(input)
         if run_id is not None and (
             not isinstance(run_id, str) or not run_id or len(run_id) > MAX_NAME
         ):
             raise ConfigError(f"run_id must be a non-empty string of at most {MAX_NAME} chars")
         now = self._runtime.now_ms()
-        return NewRun(
+        run = NewRun(
             id=run_id or new_run_id(now),
             workflow=definition.name,
             version=definition.version,
@@ -69,6 +54,7 @@ class Runs:
             created_ms=now,
             available_ms=now + (0 if delay is None else to_ms(delay)),
         )
+        return self._runtime.insert_run(run).id
 
     def get(self, run_id: str) -> RunInfo | None:
         return self._runtime.store.get_run(run_id)
