@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import unicodedata
 
 from ._store import Store
 from .errors import ConfigError
@@ -28,8 +29,16 @@ def hash_secret(secret: str) -> str:
 
 def create_key(store: Store, name: str, now_ms: int) -> str:
     """Create a key named ``name``; return the whole key (shown once, never stored)."""
-    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME:
-        raise ConfigError(f"An API key name must be 1 to {_MAX_NAME} characters, not {name!r}")
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > _MAX_NAME
+        or any(unicodedata.category(c) == "Cc" for c in name)
+    ):
+        raise ConfigError(
+            f"An API key name must be 1 to {_MAX_NAME} characters without control "
+            f"characters, not {name!r}"
+        )
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     if not store.create_api_key(

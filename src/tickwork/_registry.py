@@ -9,7 +9,9 @@ executes (so the function receives the annotated type, e.g. a pydantic model).
 from __future__ import annotations
 
 import inspect
+import math
 import typing
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -65,11 +67,18 @@ class WorkflowDef:
             return None
         if self.adapter is not None:
             try:
-                value = self.adapter.dump_python(self.adapter.validate_python(value), mode="json")
+                validated = self.adapter.validate_python(value)
             except pydantic.ValidationError as exc:
                 raise InputValidationError(
                     f"Input of workflow {self.name!r} does not match its annotation: {exc}"
                 ) from exc
+            # pydantic's JSON dump turns inf and nan into null where the type says
+            # nothing (a plain dict): refuse them, as an unannotated input refuses them.
+            if _has_non_finite(self.adapter.dump_python(validated)):
+                raise InputValidationError(
+                    f"Input of workflow {self.name!r} is not a JSON value: it holds inf or nan"
+                )
+            value = self.adapter.dump_python(validated, mode="json")
         canonical_json(value, what=f"Input of workflow {self.name!r}")
         return value
 
@@ -80,15 +89,43 @@ class WorkflowDef:
         return self.adapter.validate_python(value)
 
 
+def _has_non_finite(value: object) -> bool:
+    """Whether a float that JSON cannot hold (inf, nan) is anywhere in ``value``."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(v) for v in value.values())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_has_non_finite(v) for v in value)
+    return False
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (NUL, ESC...): such a name or id could
+    not be stored on PostgreSQL (NUL) or printed safely (a terminal sequence)."""
+    return any(unicodedata.category(c) == "Cc" for c in text)
+
+
+def check_name(value: object, what: str) -> str:
+    """A workflow name, run id or pool: 1 to ``MAX_NAME`` characters, none a control one."""
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME or has_control(value):
+        raise ConfigError(
+            f"{what} must be 1 to {MAX_NAME} characters without control characters, not {value!r}"
+        )
+    return value
+
+
 def check_pool(pool: object) -> str:
-    if not isinstance(pool, str) or not pool:
-        raise ConfigError(f"pool must be a non-empty string, not {pool!r}")
-    return pool
+    return check_name(pool, "A pool name")
+
+
+#: priorities are stored as 64-bit integers
+_INT64 = range(-(2**63), 2**63)
 
 
 def check_priority(priority: object) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int):
-        raise ConfigError(f"priority must be an int, not {priority!r}")
+    if isinstance(priority, bool) or not isinstance(priority, int) or priority not in _INT64:
+        raise ConfigError(f"priority must be a 64-bit int, not {priority!r}")
     return priority
 
 
@@ -195,9 +232,8 @@ class WorkflowOptions:
     schedule: Any
 
     def __post_init__(self) -> None:
-        name = self.name
-        if name is not None and (not isinstance(name, str) or not name or len(name) > MAX_NAME):
-            raise ConfigError(f"A workflow name must be a non-empty string, not {name!r}")
+        if self.name is not None:
+            check_name(self.name, "A workflow name")
         if not isinstance(self.version, str) or not self.version:
             raise ConfigError(f"version must be a non-empty string, not {self.version!r}")
         if self.retry is not None and not isinstance(self.retry, Retry):

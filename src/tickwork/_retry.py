@@ -9,9 +9,11 @@ from typing import Any
 from ._durations import Duration, to_ms
 from .errors import ConfigError
 
-__all__ = ["NO_RETRY", "Retry"]
+__all__ = ["MAX_ATTEMPTS", "NO_RETRY", "Retry"]
 
 _MAX_FACTOR = 1000
+#: the most attempts a policy allows: past that, retrying is a loop, not a policy
+MAX_ATTEMPTS = 10_000
 
 
 @dataclass(frozen=True, init=False)
@@ -34,8 +36,14 @@ class Retry:
         factor: float = 2.0,
         max_backoff: Duration = "5m",
     ) -> None:
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise ConfigError(f"Retry.max_attempts must be an int >= 1, not {max_attempts!r}")
+        if (
+            isinstance(max_attempts, bool)
+            or not isinstance(max_attempts, int)
+            or not 1 <= max_attempts <= MAX_ATTEMPTS
+        ):
+            raise ConfigError(
+                f"Retry.max_attempts must be an int from 1 to {MAX_ATTEMPTS}, not {max_attempts!r}"
+            )
         if (
             isinstance(factor, bool)
             or not isinstance(factor, int | float)

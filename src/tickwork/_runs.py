@@ -12,7 +12,7 @@ from typing import Any
 from ._durations import Duration, to_ms
 from ._ids import canonical_json, new_run_id
 from ._models import RunInfo, RunStatus, StepInfo
-from ._registry import MAX_NAME, WorkflowDef, check_limit, check_pool, check_priority
+from ._registry import WorkflowDef, check_limit, check_name, check_pool, check_priority
 from ._runtime import Runtime
 from ._store import NewRun
 from .errors import ConfigError
@@ -39,10 +39,8 @@ class Runs:
         """Insert a run (idempotent by ``run_id``); its id. Every argument is checked
         before anything is stored."""
         value = definition.validate_input(input)
-        if run_id is not None and (
-            not isinstance(run_id, str) or not run_id or len(run_id) > MAX_NAME
-        ):
-            raise ConfigError(f"run_id must be a non-empty string of at most {MAX_NAME} chars")
+        if run_id is not None:
+            check_name(run_id, "run_id")
         now = self._runtime.now_ms()
         run = NewRun(
             id=run_id or new_run_id(now),

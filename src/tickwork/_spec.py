@@ -22,16 +22,19 @@ from typing import Any
 from . import _clock, cron
 from ._durations import Duration, parse_duration, to_ms
 from ._models import Overlap
-from ._registry import check_pool, check_priority
+from ._registry import check_name, check_pool, check_priority
 from ._retry import Retry
 from .errors import ConfigError
 
 __all__ = ["MAX_KEY", "ON_CONFLICT", "ScheduleSpec", "check_key", "option_names", "spec_from"]
 
 ON_CONFLICT = ("update", "error", "keep")
+#: the most missed occurrences ``catchup=N`` starts (``"all"`` starts any number in batches)
+MAX_CATCHUP = 1000
+#: the longest jitter a cron schedule takes
+MAX_CRON_JITTER_MS = 86_400_000
 MAX_KEY = 150
-_MAX_WORKFLOW = 200
-_KEY_CHARS = re.compile(r"^[^\s\x00-\x1f/]+$")
+_KEY_CHARS = re.compile(r"^[^\s\x00-\x1f\x7f-\x9f/]+$")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -62,11 +65,8 @@ class ScheduleSpec:
     on_conflict: str = "update"
 
     def __post_init__(self) -> None:
-        workflow = self.workflow
-        if workflow is not None and (
-            not isinstance(workflow, str) or not workflow or len(workflow) > _MAX_WORKFLOW
-        ):
-            raise ConfigError(f"A workflow name must be a non-empty string, not {workflow!r}")
+        if self.workflow is not None:
+            check_name(self.workflow, "A workflow name")
         if (self.every is None) == (self.cron is None):
             raise ConfigError("Pass exactly one of every= or cron=")
         if not isinstance(self.timezone, str):
@@ -90,9 +90,14 @@ class ScheduleSpec:
                 f"Unknown overlap {self.overlap!r}: expected one of {[o.value for o in Overlap]}"
             ) from None
         if self.catchup != "all" and (
-            isinstance(self.catchup, bool) or not isinstance(self.catchup, int) or self.catchup < 1
+            isinstance(self.catchup, bool)
+            or not isinstance(self.catchup, int)
+            or not 1 <= self.catchup <= MAX_CATCHUP
         ):
-            raise ConfigError(f'catchup must be an int >= 1 or "all", not {self.catchup!r}')
+            raise ConfigError(
+                f'catchup must be an int from 1 to {MAX_CATCHUP} or "all", not {self.catchup!r}'
+            )
+        self._check_jitter()
         if self.paused is not None and not isinstance(self.paused, bool):
             raise ConfigError(f"paused must be True, False or None, not {self.paused!r}")
         if self.pool is not None:
@@ -106,6 +111,17 @@ class ScheduleSpec:
             raise ConfigError("end_at must be later than start_at")
         if self.on_conflict not in ON_CONFLICT:
             raise ConfigError(f"on_conflict must be one of {ON_CONFLICT}, not {self.on_conflict!r}")
+
+    def _check_jitter(self) -> None:
+        """A jitter must leave each run inside its own interval: shorter than ``every``, and
+        at most a day for a cron cadence."""
+        if self.jitter is None:
+            return
+        jitter = to_ms(self.jitter)
+        if self.every is not None and jitter >= to_ms(self.every):
+            raise ConfigError(f"jitter must be shorter than every=, not {self.jitter}")
+        if self.every is None and jitter > MAX_CRON_JITTER_MS:
+            raise ConfigError(f"jitter of a cron schedule must be at most 1 day, not {self.jitter}")
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)

@@ -326,7 +326,9 @@ def run_until_signalled(worker: Worker) -> None:
         loop.start()
         while loop.is_alive():
             signalled = signal.sigtimedwait(_STOP_SIGNALS, 0.25)
-            if signalled is not None:
+            # Only the signals asked for: after SIGSTOP/SIGCONT the wait can return a
+            # result that names no signal, which is not a request to stop.
+            if signalled is not None and signalled.si_signo in _STOP_SIGNALS:
                 received.append(signalled.si_signo)
             if received and worker.stopping and len(received) > 1:
                 log.warning("tickwork: second signal, exiting without draining")

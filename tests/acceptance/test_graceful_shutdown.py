@@ -5,6 +5,9 @@ worker takes them over without waiting for their leases to expire.
 
 from __future__ import annotations
 
+import signal
+import time
+
 import pytest
 
 pytestmark = pytest.mark.acceptance
@@ -71,3 +74,20 @@ def test_sigterm_arriving_while_the_loop_clears_its_wake_event_still_stops_the_w
     if status == 3 and "DEADLOCK" in worker.log():
         raise WorkerDeadlocked(worker.log())
     assert status == 0, worker.log()
+
+
+def test_stop_and_continue_leave_the_worker_running_and_a_later_sigterm_drains_it(harness):
+    """SIGSTOP/SIGCONT (a VM pause, a debugger, ^Z) is not a request to stop: the worker
+    goes on executing runs, and a later SIGTERM still drains it to exit 0."""
+    worker = harness.worker()
+    harness.wait_for_status(harness.start(5), "completed", alive=[worker])
+    for _ in range(5):
+        worker.proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.3)  # stopped across several of the loop's 0.25 s signal waits
+        worker.proc.send_signal(signal.SIGCONT)
+        time.sleep(0.1)
+    run = harness.wait_for_status(harness.start(6), "completed", alive=[worker])
+    assert run.result == harness.expected(6)
+    worker.terminate()
+    assert worker.wait_exit() == 0, worker.log()
+    assert "draining" in worker.log()

@@ -136,6 +136,20 @@ def test_every_route_but_healthz_refuses_a_wrong_key(api: Api, method: str, path
     assert error_of(response)["code"] == "UNAUTHORIZED"
 
 
+@pytest.mark.parametrize(("method", "path"), PROTECTED)
+def test_every_route_answers_json_503_when_the_database_is_down_at_the_key_check(
+    api: Api, app_engine: Engine, monkeypatch: pytest.MonkeyPatch, method: str, path: str
+) -> None:
+    def down(key: str) -> None:
+        raise StoreError("PostgreSQL: connection refused")
+
+    monkeypatch.setattr(app_engine, "verify_api_key", down)
+    response = api.request(method, path)
+    assert response.status_code == 503
+    assert error_of(response)["code"] == "STORE_ERROR"
+    assert "connection refused" in error_of(response)["message"]
+
+
 def test_a_revoked_key_is_refused_at_once(api: Api, app_engine: Engine) -> None:
     assert api.get("/api/v1/schedules").status_code == 200
     assert api.get("/metrics").status_code == 200

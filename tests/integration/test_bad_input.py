@@ -208,3 +208,80 @@ def test_bad_list_runs_filters_are_rejected(engine: Engine) -> None:
         engine.list_runs(status="sleepy")
     with pytest.raises(ConfigError):
         engine.list_runs(limit=0)
+
+
+# -- values that could not be stored or shown safely (issue 13's smaller breaks) -----------
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 1e400])
+def test_a_non_finite_number_in_an_annotated_input_is_refused_not_stored_as_null(
+    engine: Engine, value: float
+) -> None:
+    @engine.workflow("plain-dict")
+    def plain_dict(ctx: Context, input: dict) -> None:  # type: ignore[type-arg]
+        return None
+
+    with pytest.raises(InputValidationError, match="inf or nan"):
+        engine.start("plain-dict", {"x": [value]})
+    with pytest.raises(InputValidationError):
+        engine.schedule("plain-dict", {"x": value}, every="1h")
+    assert engine.list_runs() == [] and engine.list_schedules() == []
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"run_id": "a\x00b"},
+        {"run_id": "ring\x07"},
+        {"run_id": "\x1b[31mred"},
+        {"pool": "p\x00"},
+        {"priority": 2**63},
+        {"priority": -(2**63) - 1},
+    ],
+)
+def test_ids_pools_and_priorities_that_cannot_be_stored_or_shown_are_refused(
+    typed: Engine, changes: dict[str, Any]
+) -> None:
+    with pytest.raises(ConfigError):
+        typed.start("no-input", **changes)
+    assert typed.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda e: e.schedule("no-input", key="k\x00", every="1m"),
+        lambda e: e.schedule("no-input", key="k\x9b", every="1m"),
+        lambda e: e.schedule("no-input", every="1m", pool="\x1b[2J"),
+        lambda e: e.schedule("no-input", every="1m", jitter="1m"),
+        lambda e: e.schedule("no-input", every="1m", jitter="2m"),
+        lambda e: e.schedule("no-input", cron="0 * * * *", jitter="25h"),
+        lambda e: e.schedule("no-input", every="1m", catchup=10**9),
+        lambda e: e.schedule("no-input", every="1m", retry=Retry(max_attempts=10**12)),
+        lambda e: e.create_api_key("ci\x1b[0m"),
+    ],
+)
+def test_option_values_that_make_no_sense_are_refused(typed: Engine, build: Any) -> None:
+    with pytest.raises(ConfigError):
+        build(typed)
+    assert typed.list_schedules() == [] and typed.list_api_keys() == []
+
+
+def test_a_jitter_within_the_interval_and_a_day_for_cron_is_accepted(typed: Engine) -> None:
+    typed.schedule("no-input", every="1h", jitter="59m", key="hourly")
+    typed.schedule("no-input", cron="0 0 * * *", jitter="1d", key="daily")
+    assert [s.key for s in typed.list_schedules()] == ["daily", "hourly"]
+
+
+def test_revoking_by_a_name_that_is_another_keys_id_revokes_only_the_key_with_that_id(
+    engine: Engine,
+) -> None:
+    first = engine.create_api_key("first")
+    first_id = engine.verify_api_key(first)
+    assert first_id is not None
+    second = engine.create_api_key(first_id)  # named after the first key's id
+    assert engine.revoke_api_key(first_id)
+    assert engine.verify_api_key(first) is None
+    assert engine.verify_api_key(second) is not None  # not revoked with it
+    assert engine.revoke_api_key(first_id)  # now the name: the second key
+    assert engine.verify_api_key(second) is None

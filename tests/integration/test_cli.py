@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +136,28 @@ def test_app_that_cannot_be_loaded_is_a_usage_error(tmp_path: Path) -> None:
     for spec in ("no-colon", f"{tmp_path / 'missing.py'}:engine", "json:dumps"):
         result = CliRunner().invoke(main, ["tick", spec])
         assert result.exit_code == 2, (spec, result.output)
+
+
+def test_runs_list_escapes_control_characters_and_markup_in_what_it_prints(
+    sqlite_url: str,
+) -> None:
+    """A run id stored before control characters were refused (or written by hand) cannot
+    reach the operator's terminal as an escape sequence, nor style the table."""
+    with Engine(sqlite_url) as engine:
+
+        @engine.workflow()
+        def job(ctx: Context) -> None:
+            return None
+
+        engine.start("job", run_id="run-1")
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as conn:
+        conn.execute(
+            "UPDATE tickwork_runs SET id = ?, workflow = ? WHERE id = 'run-1'",
+            ("\x1b[2Jevil", "[red]job[/red]"),
+        )
+    result = CliRunner().invoke(
+        main, ["runs", "list", "--database", sqlite_url], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    assert "\\x1b[2Jevil" in result.output and "[red]job[/red]" in result.output

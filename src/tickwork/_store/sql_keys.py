@@ -21,11 +21,10 @@ SELECT_API_KEY_HASH = (
 SELECT_API_KEYS = (
     "SELECT id, name, created_at, revoked_at FROM tickwork_api_keys ORDER BY created_at, id"
 )
-# Revoke the live key with this id or name.
-REVOKE_API_KEY = """
-UPDATE tickwork_api_keys SET revoked_at = ?
-WHERE (id = ? OR name = ?) AND revoked_at IS NULL
-"""
+# Revoke the live key with this id.
+REVOKE_BY_ID = "UPDATE tickwork_api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
+# Revoke the live key with this name (live names are unique).
+REVOKE_BY_NAME = "UPDATE tickwork_api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"
 
 
 class ApiKeysSql:
@@ -63,7 +62,11 @@ class ApiKeysSql:
 
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         def work(tx: Transaction) -> bool:
-            tx.execute(REVOKE_API_KEY, now_ms, name_or_id, name_or_id)
+            # An id names one key; only when no live key has it is it read as a name, so
+            # "revoke X" never revokes two keys (one whose id and another whose name is X).
+            tx.execute(REVOKE_BY_ID, now_ms, name_or_id)
+            if tx.rowcount == 0:
+                tx.execute(REVOKE_BY_NAME, now_ms, name_or_id)
             return tx.rowcount > 0
 
         return self._db.write(work)

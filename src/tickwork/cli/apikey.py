@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import click
 
 from ._options import database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table
+from ._render import echo_json, fail, print_table, printable
 
 __all__ = ["command"]
 
@@ -37,7 +37,10 @@ def create(name: str, database: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"id": key_id, "name": name, "key": key})
         return
-    click.echo(f"Created API key {name!r} (id {key_id}). Keep it secret; it is shown only now:")
+    click.echo(
+        f"Created API key {printable(repr(name))} (id {key_id}). "
+        "Keep it secret; it is shown only now:"
+    )
     click.echo(key)
 
 
@@ -70,4 +73,4 @@ def revoke(name_or_id: str, database: str | None) -> None:
     with open_engine(database) as engine:
         if not engine.revoke_api_key(name_or_id):
             fail(f"no live API key {name_or_id!r}", code=3)
-    click.echo(f"{name_or_id}: revoked")
+    click.echo(f"{printable(name_or_id)}: revoked")

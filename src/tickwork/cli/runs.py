@@ -9,7 +9,7 @@ import click
 from .._models import RunInfo, RunStatus, StepInfo
 from .._wire import run_to_wire, step_to_wire
 from ._options import database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table
+from ._render import echo_json, fail, print_table, printable
 
 __all__ = ["command", "to_json"]
 
@@ -105,4 +105,4 @@ def cancel(run_id: str, database: str | None) -> None:
     with open_engine(database) as engine:
         if not engine.cancel(run_id):
             fail(f"no unfinished run {run_id!r}", code=3)
-    click.echo(f"{run_id}: cancelled")
+    click.echo(f"{printable(run_id)}: cancelled")

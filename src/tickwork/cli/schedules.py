@@ -11,7 +11,7 @@ from .._durations import format_duration
 from .._models import HistoryEntry, ScheduleInfo
 from .._wire import history_to_wire, schedule_to_wire
 from ._options import database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table
+from ._render import echo_json, fail, print_table, printable
 
 __all__ = ["command", "to_json"]
 
@@ -95,7 +95,7 @@ def _state_command(action: str, done: str) -> None:
             changed = getattr(engine, action)(key)
         if not changed:
             fail(f"no schedule {key!r}", code=3)
-        click.echo(f"{key}: {done}")
+        click.echo(f"{printable(key)}: {done}")
 
     change.help = f"{action.capitalize()} a schedule."
 
@@ -114,7 +114,7 @@ def delete(key: str, database: str | None) -> None:
     with open_engine(database) as engine:
         if not engine.unschedule(key):
             fail(f"no schedule {key!r}", code=3)
-    click.echo(f"{key}: deleted")
+    click.echo(f"{printable(key)}: deleted")
 
 
 @command.command("trigger")

@@ -25,10 +25,18 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from .._engine import Engine
+from ..errors import StoreError
 from . import dashboard as dashboard_pages
 from .api import build_api
 from .api_errors import on_http_error as api_http_error
-from .auth import MAX_BODY_BYTES, BodyLimit, bearer_key_id_async, bearer_token, unauthorized
+from .auth import (
+    MAX_BODY_BYTES,
+    BodyLimit,
+    bearer_key_id_async,
+    bearer_token,
+    error_response,
+    unauthorized,
+)
 from .metrics import CONTENT_TYPE_LATEST, metrics_registry, render_metrics
 from .openapi import PREFIX
 
@@ -66,9 +74,12 @@ def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
     async def metrics(request: Request) -> Response:
         if bearer_token(request) is None:
             return unauthorized("Send an API key: Authorization: Bearer <key>")
-        if await bearer_key_id_async(request, engine) is None:
-            return unauthorized("The API key is unknown or revoked", invalid=True)
-        body = await run_in_threadpool(render_metrics, registry)
+        try:
+            if await bearer_key_id_async(request, engine) is None:
+                return unauthorized("The API key is unknown or revoked", invalid=True)
+            body = await run_in_threadpool(render_metrics, registry)
+        except StoreError as exc:  # the database is down: JSON 503, as on every route
+            return error_response(503, exc.code, str(exc))
         return Response(body, media_type=CONTENT_TYPE_LATEST)
 
     routes: list[BaseRoute] = [

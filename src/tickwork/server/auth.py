@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .._engine import Engine
 from .._wire import error_body
+from ..errors import StoreError
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -93,7 +94,12 @@ class BearerAuth:
             response = unauthorized("Send an API key: Authorization: Bearer <key>")
             await response(scope, receive, send)
             return
-        key_id = await bearer_key_id_async(connection, self.engine)
+        try:
+            key_id = await bearer_key_id_async(connection, self.engine)
+        except StoreError as exc:  # the database is down: say so as every route does
+            response = error_response(503, exc.code, str(exc))
+            await response(scope, receive, send)
+            return
         if key_id is None:
             response = unauthorized("The API key is unknown or revoked", invalid=True)
             await response(scope, receive, send)
