@@ -6,11 +6,15 @@ drive the whole engine (trio's ``MockClock`` is the model).
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
+
+log = logging.getLogger("tickwork")
 
 __all__ = [
     "Clock",
@@ -32,11 +36,68 @@ class Clock(Protocol):
     def now(self) -> datetime: ...
 
 
+def _steady_clock() -> Callable[[], int]:
+    """Nanoseconds on a clock nobody steps (``date``, an NTP step) that keeps counting
+    through a suspend: Linux's CLOCK_BOOTTIME, else the monotonic clock. Bound once, at
+    import: what reads it is never the wall clock, whatever happens to ``time`` later."""
+    boottime = getattr(time, "CLOCK_BOOTTIME", None)
+    if boottime is not None:
+        return functools.partial(time.clock_gettime_ns, boottime)
+    return time.monotonic_ns
+
+
+_steady_ns = _steady_clock()
+
+#: how far the wall clock may drift from the steady one before it counts as a step
+STEP_TOLERANCE_NS = 1_000_000_000
+#: how long a step of the wall clock is not followed (a VM resumed with a stale clock, a
+#: mistaken ``date``, corrected soon after): past it, the step is the machine's new time
+STEP_GRACE_NS = 600 * 1_000_000_000
+
+
 class SystemClock:
-    """The real clock."""
+    """The machine's clock, kept steady: the wall time advanced by the steady clock.
+
+    While the two agree (within a second, NTP's gentle slewing included) this is the wall
+    time. When the wall clock *steps* (an operator's ``date``, NTP stepping, a VM resumed
+    with a stale clock), acting on it would fire schedules early or late and make live
+    leases look expired: the step is reported (a warning) and not followed for ten
+    minutes; a step that lasts longer is taken as the machine's new time, with a warning.
+    """
+
+    def __init__(self) -> None:
+        # (wall ns, steady ns) at the last agreement; (steady ns when a step was first
+        # seen, or None). Tuples, replaced whole: threads read them without a lock.
+        self._anchor = (time.time_ns(), _steady_ns())
+        self._step: int | None = None
+
+    def now_ns(self) -> int:
+        steady = _steady_ns()
+        wall = time.time_ns()
+        anchor_wall, anchor_steady = self._anchor
+        kept = anchor_wall + (steady - anchor_steady)
+        gap = wall - kept
+        if -STEP_TOLERANCE_NS <= gap <= STEP_TOLERANCE_NS:
+            self._anchor, self._step = (wall, steady), None
+            return wall
+        first_seen = self._step
+        if first_seen is None:
+            self._step = steady
+            log.warning(
+                "tickwork: the wall clock stepped by %+.1f s; keeping time from the steady "
+                "clock for up to %d min (restart to adopt the new time at once)",
+                gap / 1e9,
+                STEP_GRACE_NS // 60_000_000_000,
+            )
+            return kept
+        if steady - first_seen < STEP_GRACE_NS:
+            return kept
+        log.warning("tickwork: the wall clock's step of %+.1f s lasted: adopting it", gap / 1e9)
+        self._anchor, self._step = (wall, steady), None
+        return wall
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return _EPOCH + timedelta(microseconds=self.now_ns() // 1000)
 
     def __repr__(self) -> str:
         return "SystemClock()"
@@ -60,7 +121,7 @@ def now_ms(clock: Clock) -> int:
     """``clock``'s "now" as UTC epoch milliseconds; the real clock's without a datetime
     (it is read several times per step)."""
     if type(clock) is SystemClock:
-        return time.time_ns() // 1_000_000
+        return clock.now_ns() // 1_000_000
     return to_ms(clock.now())
 
 
@@ -85,39 +146,50 @@ def wait(event: threading.Event, seconds: float) -> bool:
 
 
 class ReferenceClock:
-    """The local clock, corrected to a reference clock (a fleet's database server).
+    """A reference clock (a fleet's database server), read between syncs off the steady
+    clock.
 
     Every worker of a fleet then agrees on "now" within the round trip of one query, so
-    a machine whose clock runs ahead cannot fire an occurrence early or steal a lease.
-    The offset is measured again every ``refresh`` seconds; if the reference cannot be
-    reached, the last offset stays in use (at first, none).
+    a machine whose clock runs ahead cannot fire an occurrence early or take a live lease.
+    At each sync (every ``refresh`` seconds) the reference's time is noted with the
+    steady clock's reading at the middle of the round trip; between syncs, now is that
+    time plus the steady clock's advance since. The machine's wall clock plays no part, so
+    stepping it changes nothing. Until the first sync succeeds, the local clock stands in;
+    while the reference cannot be reached, the last sync stays in use.
     """
 
     def __init__(self, reference_ms: Callable[[], int], *, refresh: float = 30.0) -> None:
         self._reference_ms = reference_ms
-        self._refresh = refresh
-        self._offset_ms = 0
-        self._synced_at: float | None = None
+        self._refresh_ns = int(refresh * 1_000_000_000)
+        self._local = SystemClock()
+        #: (reference ns, steady ns) at the last sync, or None before one succeeded
+        self._synced: tuple[int, int] | None = None
+        self._tried_at: int | None = None
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
-        stale = self._synced_at is None or time.monotonic() - self._synced_at > self._refresh
+        steady = _steady_ns()
+        tried = self._tried_at
+        stale = tried is None or steady - tried > self._refresh_ns
         if stale and self._lock.acquire(blocking=False):
             try:
                 self._sync()
             finally:
                 self._lock.release()
-        return datetime.now(UTC) + timedelta(milliseconds=self._offset_ms)
+        synced = self._synced
+        if synced is None:
+            return self._local.now()
+        reference_ns, at = synced
+        return _EPOCH + timedelta(microseconds=(reference_ns + _steady_ns() - at) // 1000)
 
     def _sync(self) -> None:
-        self._synced_at = time.monotonic()
-        before = time.time()
+        before = self._tried_at = _steady_ns()
         try:
             reference = self._reference_ms()
-        except Exception:  # unreachable now: keep the last offset, try again later
+        except Exception:  # unreachable now: keep the last sync, try again later
             return
-        after = time.time()
-        self._offset_ms = round(reference - (before + after) * 500)
+        after = _steady_ns()
+        self._synced = (reference * 1_000_000, (before + after) // 2)
 
     def __repr__(self) -> str:
-        return f"ReferenceClock(offset={self._offset_ms} ms)"
+        return "ReferenceClock()"
