@@ -58,3 +58,17 @@ def table_rows(url: str, table: str) -> list[tuple[object, ...]]:
 
     with psycopg.connect(url) as conn:
         return list(conn.execute(f"SELECT * FROM {table}").fetchall())  # type: ignore[arg-type]
+
+
+def delete_rows(url: str, table: str) -> int:
+    """Delete every row of a tickwork table with the database's own driver (as pruning,
+    or a person at the database prompt, would); return how many went."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return conn.execute(f"DELETE FROM {table}").rowcount
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(f"DELETE FROM {table}").rowcount  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from .errors import ApiError as ApiError
 from .errors import ConfigError as ConfigError
 from .errors import CronError as CronError
 from .errors import InputValidationError as InputValidationError
+from .errors import ResultError as ResultError
 from .errors import RunCancelled as RunCancelled
 from .errors import RunFailed as RunFailed
 from .errors import RunTimeout as RunTimeout
@@ -45,6 +46,7 @@ __all__ = [
     "HistoryEntry",
     "InputValidationError",
     "Overlap",
+    "ResultError",
     "Retry",
     "RunCancelled",
     "RunFailed",

@@ -28,7 +28,7 @@ from ._models import RunInfo, RunStatus, StepInfo
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
 from ._store import ClaimedRun, StepRecord, Store
-from .errors import ConfigError, StepFailed, StoreError
+from .errors import ConfigError, ResultError, StepFailed, StoreError
 
 __all__ = [
     "AttemptTimedOut",
@@ -77,6 +77,8 @@ def durable(call: Callable[[], T], *, give_up_after: float) -> T:
         try:
             return call()
         except StoreError as exc:
+            if not exc.transient:
+                raise  # a value the database refused: it would refuse it again
             if _clock.monotonic() + delay > deadline:
                 raise StoreUnavailable(str(exc)) from exc
             _clock.sleep(delay)
@@ -84,9 +86,22 @@ def durable(call: Callable[[], T], *, give_up_after: float) -> T:
 
 
 def describe_error(exc: BaseException) -> str:
-    """How an exception is stored: "Type: message"."""
+    """How an exception is stored: "Type: message", as text every database can hold."""
     message = str(exc)
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return storable_text(text)
+
+
+def storable_text(text: str) -> str:
+    """``text`` with what a database column cannot hold written out as escapes: NUL
+    (PostgreSQL refuses it in text) and lone surrogates (not UTF-8)."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 @dataclass
@@ -242,7 +257,7 @@ class Context:
 
     def _record_success(self, key: str, started: int, value: Any) -> Any:
         try:
-            text = canonical_json(value, what=f"The result of step {key!r}")
+            text = canonical_json(value, what=f"The result of step {key!r}", error=ResultError)
         except ConfigError as exc:
             self._record_failure(key, started, exc, NO_RETRY)
             raise

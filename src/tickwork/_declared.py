@@ -20,9 +20,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ._durations import Duration, format_duration, parse_duration
-from ._registry import Registry
+from ._registry import Registry, WorkflowDef
 from ._spec import ScheduleSpec, option_names, spec_from
-from .errors import ConfigError
+from .errors import ConfigError, InputValidationError
 
 __all__ = [
     "Cron",
@@ -115,9 +115,15 @@ class Every:
         return _repr("Every", format_duration(self.every), named, self.options)
 
 
-def workflow_schedules(workflow: str, declared: object) -> list[ScheduleSpec]:
-    """The ``schedule=`` of ``@engine.workflow`` as specs bound to ``workflow``, keyed by
-    default by the workflow name (or ``name:i`` when there are several)."""
+def workflow_schedules(definition: WorkflowDef) -> list[ScheduleSpec]:
+    """The ``schedule=`` of ``@engine.workflow`` as specs bound to the workflow, keyed by
+    default by the workflow name (or ``name:i`` when there are several).
+
+    Each declaration's input is checked against the workflow's now, at decoration time: a
+    workflow whose input is required (annotated, without a default) needs ``input=`` in
+    its ``Cron``/``Every``, else every occurrence would be refused when a worker starts.
+    """
+    workflow, declared = definition.name, definition.schedule
     if declared is None:
         return []
     items = list(declared) if isinstance(declared, list | tuple) else [declared]
@@ -128,11 +134,27 @@ def workflow_schedules(workflow: str, declared: object) -> list[ScheduleSpec]:
                 "schedule= takes tickwork.Cron(...), tickwork.Every(...) or a list of them, "
                 f"not {item!r}"
             )
+        _check_input(definition, item)
         key = item.key
         if key is None:
             key = workflow if len(items) == 1 else f"{workflow}:{index}"
         specs.append(dataclasses.replace(item.spec, workflow=workflow, key=key))
     return specs
+
+
+def _check_input(definition: WorkflowDef, item: Cron | Every) -> None:
+    """``InputValidationError`` when the declaration's input does not fit the workflow."""
+    try:
+        definition.validate_input(item.spec.input)
+    except InputValidationError as exc:
+        kind = type(item).__name__
+        if item.spec.input is None:
+            raise InputValidationError(
+                f"Workflow {definition.name!r} needs an input, but its declared schedule "
+                f"{item!r} has none: pass input=... to {kind}(...), e.g. "
+                f"{kind}(..., input={{...}})"
+            ) from exc
+        raise InputValidationError(f"The declared schedule {item!r}: {exc}") from exc
 
 
 def deployment_schedules(entries: Iterable[object], source: str) -> list[ScheduleSpec]:
@@ -205,7 +227,7 @@ class Declarations:
         self._config = config
 
     def specs(self, registry: Registry) -> list[ScheduleSpec]:
-        declared = [spec for d in registry for spec in workflow_schedules(d.name, d.schedule)]
+        declared = [spec for d in registry for spec in workflow_schedules(d)]
         path = config_path(self._config)
         from_file = load_config(path) if path is not None else []
         return merge(declared, self._deployment, from_file)

@@ -20,13 +20,24 @@ from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._handle import RunHandle
 from ._hooks import Hook
-from ._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
+from ._models import (
+    ApiKeyInfo,
+    HistoryEntry,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    Stats,
+    StepInfo,
+    StorageStats,
+)
 from ._preview import preview
+from ._pruning import Pruner
 from ._registry import (
     Registry,
     WorkflowDef,
     WorkflowOptions,
 )
+from ._retention import DEFAULT_RETENTION
 from ._retry import Retry
 from ._runs import Runs
 from ._runtime import Runtime
@@ -42,7 +53,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _check_declared(definition: WorkflowDef) -> None:
-    workflow_schedules(definition.name, definition.schedule)  # refuse a bad one now
+    workflow_schedules(definition)  # refuse a bad one (or one missing its input) now
 
 
 class Engine:
@@ -58,6 +69,7 @@ class Engine:
         on_error: Callable[[BaseException, dict[str, Any]], Any] | None = None,
         schedules: Sequence[Mapping[str, Any]] | None = None,
         config: str | os.PathLike[str] | None = None,
+        retention: Duration | None = DEFAULT_RETENTION,
     ) -> None:
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
         self._registry = Registry()
@@ -73,6 +85,7 @@ class Engine:
         self._declarations = Declarations(schedules or [], config)
         self._runs = Runs(self._runtime)
         self._schedules = Schedules(self._runtime)
+        self._pruner = Pruner(self._runtime, retention)
 
     # -- registration --------------------------------------------------------------------
 
@@ -91,6 +104,7 @@ class Engine:
         priority: int = 0,
         timeout: Duration | None = None,
         schedule: Any = None,
+        retention: Duration | None = None,
     ) -> Callable[[F], F]: ...
 
     def workflow(
@@ -104,6 +118,7 @@ class Engine:
         priority: int = 0,
         timeout: Duration | None = None,
         schedule: Any = None,
+        retention: Duration | None = None,
     ) -> Any:
         """Register a workflow: ``@engine.workflow`` or ``@engine.workflow("name", ...)``."""
         if callable(name):
@@ -117,6 +132,7 @@ class Engine:
             priority=priority,
             timeout=timeout,
             schedule=schedule,
+            retention=retention,
         )
         return self._registry.decorator(
             options, check=_check_declared, added=self._runtime.wake.set
@@ -354,9 +370,25 @@ class Engine:
             threads=threads,
             drain_timeout=drain_timeout,
             poll_interval=poll_interval,
+            housekeeping=self._pruner,
         )
         self.sync_schedules()
         return worker
+
+    # -- retention -----------------------------------------------------------------------
+
+    def prune(self, *, older_than: Duration | None = None) -> int:
+        """Remove now what retention no longer keeps (one full pass, in bounded batches);
+        return how many rows went. Workers do this in the background.
+
+        ``older_than`` replaces every retention for this pass: ended runs and history
+        entries older than it go, whatever their workflow's retention.
+        """
+        return self._pruner.prune(older_than=older_than)
+
+    def storage_stats(self) -> StorageStats:
+        """Rows and bytes per table, the oldest ended run, and what waits to be pruned."""
+        return self._pruner.storage()
 
     # -- cadence preview -----------------------------------------------------------------
 
@@ -407,15 +439,13 @@ class Engine:
         """
         return self._runtime.store.api_key_hash(key_id) is not None
 
-    def stats(
-        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-    ) -> Stats:
-        """Counts and histograms of what the database holds, for ``/metrics``.
+    def stats(self) -> Stats:
+        """The fleet's counts and histograms, for ``/metrics``: counted as events happen
+        (never recounted from history), histograms by bucket (bounds in ``_buckets``).
 
-        Histogram bucket bounds are in milliseconds. A store that keeps no aggregates
-        reports nothing rather than failing the scrape.
+        A store that keeps no aggregates reports nothing rather than failing the scrape.
         """
-        return self._runtime.stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
+        return self._runtime.stats()
 
     # -- async twins: the same calls, awaitable (see _async_api) ------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -18,12 +19,14 @@ from ._context import (
     Suspend,
     describe_error,
     durable,
+    storable_text,
 )
 from ._ids import canonical_json
 from ._models import RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
+from .errors import ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
 
@@ -78,6 +81,11 @@ def execute(
         # Nothing can be written: once the lease expires, a worker takes the run over.
         log.warning("tickwork: database unreachable while executing run %s: %s", claim.info.id, exc)
         return Outcome(None, False)
+    except StoreError as exc:  # not transient (durable retries those): a refused value
+        # Trying again would be refused again, run after run: end the run as failed,
+        # saying why, then let the caller report the error (on_error).
+        attempt.refused(exc)
+        raise
 
 
 class _Attempt:
@@ -115,7 +123,8 @@ class _Attempt:
             )
             on_context(ctx)
             value = _call(definition, ctx)
-            result = canonical_json(value, what=f"The result of workflow {info.workflow!r}")
+            what = f"The result of workflow {info.workflow!r}"
+            result = canonical_json(value, what=what, error=ResultError)
         except Suspend as suspended:
             return self.suspend(suspended)
         except CancelRequested:
@@ -166,6 +175,24 @@ class _Attempt:
             return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
 
         return durable(write, give_up_after=self.give_up_after)
+
+    def refused(self, exc: StoreError) -> None:
+        """End the run as failed because the database refused its outcome."""
+        error = storable_text(f"StoreError: the database refused this run's outcome: {exc}")
+
+        def write() -> None:
+            self.store.finish_run(
+                run_id=self.claim.info.id,
+                token=self.claim.lease_token,
+                status=RunStatus.FAILED,
+                result_json=None,
+                error=error[:2000],
+                now_ms=_clock.now_ms(self.clock),
+                running=self.claim.info,
+            )
+
+        with contextlib.suppress(StoreError, StoreUnavailable, LeaseLost):
+            durable(write, give_up_after=self.give_up_after)
 
     def fail(self, error: str) -> Outcome:
         """Retry after the back-off while the policy allows, else fail the run."""

@@ -14,7 +14,7 @@ import uuid
 from datetime import date
 from typing import Any
 
-from .errors import InputValidationError
+from .errors import ConfigError, InputValidationError
 
 __all__ = [
     "JSON",
@@ -34,12 +34,15 @@ JSON = Any  # a JSON value: None, bool, int, float, str, list, dict with str key
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def canonical_json(value: JSON, *, what: str = "value") -> str:
-    """``value`` as canonical JSON text; ``InputValidationError`` when it is not JSON."""
+def canonical_json(
+    value: JSON, *, what: str = "value", error: type[ConfigError] = InputValidationError
+) -> str:
+    """``value`` as canonical JSON text; ``error`` (``InputValidationError`` unless told:
+    a result is no input) when it is not JSON."""
     try:
         return _CANONICAL.encode(value)
     except (TypeError, ValueError) as exc:
-        raise InputValidationError(f"{what} is not a JSON value: {exc}") from exc
+        raise error(f"{what} is not a JSON value: {exc}") from exc
 
 
 def from_json(text: str | None) -> JSON:

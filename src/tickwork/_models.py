@@ -23,6 +23,8 @@ __all__ = [
     "ScheduleState",
     "Stats",
     "StepInfo",
+    "StorageStats",
+    "TableStats",
 ]
 
 
@@ -160,18 +162,24 @@ class ApiKeyInfo:
 
 @dataclass(frozen=True)
 class Histogram:
-    """Observations in milliseconds: ``counts[i]`` of them are ``<= bounds_ms[i]``."""
+    """Observations in milliseconds, by bucket (``_buckets``): ``counts[i]`` of them fell in
+    bucket ``i`` (above ``bounds[i - 1]``, at most ``bounds[i]``; the last, above all)."""
 
     counts: tuple[int, ...]
-    count: int
     sum_ms: int
+
+    @property
+    def count(self) -> int:
+        """Every observation."""
+        return sum(self.counts)
 
 
 @dataclass(frozen=True)
 class Stats:
-    """Counts and histograms of what the store holds (the fleet's, for monitoring)."""
+    """The fleet's counts and histograms, for monitoring: counted by the store as events
+    happen, so pruning rows never lowers them."""
 
-    #: (workflow, status) -> runs
+    #: (workflow, status) -> unfinished runs now; ended runs ever, for ended statuses
     runs: dict[tuple[str, str], int] = field(default_factory=dict)
     #: state -> schedules
     schedules: dict[str, int] = field(default_factory=dict)
@@ -179,7 +187,37 @@ class Stats:
     firings: dict[str, int] = field(default_factory=dict)
     #: workflow -> created_at - scheduled_for of its scheduled runs
     lateness: dict[str, Histogram] = field(default_factory=dict)
-    #: (workflow, status) -> finished_at - started_at of its finished runs
+    #: (workflow, status) -> finished_at - started_at of its ended runs that had started
     run_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
-    #: step status -> finished_at - started_at of steps (not sleeps, not now())
+    #: step status -> finished_at - started_at of each try of a step (not sleeps, not now())
     step_durations: dict[str, Histogram] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TableStats:
+    """One table: its rows, and its bytes with its indexes (None when the database
+    cannot tell: an SQLite built without the ``dbstat`` table)."""
+
+    name: str
+    rows: int
+    bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StorageStats:
+    """What the database holds and what retention will remove (``tickwork db stats``).
+
+    ``total_bytes``: SQLite, the file (pages times page size), ``free_bytes`` of it free pages
+    that new rows reuse; PostgreSQL, the tables with their indexes (``free_bytes`` None).
+    ``prunable_runs`` are ended runs past their retention (a schedule's latest run among
+    them is kept) and ``prunable_history`` history entries past it, both waiting for the
+    next pass; ``retention`` the engine's (None: everything is kept).
+    """
+
+    tables: tuple[TableStats, ...]
+    total_bytes: int
+    free_bytes: int | None
+    oldest_ended_at: datetime | None
+    prunable_runs: int
+    prunable_history: int
+    retention: timedelta | None = None

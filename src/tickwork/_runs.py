@@ -37,7 +37,11 @@ class Runs:
         delay: Duration | None,
     ) -> str:
         """Insert a run (idempotent by ``run_id``); its id. Every argument is checked
-        before anything is stored."""
+        before anything is stored.
+
+        A ``run_id`` that names a run of another workflow is refused (``ConfigError``)
+        rather than answered with that run: the caller would wait for the wrong result.
+        """
         value = definition.validate_input(input)
         if run_id is not None:
             check_name(run_id, "run_id")
@@ -52,7 +56,13 @@ class Runs:
             created_ms=now,
             available_ms=now + (0 if delay is None else to_ms(delay)),
         )
-        return self._runtime.insert_run(run).id
+        stored = self._runtime.insert_run(run)
+        if stored.workflow != run.workflow:
+            raise ConfigError(
+                f"run_id {stored.id!r} is already a run of workflow {stored.workflow!r}, "
+                f"not of {run.workflow!r}: choose another run_id"
+            )
+        return stored.id
 
     def get(self, run_id: str) -> RunInfo | None:
         return self._runtime.store.get_run(run_id)

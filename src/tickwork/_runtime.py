@@ -89,7 +89,7 @@ class Runtime:
             raise ConfigError(f"on_error must be callable, not {on_error!r}")
         lease_ms = to_ms(lease)
         checked_pools = tuple(check_pool(p) for p in (pools or ["default"]))
-        store = open_store(url)
+        store = open_store(url, lease_ms=lease_ms)
         if clock is None and isinstance(store, ReferenceTime):
             # A fleet agrees on the database's time, not on each machine's.
             clock = _clock.ReferenceClock(store.database_now_ms)
@@ -125,14 +125,12 @@ class Runtime:
     def now_ms(self) -> int:
         return _clock.now_ms(self.clock)
 
-    def stats(
-        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-    ) -> Stats:
+    def stats(self) -> Stats:
         """The store's counts and histograms, or none when it keeps no aggregates."""
         store = self.store
         if not isinstance(store, StatsSource):
             return Stats()
-        return store.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
+        return store.read_stats()
 
     def limits(self) -> dict[str, int | None]:
         """Concurrency limit of each workflow this process can execute, by name."""

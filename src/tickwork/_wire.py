@@ -247,12 +247,20 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": error}
 
 
+def _detail(value: object) -> bool:
+    """Whether an error attribute crosses the wire: a scalar, or a tuple of scalars (which
+    travels as a list and comes back as a tuple: ``UnknownWorkflowError.suggestions``)."""
+    if isinstance(value, tuple | list):
+        return all(isinstance(item, _DETAIL_TYPES) for item in value)
+    return isinstance(value, _DETAIL_TYPES)
+
+
 def error_details(exc: BaseException) -> dict[str, Any]:
     """The plain attributes an error carries (``CronError.field``...), for the wire."""
     return {
-        name: value
+        name: list(value) if isinstance(value, tuple) else value
         for name, value in vars(exc).items()
-        if not name.startswith("_") and isinstance(value, _DETAIL_TYPES)
+        if not name.startswith("_") and _detail(value)
     }
 
 
@@ -269,8 +277,8 @@ def error_from_wire(
     exc = cls.__new__(cls, message)
     BaseException.__init__(exc, message)
     for name, value in (details or {}).items():
-        if isinstance(name, str) and not name.startswith("_") and isinstance(value, _DETAIL_TYPES):
-            setattr(exc, name, value)
+        if isinstance(name, str) and not name.startswith("_") and _detail(value):
+            setattr(exc, name, tuple(value) if isinstance(value, list) else value)
     return exc
 
 

@@ -4,7 +4,8 @@ The loop never polls blindly: it sleeps until the earliest moment something beco
 (asked of the store by index) or until woken by a change made in this process, and at
 most ``poll_interval`` so that changes made by other processes are seen promptly.
 ``run_until_idle`` is the same work in the calling thread, for tests and scripts;
-``run_until_signalled`` runs a worker until SIGINT/SIGTERM.
+``run_until_signalled`` runs a worker until SIGINT/SIGTERM. Beside the loop, a worker runs
+its ``Housekeeping`` (pruning, ``_pruning``) on a thread of its own, stopped with it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ._runtime import LeaseKeeper, Runtime
 from ._store import ClaimedRun, ClaimRequest, Listening
 from .errors import ConfigError, StoreError
 
-__all__ = ["Firing", "Worker", "run_until_idle", "run_until_signalled"]
+__all__ = ["Firing", "Housekeeping", "Worker", "run_until_idle", "run_until_signalled"]
 
 log = logging.getLogger("tickwork")
 
@@ -39,6 +40,18 @@ class Firing(Protocol):
 
     def next_due_ms(self) -> int | None:
         """When the next schedule this worker serves is due, or None."""
+        ...
+
+
+class Housekeeping(Protocol):
+    """Work a worker runs in the background beside its loop (the ``Pruner``)."""
+
+    def start(self, stop: threading.Event, poll_s: float) -> threading.Thread:
+        """Run until ``stop`` is set, looking at the clock at least every ``poll_s``."""
+        ...
+
+    def join(self, thread: threading.Thread) -> None:
+        """Wait for the thread ``start`` returned, once ``stop`` was set."""
         ...
 
 
@@ -82,6 +95,7 @@ class Worker:
         threads: int = 8,
         poll_interval: Duration = "1s",
         drain_timeout: Duration = "30s",
+        housekeeping: Housekeeping | None = None,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
@@ -97,6 +111,7 @@ class Worker:
         self._in_flight = 0
         self._idle = threading.Condition()
         self._keeper = LeaseKeeper(runtime)
+        self._housekeeping = housekeeping
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then drains in-flight runs and returns."""
@@ -151,6 +166,9 @@ class Worker:
             thread.start()
         self._runtime.executors = self
         self._start_listening()
+        housekeeping, background = self._housekeeping, None
+        if housekeeping is not None:  # pruning, on a thread of its own
+            background = housekeeping.start(self._stopping, self._poll_ms / 1000)
         log.info(
             "tickwork: worker %s started (pools %s)",
             self._runtime.worker_id,
@@ -166,6 +184,8 @@ class Worker:
             if self._runtime.executors is self:
                 self._runtime.executors = None
             self._drain(pool)
+            if housekeeping is not None and background is not None:
+                housekeeping.join(background)
 
     def _pass(self) -> float:
         """One pass: fire due schedules, claim into free slots; return how long to sleep."""

@@ -5,14 +5,16 @@
     TickworkError                      base of everything below; has a stable ``.code``
     ├── ConfigError (+ ValueError)     something a user passed is invalid
     │   ├── CronError                  a cron expression is invalid (``.field``, ``.reason``)
-    │   ├── UnknownWorkflowError       no workflow of that name is registered (``.workflow``)
-    │   └── InputValidationError       an input is not JSON or fails its annotation
+    │   ├── UnknownWorkflowError       no such workflow (``.workflow``, ``.suggestions``)
+    │   ├── InputValidationError       an input is not JSON or fails its annotation
+    │   └── ResultError                a step's or workflow's result is not a JSON value
     ├── ScheduleConflict               a key is registered with another definition
     ├── RunFailed                      ``RunHandle.result()``: the run failed (``.run_id``)
     ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
     ├── StepFailed                     replay of a step whose tries ran out (``.step``)
-    ├── StoreError                     the database failed; the driver error is ``__cause__``
+    ├── StoreError                     the database failed (``.transient``: an outage, not
+    │                                  a refused value); the driver error is ``__cause__``
     └── ApiError                       ``Client``: the server refused the request for a reason
                                        of its own (bad API key, unknown route...) or could not
                                        be reached (``.status``, ``.error_code``)
@@ -28,6 +30,7 @@ __all__ = [
     "ConfigError",
     "CronError",
     "InputValidationError",
+    "ResultError",
     "RunCancelled",
     "RunFailed",
     "RunTimeout",
@@ -71,19 +74,35 @@ class CronError(ConfigError):
 
 
 class UnknownWorkflowError(ConfigError):
-    """No workflow of that name is registered with this engine."""
+    """No workflow of that name is registered with this engine.
+
+    ``suggestions`` are the registered names closest to ``workflow`` (a typo's fix), which
+    the message offers as "did you mean ...?".
+    """
 
     code = "UNKNOWN_WORKFLOW"
 
-    def __init__(self, workflow: str) -> None:
+    def __init__(self, workflow: str, suggestions: tuple[str, ...] = ()) -> None:
         self.workflow = workflow
-        super().__init__(f"Unknown workflow {workflow!r}: register it with @engine.workflow")
+        self.suggestions = tuple(suggestions)
+        hint = "register it with @engine.workflow"
+        if self.suggestions:
+            hint = f"did you mean {' or '.join(repr(s) for s in self.suggestions)}? Or {hint}"
+        super().__init__(f"Unknown workflow {workflow!r}: {hint}")
 
 
 class InputValidationError(ConfigError):
     """An input is not a JSON value, or does not match the workflow's ``input`` annotation."""
 
     code = "INPUT_INVALID"
+
+
+class ResultError(ConfigError):
+    """A step or a workflow returned something that is not a JSON value (a datetime, a set,
+    an object...): the step (or the attempt) fails with this error, nothing is stored as its
+    result. Return JSON (``when.isoformat()``, ``list(items)``, ``model.model_dump()``)."""
+
+    code = "RESULT_INVALID"
 
 
 class ScheduleConflict(TickworkError):
@@ -141,9 +160,18 @@ class StepFailed(TickworkError):
 
 
 class StoreError(TickworkError):
-    """The database could not do what was asked; the driver's error is ``__cause__``."""
+    """The database could not do what was asked; the driver's error is ``__cause__``.
+
+    ``transient`` is True for an outage (unreachable, a dropped connection, a lock that
+    could not be had: trying again later may work) and False when the database refused
+    what it was given (trying again would fail the same way).
+    """
 
     code = "STORE_ERROR"
+
+    def __init__(self, message: str, *, transient: bool = True) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class ApiError(TickworkError):

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tickwork import Context, Engine
+from tickwork._store import migrations
 from tickwork.cli import main
 
 APP = """
@@ -120,7 +121,8 @@ def test_database_comes_from_the_environment(url: str, monkeypatch: pytest.Monke
 
 def test_db_upgrade_reports_the_schema_version(db_url: str) -> None:
     result = tickwork("db", "upgrade", "--database", db_url)
-    assert result.exit_code == 0 and "schema version 1" in result.output
+    latest = migrations.pending("sqlite", 0)[-1][0]  # both dialects have the same versions
+    assert result.exit_code == 0 and f"schema version {latest}" in result.output
 
 
 def test_tick_registers_declared_schedules_and_fires_due_ones(db_url: str, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ EXPECTED = {
     "HistoryEntry",
     "InputValidationError",
     "Overlap",
+    "ResultError",
     "Retry",
     "RunCancelled",
     "RunFailed",
@@ -54,6 +55,8 @@ def test_error_tree_and_codes_are_stable() -> None:
     assert issubclass(errors.CronError, errors.ConfigError)
     assert issubclass(errors.UnknownWorkflowError, errors.ConfigError)
     assert issubclass(errors.InputValidationError, errors.ConfigError)
+    assert issubclass(errors.ResultError, errors.ConfigError)
+    assert not issubclass(errors.ResultError, errors.InputValidationError)
     for name in ("ScheduleConflict", "RunFailed", "RunCancelled", "StoreError"):
         cls = getattr(errors, name)
         assert issubclass(cls, errors.TickworkError) and not issubclass(cls, ValueError)

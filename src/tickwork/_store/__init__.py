@@ -10,6 +10,7 @@ from .contract import (
     ClaimRequest,
     DueSchedule,
     Ended,
+    ExclusiveWrites,
     FireResult,
     LeaseLost,
     Listening,
@@ -27,6 +28,7 @@ __all__ = [
     "ClaimedRun",
     "DueSchedule",
     "Ended",
+    "ExclusiveWrites",
     "FireResult",
     "LeaseLost",
     "Listening",
@@ -41,8 +43,13 @@ __all__ = [
 ]
 
 
-def open_store(url: str) -> Store:
-    """The store a URL names: ``sqlite:///file.db`` or ``postgresql://...``."""
+def open_store(url: str, *, lease_ms: int | None = None) -> Store:
+    """The store a URL names: ``sqlite:///file.db`` or ``postgresql://...``.
+
+    ``lease_ms`` (the engine's lease) bounds how long a PostgreSQL transaction may sit
+    idle: a third of it, from 1 to 5 seconds, so a frozen worker's locks are gone well
+    before its leases expire.
+    """
     if not isinstance(url, str):
         raise ConfigError(f"Bad database URL {url!r}: expected a string")
     scheme = urlsplit(url).scheme
@@ -55,7 +62,9 @@ def open_store(url: str) -> Store:
             from .postgres import PostgresStore
         except ImportError as exc:
             raise ConfigError("PostgreSQL needs psycopg: pip install 'tickwork[postgres]'") from exc
-        return PostgresStore(url)
+        if lease_ms is None:
+            return PostgresStore(url)
+        return PostgresStore(url, idle_timeout_ms=min(5_000, max(1_000, lease_ms // 3)))
     raise ConfigError(
         f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
     )

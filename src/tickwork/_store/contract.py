@@ -14,11 +14,14 @@ Rules that hold for every method unless its docstring says otherwise:
 - Driver errors are raised as ``tickwork.errors.StoreError`` with the driver error as cause.
 - Schedule rules are pure functions the store calls inside its transaction (``_policy``
   for registration and state changes, ``decide`` for firing): a store reads, calls, writes.
+- Retention's rules (which cutoff, what fits in a batch) are pure too (``_retention``);
+  ``prune_batch`` applies them a bounded batch at a time.
 
 The plain records it takes and gives (``NewRun``, ``StepRecord``, ``ScheduleRecord``,
 ``DueSchedule``) live in ``tickwork._records``, below the store, and are re-exported here.
 Capabilities only some stores have are Protocols at the end (``Listening``,
-``ReferenceTime``, ``StatsSource``): ask with ``isinstance(store, Listening)``.
+``ExclusiveWrites``, ``ReferenceTime``, ``StatsSource``): ask with
+``isinstance(store, Listening)``.
 """
 
 from __future__ import annotations
@@ -28,15 +31,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
+from .._models import (
+    ApiKeyInfo,
+    HistoryEntry,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    Stats,
+    StepInfo,
+    StorageStats,
+)
 from .._planning import Plan
 from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord
+from .._retention import Cutoffs, PruneBatch, PrunePosition
 
 __all__ = [
     "ClaimRequest",
     "ClaimedRun",
     "DueSchedule",
     "Ended",
+    "ExclusiveWrites",
     "FireResult",
     "LeaseLost",
     "Listening",
@@ -350,7 +364,34 @@ class Store(Protocol):
         ...
 
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
-        """Revoke the live key with this id or name; False when there is none."""
+        """Revoke the live key with this id, else the live key with this name (never both);
+        False when there is none."""
+        ...
+
+    # -- retention -------------------------------------------------------------------------
+
+    def prune_batch(self, *, cutoffs: Cutoffs, budget: int, position: PrunePosition) -> PruneBatch:
+        """Remove, in ONE short write transaction, at most ``budget`` rows (runs, steps and
+        history entries together) that retention no longer keeps, going on from
+        ``position``; return how many went and where the next batch starts.
+
+        Removed: ended runs (``completed``, ``failed``, ``cancelled``) whose ``finished_at``
+        is before ``cutoffs.for_workflow(workflow)``, with their steps; history entries
+        whose ``decided_at`` is before ``cutoffs.history_ms``. Never removed: unfinished
+        runs, a run its schedule names as its latest (``last_run_id``), a schedule's
+        ``KEEP_HISTORY`` newest entries (by id), anything whose cutoff is None. A run goes
+        with all its steps in one batch, except a run heavier than a batch: its steps go
+        first, ``budget`` at a time. Several stores pruning at once never wait for each
+        other nor remove a row twice (rows another transaction holds are skipped, left to
+        it); the schedules' positions are on their rows, so nothing fires again.
+        A pass starts at ``PrunePosition()`` and ends when ``position.done``.
+        """
+        ...
+
+    def storage_stats(self, *, cutoffs: Cutoffs) -> StorageStats:
+        """Rows and bytes per tickwork table, the oldest ended run's end, and the rows
+        ``prune_batch`` would remove under ``cutoffs`` (ended runs; history entries beyond
+        each schedule's ``KEEP_HISTORY`` newest), read in one transaction."""
         ...
 
 
@@ -390,6 +431,17 @@ class Listening(Protocol):
 
 
 @runtime_checkable
+class ExclusiveWrites(Protocol):
+    """A store whose write transactions take turns (SQLite: one write lock per file): a
+    long write holds every other writer up, firing and claiming included, so background
+    work (pruning) keeps each of its writes to a few milliseconds."""
+
+    def writes_take_turns(self) -> bool:
+        """True (a method, so that ``isinstance`` can ask)."""
+        ...
+
+
+@runtime_checkable
 class ReferenceTime(Protocol):
     """A store with a clock every process sharing it agrees on."""
 
@@ -400,15 +452,16 @@ class ReferenceTime(Protocol):
 
 @runtime_checkable
 class StatsSource(Protocol):
-    """A store that counts what it holds, for monitoring."""
+    """A store that counts events as they happen, for monitoring."""
 
-    def read_stats(
-        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-    ) -> Stats:
-        """Counts and histograms as the store holds them now, in one read transaction.
+    def read_stats(self) -> Stats:
+        """The fleet's figures now, in one read transaction, never recounted from history.
 
-        Histogram bucket bounds are in milliseconds: ``lateness_ms`` for how long after its
-        occurrence a scheduled run was created, ``run_ms`` for finished runs' durations,
-        ``step_ms`` for steps' durations.
+        Counters and histograms (buckets of ``_buckets``) count each event once, in the
+        transaction that wrote it: a firing decision (``count`` occurrences), a scheduled
+        run created (its lateness), a run ended (its duration when it had started), a try
+        of a step ended (``kind`` "step"). Deleting runs, steps or history lowers none of
+        them. ``runs`` holds the unfinished runs by status now, and for ended statuses
+        the runs that ever ended so.
         """
         ...

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _clock
 from ..errors import ConfigError, StoreError
-from . import migrations
+from . import counters, migrations
 from .contract import LeaseLost, StepRecord
 from .sql import SqlStore
 from .transaction import Transaction
@@ -39,6 +40,14 @@ _MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
 #: seconds a call waits for a pooled connection before failing with StoreError
 _WAIT_S = 10.0
+#: libpq's keepalives on the worker's side: a vanished server is noticed in ~20 s
+_CLIENT_KEEPALIVES = {
+    "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 3, "keepalives_count": 3,
+}  # fmt: skip
+#: the server's keepalives on each session: a vanished worker is noticed in ~20 s
+_SERVER_KEEPALIVES = (
+    ("tcp_keepalives_idle", 10), ("tcp_keepalives_interval", 3), ("tcp_keepalives_count", 3),
+)  # fmt: skip
 
 
 # Hold a transaction lock per concurrency-limited workflow, so counts and claims of one
@@ -50,6 +59,12 @@ NOTIFY = "SELECT pg_notify(?, ?)"
 LISTEN = f"LISTEN {CHANNEL}"
 # The database server's clock, the fleet's reference time (ms since the epoch, UTC).
 DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+# Plan this transaction's statements for the values they are given: a prepared statement's
+# generic plan assumes average selectivity and, for a rare workflow or schedule, would
+# filter the newest runs of all of them instead of seeking that one's own.
+PLAN_FOR_VALUES = "SET LOCAL plan_cache_mode = force_custom_plan"
+# Set a setting for this session (SET takes no parameters; set_config does): _configure.
+SET_SESSION = "SELECT set_config(%s, %s, false)"
 # Ten workers starting at once take turns to migrate.
 LOCK_MIGRATION = "SELECT pg_advisory_xact_lock(?)"
 # The schema's versions: one row per migration applied.
@@ -82,20 +97,34 @@ class PostgresDatabase:
     lock_suffix = " FOR UPDATE SKIP LOCKED"
     no_index = ""
     lock_row = " FOR UPDATE"
+    plan_for_values = PLAN_FOR_VALUES
 
-    def __init__(self, url: str, *, max_connections: int) -> None:
+    def __init__(self, url: str, *, max_connections: int, idle_timeout_ms: int) -> None:
         self.url = url
         self._statements: dict[str, str] = {}
+        self._idle_timeout_ms = idle_timeout_ms
         # A call waits up to _WAIT_S for a connection. While it waits, the pool keeps
         # trying to connect (with back-off) for as long: were it to give up at the first
         # refusal, a call that began during an outage would wait out its whole timeout
         # even after the database came back.
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max_connections, open=False, timeout=_WAIT_S,
-            reconnect_timeout=_WAIT_S, kwargs={"autocommit": False},
+            reconnect_timeout=_WAIT_S, configure=self._configure,
+            kwargs={"autocommit": False, **_CLIENT_KEEPALIVES},
         )  # fmt: skip
         self._opened = False
         self._open_lock = threading.Lock()
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Bound what a frozen or cut-off worker can hold (SIGSTOP, a VM paused, a swap
+        storm, a network partition): the server ends a transaction left idle longer than
+        ``idle_timeout_ms`` (well under the lease), releasing its row locks, so the
+        schedules it was firing and the run it was checkpointing go to other workers; TCP
+        keepalives notice a vanished peer in ~20 s rather than the kernel's ~2 h."""
+        settings = (("idle_in_transaction_session_timeout", self._idle_timeout_ms),)
+        for name, value in (*settings, *_SERVER_KEEPALIVES):
+            conn.execute(SET_SESSION, (name, str(value)))
+        conn.commit()
 
     def _translate(self, statement: str) -> str:
         """The statement with psycopg's ``%s`` placeholders (cached: statements repeat)."""
@@ -114,12 +143,18 @@ class PostgresDatabase:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """One transaction on a pooled connection; driver errors become StoreError."""
+        """One transaction on a pooled connection; driver errors become StoreError. Its
+        metric increments are written last, to a shard picked at random (see counters)."""
         try:
             with self._open().connection() as conn, conn.transaction():
-                yield Transaction(conn.cursor(), self._translate)
+                tx = Transaction(conn.cursor(), self._translate)
+                yield tx
+                if tx.counts:
+                    counters.flush(tx, shard=random.randrange(counters.SHARDS))
         except (psycopg.Error, PoolTimeout) as exc:
-            raise StoreError(f"PostgreSQL: {exc}".strip()) from exc
+            # A refused value (DataError: a NUL, a number out of range...) is no outage.
+            transient = not isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
+            raise StoreError(f"PostgreSQL: {exc}".strip(), transient=transient) from exc
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self.transaction()
@@ -147,13 +182,17 @@ class PostgresStore(SqlStore):
 
     dialect = "postgres"
 
-    def __init__(self, url: str, *, max_connections: int = 20) -> None:
+    def __init__(
+        self, url: str, *, max_connections: int = 20, idle_timeout_ms: int = 5_000
+    ) -> None:
         self.url = url.replace("postgres://", "postgresql://", 1)
         try:
             psycopg.conninfo.conninfo_to_dict(self.url)
         except psycopg.ProgrammingError as exc:
             raise ConfigError(f"Bad PostgreSQL URL: {exc}") from exc
-        self._pg = PostgresDatabase(self.url, max_connections=max_connections)
+        self._pg = PostgresDatabase(
+            self.url, max_connections=max_connections, idle_timeout_ms=idle_timeout_ms
+        )
         super().__init__(self._pg)
 
     def record_step(
@@ -167,6 +206,8 @@ class PostgresStore(SqlStore):
             ).fetchone()  # fmt: skip
             if row is None:
                 raise LeaseLost(run_id)
+            if step.kind == "step":
+                counters.observe_step(tx, step.status, step.started_ms, step.finished_ms)
         return bool(row[0])
 
     def database_now_ms(self) -> int:

@@ -3,17 +3,28 @@
 Each part owns its statements (named constants with a comment each, ``?`` placeholders)
 and reads and writes through the dialect's ``Database`` (``transaction.py``): runs, leases
 and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), API keys
-(``sql_keys.py``), aggregates (``stats.py``). ``SqlStore`` is the ``Store`` they make
-together. Decisions stay in Python; the SQL only reads and writes.
+(``sql_keys.py``), aggregates (``stats.py``), pruning (``sql_prune.py``) and what the
+database holds (``sql_storage.py``). ``SqlStore`` is the ``Store`` they make together.
+Decisions stay in Python; the SQL only reads and writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
-from .._models import ApiKeyInfo, HistoryEntry, RunInfo, RunStatus, ScheduleInfo, Stats, StepInfo
+from .._models import (
+    ApiKeyInfo,
+    HistoryEntry,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    Stats,
+    StepInfo,
+    StorageStats,
+)
 from .._planning import Plan
+from .._retention import Cutoffs, PruneBatch, PrunePosition
 from .contract import (
     ClaimedRun,
     ClaimRequest,
@@ -26,8 +37,10 @@ from .contract import (
     StepRecord,
 )
 from .sql_keys import ApiKeysSql
+from .sql_prune import PruneSql
 from .sql_runs import RunsSql
 from .sql_schedules import SchedulesSql
+from .sql_storage import StorageSql
 from .stats import StatsSql
 from .transaction import Database, Transaction
 
@@ -43,8 +56,13 @@ class SqlStore:
     where its SQL can do better (PostgreSQL's ``record_step``).
     """
 
+    #: "sqlite" or "postgres", set by the dialect's subclass
+    dialect: ClassVar[str]
+
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._prune = PruneSql(db)
+        self._storage = StorageSql(db, self.dialect)
         self._runs = RunsSql(db)
         self._schedules = SchedulesSql(db)
         self._keys = ApiKeysSql(db)
@@ -217,10 +235,18 @@ class SqlStore:
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         return self._keys.revoke_api_key(name_or_id, now_ms=now_ms)
 
+    # -- retention -------------------------------------------------------------------------
+
+    def prune_batch(
+        self, *, cutoffs: Cutoffs, budget: int, position: PrunePosition
+    ) -> PruneBatch:
+        return self._prune.prune_batch(cutoffs=cutoffs, budget=budget, position=position)
+
+    def storage_stats(self, *, cutoffs: Cutoffs) -> StorageStats:
+        return self._storage.storage_stats(cutoffs=cutoffs)
+
     # -- aggregates ------------------------------------------------------------------------
 
-    def read_stats(
-        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-    ) -> Stats:
-        """Counts and histograms (bucket bounds in milliseconds); see ``StatsSource``."""
-        return self._stats.read_stats(lateness_ms=lateness_ms, run_ms=run_ms, step_ms=step_ms)
+    def read_stats(self) -> Stats:
+        """The fleet's counters, histograms and gauges; see ``StatsSource``."""
+        return self._stats.read_stats()

@@ -11,8 +11,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._clock import to_ms
 from .._models import RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
+from .counters import count_run_end, observe_lateness, observe_step
+from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
     CLAIM_COLUMNS,
     COL_ATTEMPT_STARTED_AT,
@@ -29,12 +32,13 @@ from .run_rows import (
     run_from_row,
     step_from_row,
 )
+from .statuses import UNFINISHED
 from .transaction import Database, Transaction, in_filters
 
 __all__ = [
-    "CANCEL_IDLE_RUN",
     "REQUEST_CANCEL",
     "RunsSql",
+    "cancel_idle_run",
     "insert_run_row",
 ]
 
@@ -44,13 +48,6 @@ _RUN_LIST = ", ".join(RUN_COLUMNS)
 SELECT_RUN = f"SELECT {_RUN_LIST} FROM tickwork_runs WHERE id = ?"
 # A run's checkpoints in the order they were first recorded.
 SELECT_STEPS = f"SELECT {', '.join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
-# Runs matching some filters, newest first; {where} is "WHERE ..." or nothing.
-LIST_RUNS = f"""
-SELECT {_RUN_LIST} FROM tickwork_runs {{where}}
-ORDER BY created_at DESC, id DESC LIMIT ?
-"""
-# Runs listed after the given one, newest first (a keyset page: stable while runs arrive).
-OLDER_THAN = "(created_at, id) < (SELECT created_at, id FROM tickwork_runs WHERE id = ?)"
 # Insert a new run unless one with the same id exists (start is idempotent by id; an
 # occurrence's run id is unique).
 INSERT_RUN = """
@@ -59,18 +56,22 @@ INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priori
 VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING
 """
-# Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it.
+# Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it,
+# in this order (UNFINISHED is its WHERE, word for word: statuses.py).
 # {filters} becomes "AND pool IN (...) AND workflow IN (...)" with placeholders.
 SELECT_CLAIMABLE = f"""
 SELECT {", ".join(CLAIM_COLUMNS)} FROM tickwork_runs
-WHERE status IN ('pending', 'sleeping', 'running') AND available_at <= ? {{filters}}
+WHERE {UNFINISHED} AND available_at <= ? {{filters}}
 ORDER BY priority DESC, available_at, id
 LIMIT ?
 """
-# Runs of each workflow under a live lease (for concurrency limits).
-COUNT_LIVE = """
+# Runs of each workflow under a live lease (for concurrency limits), read from
+# tickwork_runs_due (UNFINISHED); {no_index} (Database.no_index) keeps SQLite from walking
+# the whole workflow index instead, for its order.
+COUNT_LIVE = f"""
 SELECT workflow, COUNT(*) FROM tickwork_runs
-WHERE status = 'running' AND available_at > ? GROUP BY workflow
+WHERE status = 'running' AND {UNFINISHED} AND available_at > ?
+GROUP BY {{no_index}}workflow
 """
 # Take one run under a new lease; started_at and attempt_started_at are set once.
 CLAIM_RUN = """
@@ -114,12 +115,12 @@ RETURNING {_RUN_LIST}
 # A new attempt forgets the failed tries of the previous one (completed steps stay).
 FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 'failed'"
 # Cancel a run that is not executing right now (by an operator, or by overlap's
-# cancel_previous); returns its schedule's key.
+# cancel_previous); returns its schedule's key, and its workflow and start (for metrics).
 CANCEL_IDLE_RUN = """
 UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, worker = NULL,
     lease_token = NULL
 WHERE id = ? AND status IN ('pending', 'sleeping')
-RETURNING schedule_key
+RETURNING schedule_key, workflow, started_at
 """
 # Ask the executor of a running run to stop at its next step boundary.
 REQUEST_CANCEL = """
@@ -133,14 +134,15 @@ WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
     AND (due_at IS NULL OR due_at > ?)
 """
 # Let another worker take these runs at once; dropping the token fences off the old owner.
-RELEASE_LEASE = """
+# (UNFINISHED: the runs in flight are read from tickwork_runs_due, not every run.)
+RELEASE_LEASE = f"""
 UPDATE tickwork_runs SET available_at = ?, worker = NULL, lease_token = NULL
-WHERE lease_token = ? AND status = 'running'
+WHERE lease_token = ? AND status = 'running' AND {UNFINISHED}
 """
 # The earliest instant at which some run becomes claimable; {filters} as in SELECT_CLAIMABLE.
-NEXT_DUE = """
+NEXT_DUE = f"""
 SELECT MIN(available_at) FROM tickwork_runs
-WHERE status IN ('pending', 'sleeping', 'running') {filters}
+WHERE {UNFINISHED} {{filters}}
 """
 
 
@@ -151,7 +153,22 @@ def insert_run_row(tx: Transaction, run: NewRun) -> bool:
         run.schedule_key, run.schedule_revision, run.scheduled_for_ms, run.retry_json,
         run.created_ms, run.available_ms,
     )  # fmt: skip
-    return tx.rowcount == 1
+    if tx.rowcount != 1:
+        return False
+    if run.scheduled_for_ms is not None:
+        observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
+    return True
+
+
+def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, str | None]:
+    """Cancel the run if it is pending or sleeping, counting its end; return whether it
+    was, and its schedule's key."""
+    row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
+    if row is None:
+        return False, None
+    schedule_key, workflow, started_ms = row
+    count_run_end(tx, workflow, RunStatus.CANCELLED.value, started_ms, now_ms)
+    return True, schedule_key
 
 
 class RunsSql:
@@ -190,18 +207,23 @@ class RunsSql:
         limit: int = 100,
         before: str | None = None,
     ) -> list[RunInfo]:
-        clauses, params = [], []
-        filters = (("workflow", workflow), ("status", status), ("schedule_key", schedule_key))
-        for column, value in filters:
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(str(value))
-        if before is not None:
-            clauses.append(OLDER_THAN)
-            params.append(before)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        # Every combination is read from an index, newest first (run_lists.py).
         with self._db.read() as tx:
-            rows = tx.execute(LIST_RUNS.format(where=where), *params, limit).fetchall()
+            if self._db.plan_for_values:  # a filter's value may be rare or common
+                tx.execute(self._db.plan_for_values)
+            after = None
+            if before is not None:
+                after = tx.execute(SELECT_KEYSET, before).fetchone()
+                if after is None:  # no such run: no page after it
+                    return []
+            statement, params = list_runs_query(
+                workflow=workflow,
+                status=status,
+                schedule_key=schedule_key,
+                after=None if after is None else (after[0], after[1]),
+                no_index=self._db.no_index,
+            )
+            rows = tx.execute(statement, *params, limit).fetchall()
         return [run_from_row(row) for row in rows]
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
@@ -224,7 +246,8 @@ class RunsSql:
         limited = [name for name, cap in limits.items() if cap is not None]
         if limited:
             self._db.serialize(tx, limited)
-            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+            count_live = COUNT_LIVE.format(no_index=self._db.no_index)
+            live = dict(tx.execute(count_live, now_ms).fetchall())
         # Full workflows are left out in SQL so they cannot crowd out the others.
         open_workflows = [
             name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
@@ -273,11 +296,14 @@ class RunsSql:
 
             # One statement in the common case; a second only when cancellation was asked
             # for (the step did complete, so it is still recorded) or the lease is gone.
-            if write(0):
-                return False
-            if write(1):
-                return True
-            raise LeaseLost(run_id)
+            cancelled = False
+            if not write(0):
+                if not write(1):
+                    raise LeaseLost(run_id)
+                cancelled = True
+            if step.kind == "step":
+                observe_step(tx, step.status, step.started_ms, step.finished_ms)
+            return cancelled
 
         return self._db.write(work)
 
@@ -299,9 +325,13 @@ class RunsSql:
                 raise LeaseLost(run_id)
             if running is None:  # not known to the caller: read it back
                 row = tx.execute(SELECT_RUN, run_id).fetchone()
-                schedule_key = row[COL_SCHEDULE_KEY]
+                schedule_key, workflow = row[COL_SCHEDULE_KEY], row[COL_WORKFLOW]
+                started_ms = row[COL_STARTED_AT]
             else:
-                row, schedule_key = None, running.schedule_key
+                row, schedule_key, workflow = None, running.schedule_key, running.workflow
+                started = running.started_at
+                started_ms = None if started is None else to_ms(started)
+            count_run_end(tx, workflow, str(status), started_ms, now_ms)
             if schedule_key is not None:
                 tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
                 if tx.rowcount:
@@ -344,9 +374,8 @@ class RunsSql:
 
     def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
         def work(tx: Transaction) -> bool:
-            row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
-            if row is not None:
-                schedule_key = row[0]
+            cancelled, schedule_key = cancel_idle_run(tx, run_id, now_ms)
+            if cancelled:
                 if schedule_key is not None:
                     tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
                 return True

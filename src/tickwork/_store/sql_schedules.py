@@ -17,6 +17,7 @@ from .._models import Decision, HistoryEntry, ScheduleInfo
 from .._planning import Plan
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import FireResult, Registration
+from .counters import count_firings, observe_lateness
 from .schedule_rows import (
     DEFINITION_COLUMNS,
     FIRING_COLUMNS,
@@ -31,7 +32,8 @@ from .schedule_rows import (
     key_from_row,
     stored_from_row,
 )
-from .sql_runs import CANCEL_IDLE_RUN, INSERT_RUN, REQUEST_CANCEL, insert_run_row
+from .sql_runs import INSERT_RUN, REQUEST_CANCEL, cancel_idle_run, insert_run_row
+from .statuses import UNFINISHED
 from .transaction import Database, Transaction, in_filters, marks
 
 __all__ = ["SchedulesSql"]
@@ -82,10 +84,13 @@ ORDER BY due_at
 LIMIT ?
 """
 # Unfinished runs of some schedules, oldest first; {marks} is one placeholder per key.
-SELECT_ACTIVE_RUNS = """
+# tickwork_runs_schedule_active serves it (UNFINISHED is its WHERE: statuses.py); the
+# order is behind {no_index} (Database.no_index) so that SQLite does not walk a whole
+# schedule's runs in tickwork_runs_schedule for it: it sorts the few in flight instead.
+SELECT_ACTIVE_RUNS = f"""
 SELECT schedule_key, id FROM tickwork_runs
-WHERE schedule_key IN ({marks}) AND status IN ('pending', 'sleeping', 'running')
-ORDER BY created_at, id
+WHERE schedule_key IN ({{marks}}) AND {UNFINISHED}
+ORDER BY {{no_index}}created_at, {{no_index}}id
 """
 # Which of some run ids exist; {marks} is one placeholder per id.
 SELECT_EXISTING_RUNS = "SELECT id FROM tickwork_runs WHERE id IN ({marks})"
@@ -242,7 +247,7 @@ class SchedulesSql:
             if not rows:
                 return FireResult(0, [], [])
             schedules = [key_from_row(row) for row in rows]
-            active = _active_runs(tx, schedules)
+            active = _active_runs(tx, schedules, self._db.no_index)
             errors: list[tuple[str, Exception]] = []
             plans = []
             for key, row in zip(schedules, rows, strict=True):
@@ -276,6 +281,7 @@ class SchedulesSql:
                 INSERT_HISTORY, key, occurrence_ms, None, decision.value, reason, run.id,
                 row[0], 1, now_ms,
             )  # fmt: skip
+            count_firings(tx, decision.value, 1)
             tx.execute(RECORD_TRIGGER, occurrence_ms, run.id, key)
             return run.id
 
@@ -283,6 +289,8 @@ class SchedulesSql:
 
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
         with self._db.read() as tx:
+            if self._db.plan_for_values:  # a daily schedule's entries among every-second ones
+                tx.execute(self._db.plan_for_values)
             rows = tx.execute(SELECT_HISTORY, key, limit).fetchall()
         return [history_from_row(row) for row in rows]
 
@@ -304,10 +312,10 @@ def _chunks(values: list[str]) -> list[list[str]]:
     return [values[start : start + _CHUNK] for start in range(0, len(values), _CHUNK)]
 
 
-def _active_runs(tx: Transaction, keys: list[str]) -> dict[str, list[str]]:
+def _active_runs(tx: Transaction, keys: list[str], no_index: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for chunk in _chunks(keys):
-        statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)))
+        statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)), no_index=no_index)
         for key, run_id in tx.execute(statement, *chunk).fetchall():
             found.setdefault(key, []).append(run_id)
     return found
@@ -331,7 +339,7 @@ def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) 
     """
     for _, plan in plans:
         for run_id in plan.cancel_run_ids:
-            if tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone() is None:
+            if not cancel_idle_run(tx, run_id, now_ms)[0]:
                 tx.execute(REQUEST_CANCEL, run_id)  # running: its executor stops
     planned = [run.run_id for _, plan in plans for run in plan.starts]
     existing = _existing_runs(tx, planned)
@@ -344,6 +352,8 @@ def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) 
                 record.priority, record.pool, record.key, due.revision, run.occurrence_ms,
                 record.retry_json, now_ms, run.available_ms,
             ))  # fmt: skip
+            if run.run_id not in existing:
+                observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
         for decision in plan.decisions:
             kind, reason = decision.decision, decision.reason
             if decision.run_id in existing and kind is Decision.STARTED:
@@ -352,6 +362,7 @@ def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) 
                 record.key, decision.occurrence_ms, decision.last_occurrence_ms, kind.value,
                 reason, decision.run_id, due.revision, decision.count, now_ms,
             ))  # fmt: skip
+            count_firings(tx, kind.value, decision.count)
         last = plan.starts[-1] if plan.starts else None
         advances.append((
             plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms,

@@ -16,9 +16,9 @@ from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import ConfigError, StoreError
-from . import migrations
+from . import counters, migrations
 from .sql import SqlStore
-from .sqlite_writer import WriteCombiner
+from .sqlite_writer import WriteCombiner, is_transient
 from .transaction import Transaction
 
 __all__ = ["SQLiteDatabase", "SQLiteStore", "parse_sqlite_url"]
@@ -85,6 +85,7 @@ class SQLiteDatabase:
     lock_suffix = ""
     no_index = "+"  # SQLite's unary plus keeps a column off its index
     lock_row = ""  # write transactions take turns already (BEGIN IMMEDIATE)
+    plan_for_values = ""  # without statistics SQLite plans alike for any values
 
     def __init__(self, path: Path, synchronous: str, timeout: float) -> None:
         self.path, self._synchronous, self._timeout = path, synchronous, timeout
@@ -145,11 +146,13 @@ class SQLiteDatabase:
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite: {exc}") from exc
         try:
-            yield Transaction(cursor, _same)
+            tx = Transaction(cursor, _same)
+            yield tx
+            counters.flush(tx, shard=0)  # its writes take turns: one shard is enough
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.rollback()
-            raise StoreError(f"SQLite: {exc}") from exc
+            raise StoreError(f"SQLite: {exc}", transient=is_transient(exc)) from exc
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.rollback()
@@ -213,6 +216,10 @@ class SQLiteStore(SqlStore):
 
     def close(self) -> None:
         self._sqlite.close()
+
+    def writes_take_turns(self) -> bool:
+        """``ExclusiveWrites``: one write lock per file, so every write waits its turn."""
+        return True
 
     # -- for tests and tools ---------------------------------------------------------------
 

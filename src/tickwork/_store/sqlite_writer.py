@@ -62,21 +62,31 @@ class _Write:
         self._ready.acquire()
 
 
+def is_transient(exc: sqlite3.Error) -> bool:
+    """Whether trying again may work: a locked or busy database, I/O trouble; not a value
+    SQLite refused (a constraint, a number too large, an unencodable string)."""
+    refused = sqlite3.DataError | sqlite3.IntegrityError | sqlite3.ProgrammingError
+    return not isinstance(exc, refused)
+
+
 def _as_store_error(exc: BaseException) -> BaseException:
     if isinstance(exc, sqlite3.Error):
-        wrapped = StoreError(f"SQLite: {exc}")
+        wrapped = StoreError(f"SQLite: {exc}", transient=is_transient(exc))
         wrapped.__cause__ = exc
         return wrapped
     return exc
 
 
 def _run_in_savepoint(tx: Transaction, request: _Write) -> None:
-    """Carry out one write of a combined batch; its failure undoes only itself."""
+    """Carry out one write of a combined batch; its failure undoes only itself (its metric
+    increments too)."""
     tx.execute(SAVEPOINT)
+    counted = len(tx.counts)
     try:
         request.result = request.work(tx)
     except (Exception, LeaseLost) as exc:
         tx.execute(ROLLBACK_TO_SAVEPOINT)
+        del tx.counts[counted:]
         request.error = _as_store_error(exc)
     tx.execute(RELEASE_SAVEPOINT)
 

@@ -1,90 +1,56 @@
-"""Aggregates for monitoring (``Engine.stats``, read when Prometheus scrapes ``/metrics``).
+"""What ``Engine.stats`` reads when Prometheus scrapes ``/metrics``: the fleet's figures.
 
-Everything is counted from what the store keeps, so the numbers are the fleet's (every
-worker's runs and firings), whichever process serves them. Each read scans the runs and
-steps tables once per figure: cheap for the thousands of rows a schedule fleet keeps,
-a cost to watch for millions.
+Nothing here is recounted from history. Firings, ended runs and the histograms come from
+``tickwork_counters``, where the store counts each event in the event's own transaction
+(``counters.py``); the gauges read what is small whatever the history holds: schedules by
+state, and the unfinished runs by workflow and status, which the partial index on
+unfinished runs (``tickwork_runs_due``) lists without touching ended runs. So a scrape
+costs the same with ten million ended runs kept as with none, and pruning them lowers no
+figure: ``runs`` reports ended statuses from the run-end counters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from .._models import Histogram, Stats
-from .transaction import Database, Transaction
+from .._models import Stats
+from .counters import read_counters
+from .statuses import UNFINISHED
+from .transaction import Database
 
 __all__ = ["StatsSql"]
 
-# Runs by workflow and status.
-COUNT_RUNS = "SELECT workflow, status, COUNT(*) FROM tickwork_runs GROUP BY workflow, status"
 # Schedules by state.
 COUNT_SCHEDULES = "SELECT state, COUNT(*) FROM tickwork_schedules GROUP BY state"
-# Occurrences by decision; a span of dropped occurrences is one row with its count.
-COUNT_FIRINGS = "SELECT decision, SUM(count) FROM tickwork_schedule_history GROUP BY decision"
-# The three histograms read "d" (milliseconds) grouped by labels; {buckets} becomes one
-# "SUM(CASE WHEN d <= ? THEN 1 ELSE 0 END)" per bound, each bound a parameter.
-# Lateness: how long after its occurrence each scheduled run was created, by workflow.
-LATENESS = """
-SELECT workflow, COUNT(*), SUM(d) {buckets} FROM (
-    SELECT workflow,
-        CASE WHEN created_at > scheduled_for THEN created_at - scheduled_for ELSE 0 END AS d
-    FROM tickwork_runs WHERE scheduled_for IS NOT NULL
-) AS observed GROUP BY workflow
-"""
-# How long finished runs took, by workflow and status.
-RUN_DURATIONS = """
-SELECT workflow, status, COUNT(*), SUM(d) {buckets} FROM (
-    SELECT workflow, status, finished_at - started_at AS d FROM tickwork_runs
-    WHERE finished_at IS NOT NULL AND started_at IS NOT NULL
-) AS observed GROUP BY workflow, status
-"""
-# How long steps took (not sleeps, not recorded now()), by status.
-STEP_DURATIONS = """
-SELECT status, COUNT(*), SUM(d) {buckets} FROM (
-    SELECT status, finished_at - started_at AS d FROM tickwork_steps WHERE kind = 'step'
-) AS observed GROUP BY status
+# Unfinished runs by workflow and status; the condition is the partial index
+# tickwork_runs_due's, which serves it. {no_index} (Database.no_index) keeps SQLite from
+# walking the whole workflow index instead, for its order.
+COUNT_UNFINISHED = f"""
+SELECT workflow, status, COUNT(*) FROM tickwork_runs
+WHERE {UNFINISHED}
+GROUP BY {{no_index}}workflow, {{no_index}}status
 """
 
 
 class StatsSql:
-    """The store's aggregates over a dialect's ``Database`` (see ``StatsSource``)."""
+    """The store's figures over a dialect's ``Database`` (see ``StatsSource``)."""
 
-    __slots__ = ("_db",)
+    __slots__ = ("_count_unfinished", "_db")
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._count_unfinished = COUNT_UNFINISHED.format(no_index=db.no_index)
 
-    def read_stats(
-        self, *, lateness_ms: Sequence[int], run_ms: Sequence[int], step_ms: Sequence[int]
-    ) -> Stats:
+    def read_stats(self) -> Stats:
         with self._db.read() as tx:
-            runs = {(w, s): int(n) for w, s, n in tx.execute(COUNT_RUNS).fetchall()}
+            counted = read_counters(tx)
+            unfinished = tx.execute(self._count_unfinished).fetchall()
             schedules = {s: int(n) for s, n in tx.execute(COUNT_SCHEDULES).fetchall()}
-            firings = {d: int(n or 0) for d, n in tx.execute(COUNT_FIRINGS).fetchall()}
-            lateness = _histograms(tx, LATENESS, 1, lateness_ms)
-            run_durations = _histograms(tx, RUN_DURATIONS, 2, run_ms)
-            step_durations = _histograms(tx, STEP_DURATIONS, 1, step_ms)
+        runs = {(w, s): int(n) for w, s, n in unfinished}
+        runs.update(counted.runs_ended)
         return Stats(
             runs=runs,
             schedules=schedules,
-            firings=firings,
-            lateness=lateness,
-            run_durations=run_durations,
-            step_durations=step_durations,
+            firings=counted.firings,
+            lateness=counted.lateness,
+            run_durations=counted.run_durations,
+            step_durations=counted.step_durations,
         )
-
-
-def _histograms(
-    tx: Transaction, statement: str, labels: int, bounds_ms: Sequence[int]
-) -> dict[Any, Histogram]:
-    """Rows of (labels..., count, sum, bucket counts...) as histograms by label(s)."""
-    buckets = "".join(", SUM(CASE WHEN d <= ? THEN 1 ELSE 0 END)" for _ in bounds_ms)
-    rows = tx.execute(statement.format(buckets=buckets), *bounds_ms).fetchall()
-    found: dict[Any, Histogram] = {}
-    for row in rows:
-        key = row[0] if labels == 1 else tuple(row[:labels])
-        count, total = row[labels], row[labels + 1]
-        counts = tuple(int(c or 0) for c in row[labels + 2 :])
-        found[key] = Histogram(counts=counts, count=int(count), sum_ms=int(total or 0))
-    return found

@@ -34,13 +34,19 @@ class Cursor(Protocol):
 
 class Transaction:
     """A cursor inside one transaction that translates ``?`` placeholders to the
-    dialect's and takes parameters positionally: ``tx.execute(STATEMENT, a, b)``."""
+    dialect's and takes parameters positionally: ``tx.execute(STATEMENT, a, b)``.
 
-    __slots__ = ("_cursor", "_translate")
+    ``counts`` collects the metric increments of the transaction's events, as
+    ``(metric, labels, bucket, value, sum_ms)``; the dialect writes them, summed, just
+    before the commit (``counters.flush``), so they land with the events or not at all.
+    """
+
+    __slots__ = ("_cursor", "_translate", "counts")
 
     def __init__(self, cursor: Cursor, translate: Callable[[str], str]) -> None:
         self._cursor = cursor
         self._translate = translate
+        self.counts: list[tuple[str, str, int, int, int]] = []
 
     def execute(self, statement: str, *params: Any) -> Cursor:
         self._cursor.execute(self._translate(statement), params)
@@ -64,6 +70,10 @@ class Database(Protocol):
     #: appended to a read of a row the transaction will write (PostgreSQL: " FOR UPDATE";
     #: SQLite needs none: its write transactions take turns)
     lock_row: str
+    #: run first in a read whose best plan depends on the values it is given, such as a
+    #: filter on a workflow that has few runs among millions (PostgreSQL: plan for those
+    #: values, not a prepared statement's generic plan; SQLite: "", nothing to run)
+    plan_for_values: str
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         """A read-only transaction."""

@@ -1,15 +1,19 @@
-"""``tickwork runs list|show|cancel``."""
+"""``tickwork runs list|show|start|cancel``."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from typing import Any
 
 import click
 
+from .._durations import format_duration, parse_duration
 from .._models import RunInfo, RunStatus, StepInfo
-from .._wire import run_to_wire, step_to_wire
-from ._options import database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table, printable
+from .._wire import instant, run_to_wire, step_to_wire
+from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
+from ._options import app_engine, database_option, json_option, open_engine
+from ._render import echo_json, fail, field_rows, json_text, print_table, printable
 
 __all__ = ["command", "to_json"]
 
@@ -19,9 +23,18 @@ def to_json(value: RunInfo | StepInfo) -> dict[str, Any]:
     return run_to_wire(value) if isinstance(value, RunInfo) else step_to_wire(value)
 
 
+#: exit codes of ``runs start --wait``: the run failed or was cancelled; --timeout passed
+EXIT_RUN_FAILED = 1
+EXIT_TIMEOUT = 124  # as timeout(1)
+
+
+def _when(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
 @click.group("runs")
 def command() -> None:
-    """List, inspect and cancel runs."""
+    """List, inspect, start and cancel runs."""
 
 
 @command.command("list")
@@ -49,19 +62,10 @@ def list_(
     if as_json:
         echo_json([to_json(r) for r in runs])
         return
+    # A scheduled run's id starts with its schedule's key: no column of its own.
     print_table(
-        ["id", "workflow", "status", "attempt", "created (UTC)", "schedule"],
-        [
-            (
-                r.id,
-                r.workflow,
-                r.status.value,
-                r.attempt,
-                r.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-                r.schedule_key,
-            )
-            for r in runs
-        ],
+        ["id", "status", "workflow", "attempt", "created (UTC)"],
+        [(r.id, r.status.value, r.workflow, r.attempt, _when(r.created_at)) for r in runs],
     )
 
 
@@ -80,21 +84,132 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({**to_json(run), "steps": [to_json(s) for s in steps]})
         return
-    print_table(["field", "value"], list(to_json(run).items()), title=run_id)
-    print_table(
-        ["step", "kind", "status", "attempts", "duration", "result / error"],
-        [
-            (
-                s.name,
-                s.kind,
-                s.status,
-                s.attempts,
-                s.finished_at - s.started_at,
-                s.error if s.error else s.result,
+    print_table(["field", "value"], field_rows(to_json(run)), title=f"run {run.id}")
+    if steps:
+        print_table(
+            ["step", "kind", "status", "attempts", "duration", "result / error"],
+            [
+                (
+                    s.name,
+                    s.kind,
+                    s.status,
+                    s.attempts,
+                    format_duration(s.finished_at - s.started_at),
+                    _step_outcome(s),
+                )
+                for s in steps
+            ],
+        )
+
+
+def _step_outcome(step: StepInfo) -> str:
+    """A step's result as JSON, its error as text; a sleep's wake-up and a recorded now()
+    as the instants they are."""
+    if step.error:
+        return step.error
+    if step.kind == "sleep" and isinstance(step.result, int):
+        return f"until {instant(datetime.fromtimestamp(step.result / 1000, UTC))}"
+    if step.kind == "now" and isinstance(step.result, int):
+        return str(instant(datetime.fromtimestamp(step.result / 1000, UTC)))
+    return json_text(step.result)
+
+
+@command.command("start")
+@click.argument("workflow")
+@click.option(
+    "--app",
+    default=None,
+    help="module:engine or path/to/app.py:engine that registers WORKFLOW (required).",
+)
+@click.option("--input", "input_text", default=None, help="The run's input, as JSON.")
+@click.option("--run-id", default=None, help="The run's id (idempotent: an existing run is kept).")
+@click.option(
+    "--wait", is_flag=True, help="Wait for the run to end; exit 1 if it failed or was cancelled."
+)
+@click.option(
+    "--timeout", default=None, help="With --wait: give up waiting after this long (e.g. 10m)."
+)
+@database_option
+@json_option
+def start(
+    workflow: str,
+    app: str | None,
+    input_text: str | None,
+    run_id: str | None,
+    wait: bool,
+    timeout: str | None,
+    database: str | None,
+    as_json: bool,
+) -> None:
+    """Start a run of WORKFLOW and print its id; with --wait, then its result as JSON.
+
+    The workflow must be registered: --app names the app that registers it, as for
+    `tickwork worker` (its input is validated by the workflow's annotation, its options
+    apply). Workers execute the run; --wait waits for one to finish it and exits 1 when
+    the run failed or was cancelled, 124 when --timeout passed first (the run goes on).
+    """
+    if app is None:
+        fail(
+            f"runs start needs the app that registers {workflow!r}: "
+            "--app module:engine or --app path/to/app.py:engine",
+            code=2,
+        )
+        return
+    value = _parse_input(input_text)
+    seconds = None if timeout is None else _seconds(timeout)
+    with app_engine(app, database) as engine:
+        handle = engine.start(workflow, value, run_id=run_id)
+        if not wait:
+            if as_json:
+                echo_json({"run_id": handle.id})
+            else:
+                click.echo(handle.id)
+            return
+        if not as_json:
+            click.echo(handle.id)
+            click.echo(
+                f"waiting for a worker to finish run {printable(handle.id)} (tickwork worker "
+                f"{printable(app)}; Ctrl-C stops waiting, not the run)",
+                err=True,
             )
-            for s in steps
-        ],
-    )
+        try:
+            result = handle.result(timeout=seconds)
+        except (RunFailed, RunCancelled) as exc:
+            _ended(engine.get_run(handle.id), as_json, str(exc), EXIT_RUN_FAILED)
+            return
+        except RunTimeout as exc:
+            message = f"gave up waiting after {timeout}: {exc} (it goes on)"
+            _ended(engine.get_run(handle.id), as_json, message, EXIT_TIMEOUT)
+            return
+        if as_json:
+            run = engine.get_run(handle.id)
+            echo_json(to_json(run) if run is not None else {"id": handle.id, "result": result})
+        else:
+            click.echo(json_text(result))
+
+
+def _ended(run: RunInfo | None, as_json: bool, message: str, code: int) -> None:
+    """A waited-for run that did not complete: its JSON form on stdout with --json, the
+    message on stderr, and ``code``."""
+    if as_json and run is not None:
+        echo_json(to_json(run))
+    fail(message, code=code)
+
+
+def _parse_input(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--input") from exc
+
+
+def _seconds(timeout: str) -> float:
+    try:
+        return parse_duration(timeout).total_seconds()
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--timeout") from exc
 
 
 @command.command("cancel")

@@ -11,7 +11,7 @@ from .._durations import format_duration
 from .._models import HistoryEntry, ScheduleInfo
 from .._wire import history_to_wire, schedule_to_wire
 from ._options import database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table, printable
+from ._render import echo_json, fail, field_rows, print_table, printable
 
 __all__ = ["command", "to_json"]
 
@@ -83,7 +83,7 @@ def show(key: str, database: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(to_json(info))
         return
-    print_table(["field", "value"], list(to_json(info).items()), title=key)
+    print_table(["field", "value"], field_rows(to_json(info)), title=f"schedule {info.key}")
 
 
 def _state_command(action: str, done: str) -> None:
@@ -150,4 +150,5 @@ def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
     print_table(
         ["occurrence (UTC)", "decision", "count", "run", "reason"],
         [(_when(e.occurrence), e.decision.value, e.count, e.run_id, e.reason) for e in entries],
+        whole=(0, 3),
     )

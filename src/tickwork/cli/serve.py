@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._app import load_engine
+from ._options import app_engine, database_option
 from ._render import fail
 
 __all__ = ["command"]
@@ -41,6 +41,7 @@ def _run(app: Any, *, host: str, port: int, log_level: str) -> None:
     show_default=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
+@database_option
 def command(
     app: str,
     host: str,
@@ -49,23 +50,25 @@ def command(
     threads: int,
     no_dashboard: bool,
     log_level: str,
+    database: str | None,
 ) -> None:
     """Serve the HTTP API, /metrics and the dashboard of APP (module:engine or
     path/to/app.py:engine) on http://HOST:PORT.
 
     Every route but /healthz needs an API key: create one with `tickwork apikey create`.
-    The database is APP's engine's. With --worker, the same process also fires schedules
-    and executes runs, and drains them when it stops.
+    The database is APP's engine's (--database when APP builds it with Engine()). With
+    --worker, the same process also fires schedules and executes runs, and drains them
+    when it stops.
     """
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
     try:
         from ..server import create_app
     except ImportError as exc:
         fail(f"the server needs the server extra: pip install 'tickwork[server]' ({exc})", 2)
-    engine = load_engine(app)
-    if host not in _LOOPBACK:
-        click.echo(f"note: listening on {host}: reachable from other machines", err=True)
-    server_app = create_app(engine, dashboard=not no_dashboard)
-    running = engine.worker(threads=threads) if worker else contextlib.nullcontext()
-    with running:
-        _run(server_app, host=host, port=port, log_level=log_level)
+    with app_engine(app, database) as engine:
+        if host not in _LOOPBACK:
+            click.echo(f"note: listening on {host}: reachable from other machines", err=True)
+        server_app = create_app(engine, dashboard=not no_dashboard)
+        running = engine.worker(threads=threads) if worker else contextlib.nullcontext()
+        with running:
+            _run(server_app, host=host, port=port, log_level=log_level)

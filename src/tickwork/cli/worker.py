@@ -6,7 +6,7 @@ import logging
 
 import click
 
-from ._app import load_engine
+from ._options import app_engine, database_option
 
 __all__ = ["command"]
 
@@ -26,22 +26,27 @@ __all__ = ["command"]
     show_default=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
-def command(app: str, threads: int, drain_timeout: str, log_level: str) -> None:
+@database_option
+def command(
+    app: str, threads: int, drain_timeout: str, log_level: str, database: str | None
+) -> None:
     """Fire schedules and execute runs of APP (module:engine or path/to/app.py:engine)."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    engine = load_engine(app)
-    engine.run_worker(threads=threads, drain_timeout=drain_timeout)
+    with app_engine(app, database) as engine:
+        engine.run_worker(threads=threads, drain_timeout=drain_timeout)
 
 
 @click.command("tick")
 @click.argument("app")
-def tick_command(app: str) -> None:
+@database_option
+def tick_command(app: str, database: str | None) -> None:
     """One scheduler pass for APP, then exit (for hosts driven by an outside timer).
 
     Registers the app's declared schedules, fires every due occurrence and prints the ids
     of the runs it started, one per line. Runs are executed by workers.
     """
-    engine = load_engine(app)
-    engine.sync_schedules()
-    for run_id in engine.tick():
+    with app_engine(app, database) as engine:
+        engine.sync_schedules()
+        started = engine.tick()
+    for run_id in started:
         click.echo(run_id)

@@ -1,19 +1,23 @@
-"""Prometheus metrics at ``/metrics``, counted from the database at each scrape.
+"""Prometheus metrics at ``/metrics``, read from the counters the database keeps.
 
-Counting from the store rather than in the process makes the figures the fleet's: the
-server need not run a worker to report every worker's runs and firings, and a restart
-loses nothing. Histogram buckets are cumulative counts of every stored observation, so
-they only grow, as Prometheus expects, until rows are deleted (``unschedule`` deletes a
-schedule's history: Prometheus reads that as a counter reset).
+The store counts each event as it happens, in the event's own transaction, into a small
+table (``_store/counters.py``), so the figures are the fleet's: the server need not run a
+worker to report every worker's runs and firings, a restart loses nothing, and a scrape
+costs the same however much history is kept. Nothing is recounted from runs, steps or
+history, so counters and histogram buckets only grow, as Prometheus expects, even when
+those rows are pruned or a schedule is deleted. The store keeps a histogram's count per
+bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulative ones.
 
 - ``tickwork_schedule_firings_total{decision}``: occurrences by what became of them
   (started, skipped_overlap, dropped_catchup, missed_paused, triggered...).
 - ``tickwork_firing_lateness_seconds{workflow}``: a scheduled run's creation minus its
   occurrence: how late the scheduler fired it.
-- ``tickwork_runs{workflow,status}``: runs stored, by status (a gauge).
+- ``tickwork_runs{workflow,status}``: unfinished runs now (pending, sleeping, running);
+  for ended statuses, the runs that ever ended so (never lowered by pruning).
 - ``tickwork_schedules{state}``: schedules by state (a gauge).
-- ``tickwork_run_duration_seconds{workflow,status}``: finished runs, first start to end.
-- ``tickwork_step_duration_seconds{status}``: steps, each try's start to its end.
+- ``tickwork_run_duration_seconds{workflow,status}``: ended runs, first start to end.
+- ``tickwork_step_duration_seconds{status}``: each try of a step, its start to its end
+  (a step that failed twice, then completed, is 2 failed and 1 completed).
 
 Each app gets its own ``CollectorRegistry`` (never the global one), so several apps in
 one process do not collide.
@@ -22,6 +26,7 @@ one process do not collide.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -32,24 +37,23 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from .. import _buckets as buckets
 from .._engine import Engine
-from .._models import Histogram, Stats
+from .._models import Histogram
 
 __all__ = ["CONTENT_TYPE_LATEST", "EngineCollector", "metrics_registry", "render_metrics"]
 
 # Bucket bounds in seconds.
-LATENESS_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
-RUN_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0, 3600.0, 86400.0)
-STEP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 60.0, 300.0, 3600.0)
-
-
-def _ms(bounds: Sequence[float]) -> list[int]:
-    return [round(b * 1000) for b in bounds]
+LATENESS_BUCKETS = buckets.seconds(buckets.LATENESS_MS)
+RUN_BUCKETS = buckets.seconds(buckets.RUN_MS)
+STEP_BUCKETS = buckets.seconds(buckets.STEP_MS)
 
 
 def _buckets(histogram: Histogram, bounds: Sequence[float]) -> list[tuple[str, float]]:
-    pairs = [(repr(float(b)), float(c)) for b, c in zip(bounds, histogram.counts, strict=True)]
-    return [*pairs, ("+Inf", float(histogram.count))]
+    """Per-bucket counts (the last above every bound) as Prometheus' cumulative ones."""
+    cumulative = list(accumulate(histogram.counts))
+    labels = [*(repr(float(b)) for b in bounds), "+Inf"]
+    return [(label, float(c)) for label, c in zip(labels, cumulative, strict=True)]
 
 
 class EngineCollector(Collector):
@@ -58,15 +62,8 @@ class EngineCollector(Collector):
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _stats(self) -> Stats:
-        return self.engine.stats(
-            lateness_ms=_ms(LATENESS_BUCKETS),
-            run_ms=_ms(RUN_BUCKETS),
-            step_ms=_ms(STEP_BUCKETS),
-        )
-
     def collect(self) -> Iterator[Metric]:
-        stats = self._stats()
+        stats = self.engine.stats()
         firings = CounterMetricFamily(
             "tickwork_schedule_firings",
             "Schedule occurrences by what became of them",
@@ -76,7 +73,9 @@ class EngineCollector(Collector):
             firings.add_metric([decision], count)
         yield firings
         runs = GaugeMetricFamily(
-            "tickwork_runs", "Runs stored, by status", labels=["workflow", "status"]
+            "tickwork_runs",
+            "Unfinished runs by status; for ended statuses, runs that ever ended so",
+            labels=["workflow", "status"],
         )
         for (workflow, status), count in sorted(stats.runs.items()):
             runs.add_metric([workflow, status], count)
@@ -94,14 +93,14 @@ class EngineCollector(Collector):
         )
         yield self._histogram(
             "tickwork_run_duration_seconds",
-            "Finished runs, from first start to end",
+            "Ended runs, from first start to end",
             ["workflow", "status"],
             {(w, s): h for (w, s), h in stats.run_durations.items()},
             RUN_BUCKETS,
         )
         yield self._histogram(
             "tickwork_step_duration_seconds",
-            "Steps, from the start to the end of their last try",
+            "Each try of a step, from its start to its end",
             ["status"],
             {(s,): h for s, h in stats.step_durations.items()},
             STEP_BUCKETS,

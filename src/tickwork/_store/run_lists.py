@@ -1,0 +1,90 @@
+"""``list_runs`` in SQL: every filter and page read from an index (migration 0004).
+
+Runs are listed newest first by ``(created_at, id)``; the page after a run is the keyset
+``(created_at, id) < (its created_at, its id)``, both read first in the same transaction
+(a row comparison both planners turn into an index range). Each combination of filters
+is written for one index, so that what it reads does not grow with the history kept:
+
+======================================  ===============================================
+filters                                 index
+======================================  ===============================================
+none                                    ``tickwork_runs_created``
+workflow                                ``tickwork_runs_workflow``
+schedule (+ workflow)                   ``tickwork_runs_schedule``
+ended status                            ``tickwork_runs_status_ended``
+ended status, workflow                  ``tickwork_runs_workflow_status_ended``
+ended status, schedule (+ workflow)     ``tickwork_runs_schedule_status_ended``
+unfinished status, schedule (+ any)     ``tickwork_runs_schedule_active``
+unfinished status (+ workflow)          ``tickwork_runs_due``, then sorted
+======================================  ===============================================
+
+All but the last return their rows in order and stop at the limit. Unfinished runs have
+no list index of their own (it would be written at every change of status: the write
+cost is ``statuses.py``'s and migration 0004's subject); ``tickwork_runs_due`` holds only
+the runs in flight, so the sort there is of those, whatever the history.
+
+A status filter repeats the WHERE of its half word for word (``statuses.py``): SQLite
+uses a partial index only then, and PostgreSQL's generic plan of a prepared statement
+could not otherwise tell which half a parameter is in. What the chosen index does not
+order or hold is written behind the dialect's ``no_index`` (SQLite's unary ``+``), so that
+SQLite, which has no statistics, cannot pick another index for it. PostgreSQL plans each
+list for its values (``Database.plan_for_values``) and may read another of these indexes
+when a value is common: the newest runs of a workflow that has most runs are found as
+fast through ``tickwork_runs_created``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._models import ACTIVE_STATUSES, RunStatus
+from .run_rows import RUN_COLUMNS
+from .statuses import ENDED, UNFINISHED
+
+__all__ = ["LIST_RUNS", "SELECT_KEYSET", "list_runs_query"]
+
+# Runs matching some filters, newest first; {where} is "WHERE ..." or nothing, {hide} is
+# "" or the dialect's no_index when the order is not the index's.
+LIST_RUNS = f"""
+SELECT {", ".join(RUN_COLUMNS)} FROM tickwork_runs {{where}}
+ORDER BY {{hide}}created_at DESC, {{hide}}id DESC LIMIT ?
+"""
+# The keyset of the run a page goes on after: its place in the newest-first order.
+SELECT_KEYSET = "SELECT created_at, id FROM tickwork_runs WHERE id = ?"
+# Runs listed after that keyset (a page stable while new runs arrive); {hide} as above.
+OLDER_THAN = "({hide}created_at, id) < (?, ?)"
+
+
+def list_runs_query(
+    *,
+    workflow: str | None,
+    status: RunStatus | None,
+    schedule_key: str | None,
+    after: tuple[int, str] | None,
+    no_index: str,
+) -> tuple[str, list[Any]]:
+    """``LIST_RUNS`` for these filters and the keyset ``after`` (None: the first page),
+    with its parameters but the limit; ``no_index`` is ``Database.no_index``."""
+    unfinished = status is not None and status in ACTIVE_STATUSES
+    # Which filters the index holds: a schedule's runs are fewer than its workflow's, and
+    # the runs in flight fewer than either.
+    by_schedule = schedule_key is not None
+    by_workflow = workflow is not None and not by_schedule and not unfinished
+    in_order = by_schedule or not unfinished
+    hide = "" if in_order else no_index
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status is not None:
+        clauses += ["status = ?", UNFINISHED if unfinished else ENDED]
+        params.append(str(status))
+    if schedule_key is not None:
+        clauses.append("schedule_key = ?")
+        params.append(schedule_key)
+    if workflow is not None:
+        clauses.append(f"{'' if by_workflow else no_index}workflow = ?")
+        params.append(workflow)
+    if after is not None:
+        clauses.append(OLDER_THAN.format(hide=hide))
+        params += after
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    return LIST_RUNS.format(where=where, hide=hide), params
