@@ -237,9 +237,7 @@ class SqlStore:
 
     # -- retention -------------------------------------------------------------------------
 
-    def prune_batch(
-        self, *, cutoffs: Cutoffs, budget: int, position: PrunePosition
-    ) -> PruneBatch:
+    def prune_batch(self, *, cutoffs: Cutoffs, budget: int, position: PrunePosition) -> PruneBatch:
         return self._prune.prune_batch(cutoffs=cutoffs, budget=budget, position=position)
 
     def storage_stats(self, *, cutoffs: Cutoffs) -> StorageStats:
