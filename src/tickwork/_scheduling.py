@@ -22,8 +22,10 @@ from .errors import ConfigError, ScheduleConflict
 
 __all__ = ["Schedules"]
 
-#: schedules fired per transaction; a tick runs as many transactions as it needs.
-FIRE_BATCH = 1000
+#: schedules fired per transaction; a tick runs as many transactions as it needs. Small,
+#: so a firing transaction is short (its planning runs between its statements): a frozen
+#: worker holds few rows, and the server's idle-transaction timeout never ends a healthy one
+FIRE_BATCH = 100
 _MAX_PASSES = 10_000
 
 

@@ -47,7 +47,7 @@ def open_store(url: str, *, lease_ms: int | None = None) -> Store:
     """The store a URL names: ``sqlite:///file.db`` or ``postgresql://...``.
 
     ``lease_ms`` (the engine's lease) bounds how long a PostgreSQL transaction may sit
-    idle: a third of it, from 1 to 5 seconds, so a frozen worker's locks are gone well
+    idle: a third of it, from 2 to 5 seconds, so a frozen worker's locks are gone well
     before its leases expire.
     """
     if not isinstance(url, str):
@@ -64,7 +64,7 @@ def open_store(url: str, *, lease_ms: int | None = None) -> Store:
             raise ConfigError("PostgreSQL needs psycopg: pip install 'tickwork[postgres]'") from exc
         if lease_ms is None:
             return PostgresStore(url)
-        return PostgresStore(url, idle_timeout_ms=min(5_000, max(1_000, lease_ms // 3)))
+        return PostgresStore(url, idle_timeout_ms=min(5_000, max(2_000, lease_ms // 3)))
     raise ConfigError(
         f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
     )
