@@ -27,6 +27,7 @@ from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
 from tickwork._store.run_lists import list_runs_query
+from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
     COUNT_LIVE,
     NEXT_DUE,
@@ -36,6 +37,7 @@ from tickwork._store.sql_runs import (
     SELECT_STEPS,
 )
 from tickwork._store.sql_schedules import GET_INFO, LIST_INFO, SELECT_ACTIVE_RUNS, SELECT_HISTORY
+from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
 from tickwork._store.transaction import in_filters
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
@@ -292,3 +294,27 @@ def test_the_worker_reads_seek_an_index_of_unfinished_runs(history: Store) -> No
             assert may_sort or not _sorts(store, plan), (label, plan)
         else:
             assert found and found <= UNFINISHED_ONLY, (label, plan)
+
+
+def test_pruning_and_db_stats_seek_an_index_of_ended_runs(history: Store) -> None:
+    """Pruning's and ``db stats``' walks of ended runs read an index of ended runs only
+    (their condition is the one migrations 0004 and 0005 write), so none reads the runs
+    in flight or the whole history; the walk over a workflow's runs by end time reads
+    tickwork_runs_ended."""
+    store = history
+    by_end = {"tickwork_runs_ended"}
+    ended = {"tickwork_runs_ended", "tickwork_runs_workflow_status_ended"}  # both by workflow
+    reads = [
+        ("first workflow", FIRST_WORKFLOW, [], "tickwork_runs", ended),
+        ("next workflow", NEXT_WORKFLOW, ["report"], "tickwork_runs", ended),
+        ("prunable runs", SELECT_PRUNABLE_RUNS, ["report", 0, T0, 100], "tickwork_runs r",
+         by_end),
+        ("db stats: next workflow", NEXT_ENDED_WORKFLOW, ["report"], "tickwork_runs", ended),
+        ("db stats: oldest", OLDEST_ENDED, ["report"], "tickwork_runs", by_end),
+        ("db stats: backlog", COUNT_PAST, ["report", T0], "tickwork_runs", by_end),
+    ]  # fmt: skip
+    for label, statement, params, table, allowed in reads:
+        plan = _plan(store, statement, params)
+        found = _indexes(store, plan, table)
+        assert len(found) == 1 and found[0] in allowed, (label, plan)
+        assert not _sorts(store, plan), (label, plan)

@@ -2,8 +2,8 @@
 
 A pass walks the workflows that have ended runs, in name order, then the schedules'
 history, by key; a batch goes on from where the last one stopped (``PrunePosition``), in
-one short write transaction. Every lookup is a seek on an index made for it (migration
-0003): ``tickwork_runs_ended`` (workflow, finished_at) over ended runs only, and
+one short write transaction. Every lookup is a seek on an index made for it (migrations
+0003, 0005): ``tickwork_runs_ended`` (workflow, finished_at) over ended runs only, and
 ``tickwork_schedule_history_decided`` (key, decided_at). Candidates are read with the
 dialect's ``SKIP LOCKED`` (PostgreSQL), so two pruners at once take different rows and
 neither waits; SQLite's write transactions take turns anyway. Steps are deleted
@@ -25,6 +25,7 @@ from .._retention import (
     candidate_limit,
     take_within,
 )
+from .statuses import ENDED
 from .transaction import Database, Transaction, marks
 
 __all__ = ["PruneSql"]
@@ -33,28 +34,30 @@ __all__ = ["PruneSql"]
 _CHUNK = 500
 #: the floor of a walk not begun: before any instant (a 64-bit integer, as stored)
 _NO_FLOOR = -(2**63)
+#: ENDED said of the runs table under its alias r
+_ENDED_IN_R = ENDED.replace("status", "r.status")
 
 # The first workflow with ended runs, by name (a seek on tickwork_runs_ended, whose WHERE
 # this repeats word for word so SQLite uses it).
-FIRST_WORKFLOW = """
+FIRST_WORKFLOW = f"""
 SELECT workflow FROM tickwork_runs
-WHERE status IN ('completed', 'failed', 'cancelled')
+WHERE {ENDED}
 ORDER BY workflow LIMIT 1
 """
 # The first workflow with ended runs whose name is after the given one.
-NEXT_WORKFLOW = """
+NEXT_WORKFLOW = f"""
 SELECT workflow FROM tickwork_runs
-WHERE status IN ('completed', 'failed', 'cancelled') AND workflow > ?
+WHERE {ENDED} AND workflow > ?
 ORDER BY workflow LIMIT 1
 """
 # A workflow's ended runs that ended from the floor on and before the cutoff, oldest
 # first, with when each ended and how many steps it has; not a schedule's latest run (its
 # schedule row names it: a primary-key probe). The dialect's SKIP LOCKED is appended: rows
 # another pruner holds are left to it.
-SELECT_PRUNABLE_RUNS = """
+SELECT_PRUNABLE_RUNS = f"""
 SELECT r.id, r.finished_at, (SELECT COUNT(*) FROM tickwork_steps s WHERE s.run_id = r.id)
 FROM tickwork_runs r
-WHERE r.workflow = ? AND r.status IN ('completed', 'failed', 'cancelled')
+WHERE r.workflow = ? AND {_ENDED_IN_R}
     AND r.finished_at >= ? AND r.finished_at < ?
     AND NOT EXISTS (SELECT 1 FROM tickwork_schedules k
                     WHERE k.key = r.schedule_key AND k.last_run_id = r.id)
@@ -64,9 +67,9 @@ LIMIT ?
 # The steps of some runs about to go; {marks} is one placeholder per run id.
 DELETE_STEPS_OF = "DELETE FROM tickwork_steps WHERE run_id IN ({marks})"
 # Some ended runs (their steps gone first); {marks} is one placeholder per run id.
-DELETE_RUNS = """
+DELETE_RUNS = f"""
 DELETE FROM tickwork_runs
-WHERE id IN ({marks}) AND status IN ('completed', 'failed', 'cancelled')
+WHERE id IN ({{marks}}) AND {ENDED}
 """
 # Some steps of a run too heavy for one batch (the run goes once the rest fits).
 SELECT_SOME_STEPS = "SELECT kind, name FROM tickwork_steps WHERE run_id = ? LIMIT ?"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .._clock import from_ms
 from .._models import StorageStats, TableStats
 from .._retention import KEEP_HISTORY, Cutoffs
+from .statuses import ENDED
 from .transaction import Database, Transaction
 
 __all__ = ["StorageSql"]
@@ -45,21 +46,21 @@ ORDER BY tablename
 COUNT_ROWS = "SELECT COUNT(*) FROM {table}"
 # The first workflow with ended runs whose name is after the given one (a seek on
 # tickwork_runs_ended, as pruning walks them).
-NEXT_ENDED_WORKFLOW = """
+NEXT_ENDED_WORKFLOW = f"""
 SELECT workflow FROM tickwork_runs
-WHERE status IN ('completed', 'failed', 'cancelled') AND workflow > ?
+WHERE {ENDED} AND workflow > ?
 ORDER BY workflow LIMIT 1
 """
 # When a workflow's oldest ended run ended.
-OLDEST_ENDED = """
+OLDEST_ENDED = f"""
 SELECT finished_at FROM tickwork_runs
-WHERE workflow = ? AND status IN ('completed', 'failed', 'cancelled')
+WHERE workflow = ? AND {ENDED}
 ORDER BY finished_at LIMIT 1
 """
 # A workflow's ended runs that ended before the cutoff.
-COUNT_PAST = """
+COUNT_PAST = f"""
 SELECT COUNT(*) FROM tickwork_runs
-WHERE workflow = ? AND status IN ('completed', 'failed', 'cancelled') AND finished_at < ?
+WHERE workflow = ? AND {ENDED} AND finished_at < ?
 """
 # Each schedule's history entries: all of them, and those decided before the cutoff.
 HISTORY_PAST = """

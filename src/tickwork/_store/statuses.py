@@ -3,7 +3,7 @@
 Partial indexes on ``tickwork_runs`` hold either the unfinished runs (``pending``,
 ``sleeping``, ``running``) or the ended ones, and SQLite uses a partial index only for a
 query that repeats its WHERE word for word: every such index and every query meant for it
-takes its condition from here (migration 0004 writes the same words).
+takes its condition from here (migrations 0004 and 0005 write the same words).
 
 They are chains of ``<>``, not ``IN`` lists, for the write path: SQLite evaluates an
 index's WHERE at every insert and update of a row, and an ``IN`` list there builds a
