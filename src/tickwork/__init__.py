@@ -18,6 +18,8 @@ from ._models import RunStatus as RunStatus
 from ._models import ScheduleInfo as ScheduleInfo
 from ._models import ScheduleState as ScheduleState
 from ._models import StepInfo as StepInfo
+from ._models import Triggered as Triggered
+from ._models import WorkerInfo as WorkerInfo
 from ._retry import Retry as Retry
 from .errors import ApiError as ApiError
 from .errors import ConfigError as ConfigError
@@ -30,6 +32,7 @@ from .errors import RunTimeout as RunTimeout
 from .errors import ScheduleConflict as ScheduleConflict
 from .errors import StepFailed as StepFailed
 from .errors import StoreError as StoreError
+from .errors import StoreUnreachable as StoreUnreachable
 from .errors import TickworkError as TickworkError
 from .errors import UnknownWorkflowError as UnknownWorkflowError
 
@@ -60,7 +63,10 @@ __all__ = [
     "StepFailed",
     "StepInfo",
     "StoreError",
+    "StoreUnreachable",
     "TickworkError",
+    "Triggered",
     "UnknownWorkflowError",
+    "WorkerInfo",
     "parse_duration",
 ]

@@ -25,7 +25,15 @@ from . import _clock
 from ._async_api import twin
 from ._durations import Duration, to_ms
 from ._handle import RunHandle
-from ._models import HistoryEntry, RunInfo, RunStatus, ScheduleInfo, StepInfo
+from ._models import (
+    HistoryEntry,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    StepInfo,
+    Triggered,
+    WorkerInfo,
+)
 from ._retry import Retry
 from ._spec import ScheduleSpec
 from ._wire import (
@@ -36,6 +44,8 @@ from ._wire import (
     schedule_from_wire,
     spec_to_wire,
     step_from_wire,
+    triggered_from_wire,
+    worker_from_wire,
 )
 from .errors import (
     ApiError,
@@ -318,12 +328,20 @@ class Client:
         """Fire again, from the first occurrence after now."""
         return self._key_action(key, "activate")
 
-    def trigger(self, key: str) -> str | None:
-        """Start the current occurrence now (idempotent); its run id, or None if unknown."""
+    def trigger(self, key: str, new_run: bool = False) -> str | None:
+        """Start the current occurrence now (idempotent); its run id, or None if unknown.
+        With ``new_run``, start a new run now whatever the current occurrence has."""
+        triggered = self.run_now(key, new_run)
+        return None if triggered is None else triggered.run_id
+
+    def run_now(self, key: str, new_run: bool = False) -> Triggered | None:
+        """``trigger``, saying which happened (the run started, or the one the current
+        occurrence already had and its status)."""
         if not isinstance(key, str) or not key:
             return None
-        done = self._request("POST", f"/schedules/{_segment(key)}/trigger", missing_ok=True)
-        return None if done is None else str(done["run_id"])
+        path = f"/schedules/{_segment(key)}/trigger"
+        done = self._request("POST", path, body={"new_run": new_run}, missing_ok=True)
+        return None if done is None else triggered_from_wire(done)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         if not isinstance(key, str) or not key:
@@ -344,6 +362,14 @@ class Client:
             "GET", f"/schedules/{_segment(key)}/history", params=params, missing_ok=True
         )
         return [] if found is None else [history_from_wire(e) for e in found["history"]]
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def list_workers(self) -> list[WorkerInfo]:
+        """Every worker seen within the last day, gone ones included (``alive`` False once
+        it missed three renewals or stopped), oldest start first."""
+        found = self._request("GET", "/workers")
+        return [worker_from_wire(w) for w in found["workers"]]
 
     # -- workflows and cadences ------------------------------------------------------------
 
@@ -386,6 +412,8 @@ class Client:
     deactivate_async = twin(deactivate)
     activate_async = twin(activate)
     trigger_async = twin(trigger)
+    run_now_async = twin(run_now)
     get_schedule_async = twin(get_schedule)
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)
+    list_workers_async = twin(list_workers)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +25,9 @@ from typing import Any, TypeVar
 from . import _clock
 from ._durations import Duration, to_ms
 from ._ids import canonical_json
-from ._models import RunInfo, RunStatus, StepInfo
+from ._logs import log_step_failed
+from ._models import RunInfo, RunStatus, StepInfo, StepTry
+from ._records import tries_from_json, tries_to_json
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
 from ._store import ClaimedRun, StepRecord, Store
@@ -36,6 +39,7 @@ __all__ = [
     "Context",
     "StoreUnavailable",
     "Suspend",
+    "WorkerLost",
     "describe_error",
     "durable",
 ]
@@ -65,6 +69,18 @@ class StoreUnavailable(BaseException):
     the run be taken over), and never let the workflow swallow it."""
 
 
+class WorkerLost(BaseException):
+    """What ran at ``where`` (a step) lost its worker ``losses`` times in a row, reaching
+    ``max_recoveries``: end the run as failed, without a retry, rather than hand the step
+    another worker to kill."""
+
+    def __init__(self, where: str, losses: int, limit: int) -> None:
+        super().__init__(
+            f"{where} lost its worker {losses} times in a row (max_recoveries={limit})"
+        )
+        self.losses, self.limit = losses, limit
+
+
 def durable(call: Callable[[], T], *, give_up_after: float) -> T:
     """``call()``, tried again with back-off while the database is unreachable.
 
@@ -89,6 +105,20 @@ def describe_error(exc: BaseException) -> str:
     """How an exception is stored: "Type: message", as text every database can hold."""
     message = str(exc)
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return storable_text(text)
+
+
+#: characters of a traceback kept: its end, where the exception was raised
+MAX_TRACEBACK_CHARS = 8000
+#: characters of a failed try's error kept (ten are kept per step): its start
+MAX_TRY_ERROR_CHARS = 2000
+
+
+def describe_traceback(exc: BaseException) -> str:
+    """The exception's traceback as stored: its last ``MAX_TRACEBACK_CHARS`` characters."""
+    text = "".join(traceback.format_exception(exc))
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = "…" + text[-MAX_TRACEBACK_CHARS:]
     return storable_text(text)
 
 
@@ -146,6 +176,11 @@ class Context:
             if definition.timeout_ms is not None
             else None
         )
+        # max_recoveries reached: the first step this replay would execute is the one that
+        # lost the workers; it fails the run instead (WorkerLost).
+        limit = definition.max_recoveries
+        self._lost_workers = claim.lost_workers
+        self._spent_limit = limit if limit is not None and claim.lost_workers >= limit else None
 
     @property
     def info(self) -> RunInfo:
@@ -253,6 +288,8 @@ class Context:
             if not retry.allows_another(stored.attempts):
                 raise StepFailed(key, stored.error)
         self._check_boundary()
+        if self._spent_limit is not None:
+            raise WorkerLost(f"step {key!r}", self._lost_workers, self._spent_limit)
         return _MISSING
 
     def _record_success(self, key: str, started: int, value: Any) -> Any:
@@ -273,12 +310,21 @@ class Context:
                 attempts,
                 started,
                 self._now_ms(),
+                tries_to_json(self._failed_tries(key)),  # what it took, kept in sight
             )
         )
         return stored.result  # as stored: a replay returns exactly this
 
     def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:
         attempts = self._previous_tries(key) + 1
+        error, now = describe_error(exc), self._now_ms()
+        this_try = StepTry(
+            attempts,
+            error if len(error) <= MAX_TRY_ERROR_CHARS else error[:MAX_TRY_ERROR_CHARS] + "…",
+            describe_traceback(exc),
+            _clock.from_ms(started),
+            _clock.from_ms(now),
+        )
         self._write(
             StepRecord(
                 "step",
@@ -286,14 +332,21 @@ class Context:
                 self._next_seq(),
                 "failed",
                 None,
-                describe_error(exc),
+                error,
                 attempts,
                 started,
-                self._now_ms(),
+                now,
+                tries_to_json((*self._failed_tries(key), this_try)),
             )
         )
+        log_step_failed(self._info, key, attempts, exc, retry)
         if retry.allows_another(attempts):
             raise Suspend(self._now_ms() + retry.delay_ms(attempts), RunStatus.PENDING)
+
+    def _failed_tries(self, key: str) -> tuple[StepTry, ...]:
+        """The step's failed tries in this attempt of the run, oldest first."""
+        stored = self._log.get(("step", key))
+        return stored.tries if stored is not None and stored.status == "failed" else ()
 
     def _previous_tries(self, key: str) -> int:
         stored = self._log.get(("step", key))
@@ -345,6 +398,7 @@ class Context:
             attempts=record.attempts,
             started_at=_clock.from_ms(record.started_ms),
             finished_at=_clock.from_ms(record.finished_ms),
+            tries=tries_from_json(record.tries_json),
         )
         return stored
 

@@ -29,6 +29,8 @@ from ._models import (
     Stats,
     StepInfo,
     StorageStats,
+    Triggered,
+    WorkerInfo,
 )
 from ._preview import preview
 from ._pruning import Pruner
@@ -105,6 +107,7 @@ class Engine:
         timeout: Duration | None = None,
         schedule: Any = None,
         retention: Duration | None = None,
+        max_recoveries: int | None = 5,
     ) -> Callable[[F], F]: ...
 
     def workflow(
@@ -119,6 +122,7 @@ class Engine:
         timeout: Duration | None = None,
         schedule: Any = None,
         retention: Duration | None = None,
+        max_recoveries: int | None = 5,
     ) -> Any:
         """Register a workflow: ``@engine.workflow`` or ``@engine.workflow("name", ...)``."""
         if callable(name):
@@ -133,6 +137,7 @@ class Engine:
             timeout=timeout,
             schedule=schedule,
             retention=retention,
+            max_recoveries=max_recoveries,
         )
         return self._registry.decorator(
             options, check=_check_declared, added=self._runtime.wake.set
@@ -298,9 +303,17 @@ class Engine:
         """Fire again, from the first occurrence after now."""
         return self._schedules.set_state(key, "activate")
 
-    def trigger(self, key: str) -> str | None:
-        """Start the current occurrence now (idempotent); its run id, or None if unknown."""
-        return self._schedules.trigger(key)
+    def trigger(self, key: str, new_run: bool = False) -> str | None:
+        """Start the current occurrence now (idempotent); its run id, or None if unknown.
+        With ``new_run``, start a new run now whatever the current occurrence has."""
+        triggered = self._schedules.trigger(key, new_run=new_run)
+        return None if triggered is None else triggered.run_id
+
+    def run_now(self, key: str, new_run: bool = False) -> Triggered | None:
+        """``trigger``, saying which happened: the run started, or the one the current
+        occurrence already had (``started`` False) and its status. What the CLI, the API
+        and the dashboard's "Run now" answer with."""
+        return self._schedules.trigger(key, new_run=new_run)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         return self._schedules.get(key)
@@ -311,6 +324,13 @@ class Engine:
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""
         return self._schedules.history(key, limit)
+
+    # -- workers -------------------------------------------------------------------------
+
+    def list_workers(self) -> list[WorkerInfo]:
+        """Every worker seen within the last day, gone ones included (``alive`` False once
+        it missed three renewals or stopped), oldest start first."""
+        return self._runtime.store.list_workers(now_ms=self._now_ms())
 
     # -- API keys ------------------------------------------------------------------------
 
@@ -364,6 +384,7 @@ class Engine:
     def _make_worker(
         self, threads: int, drain_timeout: Duration, poll_interval: Duration
     ) -> Worker:
+        self.migrate()  # an unreachable database is raised here, not on the worker's thread
         worker = Worker(
             self._runtime,
             self._schedules,
@@ -461,9 +482,11 @@ class Engine:
     deactivate_async = twin(deactivate)
     activate_async = twin(activate)
     trigger_async = twin(trigger)
+    run_now_async = twin(run_now)
     get_schedule_async = twin(get_schedule)
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)
+    list_workers_async = twin(list_workers)
 
     # -- internals -----------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from . import _clock
@@ -17,11 +18,14 @@ from ._context import (
     Context,
     StoreUnavailable,
     Suspend,
+    WorkerLost,
     describe_error,
+    describe_traceback,
     durable,
     storable_text,
 )
 from ._ids import canonical_json
+from ._logs import RUNS, elapsed, instant, log_run
 from ._models import RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
@@ -30,7 +34,8 @@ from .errors import ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
 
-log = logging.getLogger("tickwork")
+#: the level of the line each way an attempt can leave its run (``log_outcome``)
+_OUTCOME_LEVELS = {RunStatus.FAILED: logging.ERROR, RunStatus.PENDING: logging.WARNING}
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,20 @@ class Outcome:
     claimed: Sequence[ClaimedRun] = ()
     #: the ending transaction asked for a next run (and found ``claimed``)
     next_claim_asked: bool = False
+    #: why the run ended, for ``on_error``, when its operators must hear of it (not a
+    #: workflow's own failure: a step that kept killing its worker)
+    report: BaseException | None = None
 
     @classmethod
-    def of(cls, ended: Ended, *, finished: bool, next_claim_asked: bool) -> Outcome:
-        return cls(ended.run, finished, ended.claimed, next_claim_asked)
+    def of(
+        cls,
+        ended: Ended,
+        *,
+        finished: bool,
+        next_claim_asked: bool,
+        report: BaseException | None = None,
+    ) -> Outcome:
+        return cls(ended.run, finished, ended.claimed, next_claim_asked, report)
 
 
 def execute(
@@ -68,24 +83,50 @@ def execute(
     attempt = _Attempt(claim, definition, store, clock, lease_ms, next_claim)
     try:
         if claim.cancel_requested:
-            return attempt.end(RunStatus.CANCELLED)
-        return attempt.run(on_context)
+            outcome = attempt.end(RunStatus.CANCELLED)
+        else:
+            _log_claim(claim)
+            lost = _lost_outside_steps(claim, definition)
+            outcome = attempt.run(on_context) if lost is None else attempt.lost_too_often(lost)
     except LeaseLost:
         # Another worker took the run (our lease expired) or it was cancelled; whatever
         # we did not write is theirs to do.
-        log.warning(
-            "tickwork: lost the lease on run %s; leaving it to its new owner", claim.info.id
-        )
+        log_run(logging.WARNING, claim.info, "lost its lease: left to the worker that took it")
         return Outcome(None, False)
     except StoreUnavailable as exc:
         # Nothing can be written: once the lease expires, a worker takes the run over.
-        log.warning("tickwork: database unreachable while executing run %s: %s", claim.info.id, exc)
+        log_run(logging.WARNING, claim.info, "abandoned: database unreachable: %s", exc)
         return Outcome(None, False)
     except StoreError as exc:  # not transient (durable retries those): a refused value
         # Trying again would be refused again, run after run: end the run as failed,
         # saying why, then let the caller report the error (on_error).
         attempt.refused(exc)
         raise
+    attempt.log_outcome(outcome)
+    return outcome
+
+
+def _log_claim(claim: ClaimedRun) -> None:
+    """A run's life as this claim begins it: started, resumed or taken over."""
+    info = claim.info
+    if not RUNS.isEnabledFor(logging.WARNING if claim.lost_workers else logging.INFO):
+        return  # nothing formatted: this is every run's path
+    if claim.lost_workers > 0:
+        log_run(
+            logging.WARNING,
+            info,
+            "taken over from a lost worker (attempt %d; %d lost in a row)",
+            info.attempt,
+            claim.lost_workers,
+        )
+    elif not claim.resumed:
+        if info.scheduled_for is None:
+            log_run(logging.INFO, info, "started: workflow %s", info.workflow)
+        else:
+            when = instant(info.scheduled_for)
+            log_run(logging.INFO, info, "started: workflow %s, occurrence %s", info.workflow, when)
+    else:
+        log_run(logging.INFO, info, "resumed (attempt %d)", info.attempt)
 
 
 class _Attempt:
@@ -107,6 +148,10 @@ class _Attempt:
         self.claim, self.definition, self.store = claim, definition, store
         self.clock, self.lease_ms, self.next_claim = clock, lease_ms, next_claim
         self.give_up_after = lease_ms / 2000
+        #: what failed the attempt, for the log's traceback
+        self.failure: BaseException | None = None
+        #: when a sleeping run wakes
+        self.wake_ms: int | None = None
 
     def run(self, on_context: Callable[[Context | None], None]) -> Outcome:
         """Call the workflow; store its result, its suspension or its failure."""
@@ -129,15 +174,53 @@ class _Attempt:
             return self.suspend(suspended)
         except CancelRequested:
             return self.end(RunStatus.CANCELLED)
+        except WorkerLost as lost:
+            return self.lost_too_often(lost)
         except AttemptTimedOut:
             return self.fail(f"TimeoutError: attempt {info.attempt} ran longer than its timeout")
         except Exception as exc:
-            return self.fail(describe_error(exc))
+            self.failure = exc
+            return self.fail(describe_error(exc), describe_traceback(exc))
         finally:
             on_context(None)
         return self.end(RunStatus.COMPLETED, result=result)
 
-    def end(self, status: RunStatus, result: str | None = None) -> Outcome:
+    def log_outcome(self, outcome: Outcome) -> None:
+        """Log how the attempt left the run, once stored: completed, failed, cancelled,
+        sleeping, or failed and retried (a step's retry is logged by the step)."""
+        run, info = outcome.run, self.claim.info
+        if run is None or not RUNS.isEnabledFor(_OUTCOME_LEVELS.get(run.status, logging.INFO)):
+            return  # nothing formatted: this is every run's path
+        if run.status is RunStatus.COMPLETED:
+            took = 0
+            if run.started_at is not None and run.finished_at is not None:
+                took = (run.finished_at - run.started_at) // timedelta(milliseconds=1)
+            log_run(logging.INFO, run, "completed in %s", elapsed(took))
+        elif run.status is RunStatus.FAILED:
+            log_run(logging.ERROR, run, "failed: %s", run.error, exc_info=self.failure)
+        elif run.status is RunStatus.CANCELLED:
+            log_run(logging.INFO, run, "cancelled")
+        elif run.status is RunStatus.SLEEPING and self.wake_ms is not None:
+            log_run(logging.INFO, run, "sleeping until %s", instant(self.wake_ms))
+        elif run.status is RunStatus.PENDING and run.attempt > info.attempt:
+            delay = _retry_of(self.claim, self.definition).delay_ms(info.attempt)
+            log_run(
+                logging.WARNING,
+                run,
+                "attempt %d failed: %s; retry in %s",
+                info.attempt,
+                run.error,
+                elapsed(delay),
+            )
+
+    def end(
+        self,
+        status: RunStatus,
+        result: str | None = None,
+        *,
+        error: str | None = None,
+        report: BaseException | None = None,
+    ) -> Outcome:
         """End the run for good as ``status``."""
 
         def write() -> Outcome:
@@ -148,17 +231,24 @@ class _Attempt:
                 token=self.claim.lease_token,
                 status=status,
                 result_json=result,
-                error=None,
+                error=error,
                 now_ms=now,
                 then_claim=request,
                 running=self.claim.info,
             )
-            return Outcome.of(ended, finished=True, next_claim_asked=request is not None)
+            asked = request is not None
+            return Outcome.of(ended, finished=True, next_claim_asked=asked, report=report)
 
         return durable(write, give_up_after=self.give_up_after)
 
+    def lost_too_often(self, lost: WorkerLost) -> Outcome:
+        """Fail the run for good (max_recoveries): a retry would only hand the step that
+        keeps killing its worker the next one, so no ``Retry`` applies."""
+        return self.end(RunStatus.FAILED, error=describe_error(lost), report=lost)
+
     def suspend(self, suspend: Suspend) -> Outcome:
         """Store the run as sleeping (or pending) until the suspension's time."""
+        self.wake_ms = suspend.available_ms
 
         def write() -> Outcome:
             request = self.next_claim(_clock.now_ms(self.clock))
@@ -194,16 +284,40 @@ class _Attempt:
         with contextlib.suppress(StoreError, StoreUnavailable, LeaseLost):
             durable(write, give_up_after=self.give_up_after)
 
-    def fail(self, error: str) -> Outcome:
-        """Retry after the back-off while the policy allows, else fail the run."""
+    def fail(self, error: str, traceback: str | None = None) -> Outcome:
+        """Retry after the back-off while the policy allows, else fail the run (keeping
+        ``traceback``)."""
 
         def write() -> Outcome:
             now = _clock.now_ms(self.clock)
             return _failed_attempt(
-                self.claim, self.definition, self.store, now, error, self.next_claim(now)
-            )
+                self.claim, self.definition, self.store, now, error, self.next_claim(now),
+                traceback,
+            )  # fmt: skip
 
         return durable(write, give_up_after=self.give_up_after)
+
+
+def _lost_outside_steps(claim: ClaimedRun, definition: WorkflowDef) -> WorkerLost | None:
+    """``WorkerLost`` when the run lost more workers in a row than ``max_recoveries``.
+
+    At the limit the replay fails the run at its first step not yet done (``Context``); a
+    run lost once more at the same point never reached such a step: what kills its worker
+    is outside any step (or the limit was lowered by a deploy). It fails at once.
+    """
+    limit = definition.max_recoveries
+    if limit is None or claim.lost_workers <= limit:
+        return None
+    done = [step.name for step in claim.steps if step.status == "completed"]
+    where = f"after checkpoint {done[-1]!r}" if done else "before its first checkpoint"
+    return WorkerLost(f"the run ({where})", claim.lost_workers, limit)
+
+
+def _retry_of(claim: ClaimedRun, definition: WorkflowDef) -> Retry:
+    """The run's retry policy: a schedule may override its workflow's."""
+    if claim.retry_json is None:
+        return definition.retry
+    return Retry.from_json(json.loads(claim.retry_json))
 
 
 def _call(definition: WorkflowDef, ctx: Context) -> Any:
@@ -220,15 +334,11 @@ def _failed_attempt(
     now_ms: int,
     error: str,
     then_claim: ClaimRequest | None,
+    traceback: str | None = None,
 ) -> Outcome:
     """Retry after the back-off while the policy allows, else fail the run for good."""
     info = claim.info
-    # A schedule may override the workflow's policy for its runs.
-    retry = (
-        definition.retry
-        if claim.retry_json is None
-        else Retry.from_json(json.loads(claim.retry_json))
-    )
+    retry = _retry_of(claim, definition)
     if retry.allows_another(info.attempt):
         ended = store.reschedule_run(
             run_id=info.id,
@@ -250,5 +360,6 @@ def _failed_attempt(
         now_ms=now_ms,
         then_claim=then_claim,
         running=info,
+        traceback=traceback,
     )
     return Outcome.of(ended, finished=True, next_claim_asked=then_claim is not None)

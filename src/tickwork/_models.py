@@ -25,6 +25,7 @@ __all__ = [
     "StepInfo",
     "StorageStats",
     "TableStats",
+    "WorkerInfo",
 ]
 
 
@@ -61,6 +62,19 @@ class RunInfo:
     finished_at: datetime | None
     #: the revision of the schedule the run was created under (None when not scheduled)
     schedule_revision: int | None = None
+    #: where a run that failed for good failed (the traceback's end, bounded)
+    traceback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepTry:
+    """A failed try of a step: its error and traceback (the end of it, bounded)."""
+
+    attempt: int
+    error: str
+    traceback: str | None
+    started_at: datetime
+    finished_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +90,8 @@ class StepInfo:
     attempts: int
     started_at: datetime
     finished_at: datetime
+    #: its failed tries, the last ten, oldest first (a step that succeeded keeps them)
+    tries: tuple[StepTry, ...] = ()
 
 
 class ScheduleState(StrEnum):
@@ -129,6 +145,9 @@ class ScheduleInfo:
     last_run_status: RunStatus | None
     created_at: datetime
     updated_at: datetime
+    #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
+    #: the sign that no worker serves the schedule. None when it is not overdue.
+    overdue_by: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +167,36 @@ class HistoryEntry:
     decided_at: datetime
     count: int = 1
     last_occurrence: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triggered:
+    """What a trigger did: ``run_id`` is the run it started, or the run the occurrence
+    already had (``started`` False), with that run's ``status`` now."""
+
+    run_id: str
+    started: bool
+    status: RunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """A worker process as it recorded itself, renewed every few seconds.
+
+    ``alive`` is False once it missed three renewals or stopped (``stopped_at``, a graceful
+    stop); ``last_seen`` is its last renewal. Instants are aware UTC datetimes.
+    """
+
+    id: str
+    host: str
+    pid: int
+    pools: tuple[str, ...]
+    workflows: tuple[str, ...]
+    version: str
+    started_at: datetime
+    last_seen: datetime
+    alive: bool
+    stopped_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,6 +189,13 @@ def _record_dropped(
 
 
 def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
+    own = occurrence_run_id(state.key, occurrence)
+    if own in active:
+        # A trigger started this very occurrence: its run is no earlier run to overlap
+        # with (the store records "already_started" for it).
+        result.starts.append(_run(state, occurrence))
+        result.decisions.append(PlannedDecision(Decision.STARTED, occurrence, "due", own))
+        return
     if not active or state.overlap is Overlap.ALLOW:
         _start(state, occurrence, active, result, "due")
         return

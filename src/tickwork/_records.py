@@ -7,9 +7,12 @@ Instants are UTC epoch milliseconds; JSON values are canonical JSON text.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._models import ScheduleState
+from ._clock import from_ms, to_ms
+from ._models import ScheduleState, StepTry
 
 __all__ = [
     "DueSchedule",
@@ -18,7 +21,13 @@ __all__ = [
     "ScheduleRecord",
     "StepRecord",
     "StoredSchedule",
+    "WorkerRecord",
+    "tries_from_json",
+    "tries_to_json",
 ]
+
+#: failed tries a step keeps, the newest (DESIGN §8)
+KEEP_TRIES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +61,8 @@ class StepRecord:
     attempts: int
     started_ms: int
     finished_ms: int
+    #: the step's failed tries (``tries_to_json``); None when it never failed
+    tries_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +132,49 @@ class StoredSchedule:
     revision: int
     anchor_ms: int
     firing: FiringState
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRecord:
+    """A worker process as it records itself: what it serves, since when, and how often it
+    renews the record (``renew_ms``: three renewals missed and it is taken for gone)."""
+
+    id: str
+    host: str
+    pid: int
+    pools: tuple[str, ...]
+    workflows: tuple[str, ...]
+    version: str
+    started_ms: int
+    renew_ms: int
+
+
+def tries_to_json(tries: Sequence[StepTry]) -> str | None:
+    """A step's failed tries as stored (the last ``KEEP_TRIES``); None for none."""
+    kept = [
+        {
+            "attempt": t.attempt,
+            "error": t.error,
+            "traceback": t.traceback,
+            "started_at": to_ms(t.started_at),
+            "finished_at": to_ms(t.finished_at),
+        }
+        for t in tries[-KEEP_TRIES:]
+    ]
+    return json.dumps(kept, separators=(",", ":")) if kept else None
+
+
+def tries_from_json(text: str | None) -> tuple[StepTry, ...]:
+    """The tries ``tries_to_json`` stored."""
+    if text is None:
+        return ()
+    return tuple(
+        StepTry(
+            attempt=t["attempt"],
+            error=t["error"],
+            traceback=t["traceback"],
+            started_at=from_ms(t["started_at"]),
+            finished_at=from_ms(t["finished_at"]),
+        )
+        for t in json.loads(text)
+    )

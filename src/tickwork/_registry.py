@@ -40,6 +40,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_NAME = 200
 #: the most runs or history entries one call lists
 MAX_LIMIT = 10_000
+#: the highest ``max_recoveries`` (a count of lost workers; more would never end a loop)
+MAX_RECOVERIES = 10_000
+#: ``max_recoveries``' default (DESIGN §1, Durability)
+DEFAULT_MAX_RECOVERIES = 5
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ class WorkflowDef:
     schedule: Any = field(default=None, compare=False)
     #: how long its ended runs are kept (ms); None: the engine's retention
     retention_ms: int | None = None
+    #: how many times in a row a step may lose its worker before the run fails; None: no
+    #: limit
+    max_recoveries: int | None = DEFAULT_MAX_RECOVERIES
 
     def validate_input(self, value: JSON) -> JSON:
         """``value`` checked and normalised to JSON; ``InputValidationError`` when bad."""
@@ -191,6 +198,16 @@ def check_limit(limit: object) -> None:
     """A page size: an int from 1 to ``MAX_LIMIT``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise ConfigError(f"limit must be an int from 1 to {MAX_LIMIT}, not {limit!r}")
+
+
+def check_max_recoveries(value: object) -> None:
+    """``max_recoveries``: an int from 1 to ``MAX_RECOVERIES``, or None (no limit)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RECOVERIES:
+        raise ConfigError(
+            f"max_recoveries must be an int from 1 to {MAX_RECOVERIES} or None, not {value!r}"
+        )
 
 
 class Registry:
@@ -349,6 +366,7 @@ class WorkflowOptions:
     timeout: Duration | None
     schedule: Any
     retention: Duration | None = None
+    max_recoveries: int | None = DEFAULT_MAX_RECOVERIES
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -366,6 +384,7 @@ class WorkflowOptions:
             to_ms(self.timeout)
         if self.retention is not None:
             to_ms(self.retention)
+        check_max_recoveries(self.max_recoveries)
 
     def define(self, fn: Callable[..., Any]) -> WorkflowDef:
         """The definition of ``fn`` under these options (``ConfigError`` for a bad fn)."""
@@ -384,4 +403,5 @@ class WorkflowOptions:
             adapter=adapter,
             schedule=self.schedule,
             retention_ms=None if self.retention is None else to_ms(self.retention),
+            max_recoveries=self.max_recoveries,
         )

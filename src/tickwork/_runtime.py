@@ -215,6 +215,11 @@ class Runtime:
                 self.hooks.fire(self.hooks.completed, run)
             elif run.status is RunStatus.FAILED:
                 self.hooks.fire(self.hooks.failed, run)
+            if outcome.report is not None:  # e.g. a step that kept killing its worker
+                self.hooks.report(
+                    outcome.report,
+                    {"where": "run failed", "run_id": run.id, "workflow": run.workflow},
+                )
         return outcome
 
 

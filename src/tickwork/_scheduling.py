@@ -7,10 +7,14 @@ inputs from stored rows and hands them over inside the store's firing transactio
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import replace
 from typing import Any
 
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
-from ._models import HistoryEntry, Overlap, ScheduleInfo
+from ._liveness import overdue_by
+from ._logs import log_decision
+from ._models import HistoryEntry, Overlap, ScheduleInfo, Triggered
 from ._occurrences import occurrences_of
 from ._planning import Plan, PlanInput, plan
 from ._policy import current_occurrence
@@ -116,25 +120,38 @@ class Schedules:
         return self._runtime.store.delete_schedule(key)
 
     def get(self, key: str) -> ScheduleInfo | None:
-        return self._runtime.store.get_schedule(key)
+        info = self._runtime.store.get_schedule(key)
+        return None if info is None else self._with_lateness([info])[0]
 
     def list_all(self) -> list[ScheduleInfo]:
-        return self._runtime.store.list_schedules(limit=None)
+        return self._with_lateness(self._runtime.store.list_schedules(limit=None))
+
+    def _with_lateness(self, schedules: list[ScheduleInfo]) -> list[ScheduleInfo]:
+        """``schedules`` with ``overdue_by`` at the engine's now (rule: ``_liveness``)."""
+        now = self._runtime.now_ms()
+        return [replace(info, overdue_by=overdue_by(info, now)) for info in schedules]
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
         check_limit(limit)
         return self._runtime.store.schedule_history(key, limit=limit)
 
-    def trigger(self, key: str) -> str | None:
-        """Start the current occurrence (the latest at or before now), idempotently."""
+    def trigger(self, key: str, *, new_run: bool = False) -> Triggered | None:
+        """Start the current occurrence (the latest at or before now), idempotently; with
+        ``new_run``, a new run now whatever that occurrence has."""
         due = self._runtime.store.get_schedule_record(key)
         if due is None:
             return None
         now = self._runtime.now_ms()
         record = due.record
-        occurrence = current_occurrence(record, due.anchor_ms, now)
+        if new_run:
+            # Its own occurrence, now; the suffix keeps two in one millisecond apart.
+            occurrence, reason = now, "run now: a new run"
+            run_id = f"{occurrence_run_id(key, now)}~now-{secrets.token_hex(4)}"
+        else:
+            occurrence, reason = current_occurrence(record, due.anchor_ms, now), "run now"
+            run_id = occurrence_run_id(key, occurrence)
         run = NewRun(
-            id=occurrence_run_id(key, occurrence),
+            id=run_id,
             workflow=record.workflow,
             version=record.version,
             input_json=record.input_json,
@@ -147,11 +164,11 @@ class Schedules:
             scheduled_for_ms=occurrence,
             retry_json=record.retry_json,
         )
-        run_id = self._runtime.store.trigger_schedule(
-            key, now_ms=now, occurrence_ms=occurrence, run=run
+        triggered = self._runtime.store.trigger_schedule(
+            key, now_ms=now, occurrence_ms=occurrence, run=run, reason=reason
         )
         self._runtime.schedule_changed()
-        return run_id
+        return triggered
 
     # -- firing ----------------------------------------------------------------------------
 
@@ -174,6 +191,8 @@ class Schedules:
                 decide=self._decide,
             )
             started.extend(result.run_ids)
+            for entry in result.decisions:  # committed: each said once, after the fact
+                log_decision(entry)
             for key, error in result.errors:
                 core.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
             if result.fired == 0:

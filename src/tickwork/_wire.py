@@ -27,6 +27,9 @@ from ._models import (
     ScheduleInfo,
     ScheduleState,
     StepInfo,
+    StepTry,
+    Triggered,
+    WorkerInfo,
 )
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
@@ -47,6 +50,10 @@ __all__ = [
     "spec_to_wire",
     "step_from_wire",
     "step_to_wire",
+    "triggered_from_wire",
+    "triggered_to_wire",
+    "worker_from_wire",
+    "worker_to_wire",
 ]
 
 #: every error class by its wire ``code``
@@ -107,6 +114,7 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "last_run_status": None if info.last_run_status is None else info.last_run_status.value,
         "created_at": instant(info.created_at),
         "updated_at": instant(info.updated_at),
+        "overdue_by": _duration(info.overdue_by),
     }
 
 
@@ -132,6 +140,7 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         last_run_status=None if status is None else RunStatus(status),
         created_at=_required(data["created_at"]),
         updated_at=_required(data["updated_at"]),
+        overdue_by=_duration_from_wire(data.get("overdue_by")),
     )
 
 
@@ -163,6 +172,19 @@ def history_from_wire(data: dict[str, Any]) -> HistoryEntry:
     )
 
 
+def triggered_to_wire(key: str, triggered: Triggered) -> dict[str, Any]:
+    return {
+        "key": key,
+        "run_id": triggered.run_id,
+        "started": triggered.started,
+        "status": triggered.status.value,
+    }
+
+
+def triggered_from_wire(data: dict[str, Any]) -> Triggered:
+    return Triggered(data["run_id"], data["started"], RunStatus(data["status"]))
+
+
 # -- runs ------------------------------------------------------------------------------
 
 
@@ -184,6 +206,7 @@ def run_to_wire(run: RunInfo) -> dict[str, Any]:
         "created_at": instant(run.created_at),
         "started_at": instant(run.started_at),
         "finished_at": instant(run.finished_at),
+        "traceback": run.traceback,
     }
 
 
@@ -205,6 +228,7 @@ def run_from_wire(data: dict[str, Any]) -> RunInfo:
         started_at=instant_from_wire(data["started_at"]),
         finished_at=instant_from_wire(data["finished_at"]),
         schedule_revision=data["schedule_revision"],
+        traceback=data.get("traceback"),  # an older server sends none
     )
 
 
@@ -219,7 +243,28 @@ def step_to_wire(step: StepInfo) -> dict[str, Any]:
         "attempts": step.attempts,
         "started_at": instant(step.started_at),
         "finished_at": instant(step.finished_at),
+        "tries": [_try_to_wire(t) for t in step.tries],
     }
+
+
+def _try_to_wire(one: StepTry) -> dict[str, Any]:
+    return {
+        "attempt": one.attempt,
+        "error": one.error,
+        "traceback": one.traceback,
+        "started_at": instant(one.started_at),
+        "finished_at": instant(one.finished_at),
+    }
+
+
+def _try_from_wire(data: dict[str, Any]) -> StepTry:
+    return StepTry(
+        attempt=data["attempt"],
+        error=data["error"],
+        traceback=data["traceback"],
+        started_at=_required(data["started_at"]),
+        finished_at=_required(data["finished_at"]),
+    )
 
 
 def step_from_wire(data: dict[str, Any]) -> StepInfo:
@@ -233,6 +278,40 @@ def step_from_wire(data: dict[str, Any]) -> StepInfo:
         attempts=data["attempts"],
         started_at=_required(data["started_at"]),
         finished_at=_required(data["finished_at"]),
+        tries=tuple(_try_from_wire(t) for t in data.get("tries", ())),  # as for traceback
+    )
+
+
+# -- workers ---------------------------------------------------------------------------
+
+
+def worker_to_wire(worker: WorkerInfo) -> dict[str, Any]:
+    return {
+        "id": worker.id,
+        "host": worker.host,
+        "pid": worker.pid,
+        "pools": list(worker.pools),
+        "workflows": list(worker.workflows),
+        "version": worker.version,
+        "started_at": instant(worker.started_at),
+        "last_seen": instant(worker.last_seen),
+        "alive": worker.alive,
+        "stopped_at": instant(worker.stopped_at),
+    }
+
+
+def worker_from_wire(data: dict[str, Any]) -> WorkerInfo:
+    return WorkerInfo(
+        id=data["id"],
+        host=data["host"],
+        pid=data["pid"],
+        pools=tuple(data["pools"]),
+        workflows=tuple(data["workflows"]),
+        version=data["version"],
+        started_at=_required(data["started_at"]),
+        last_seen=_required(data["last_seen"]),
+        alive=data["alive"],
+        stopped_at=instant_from_wire(data["stopped_at"]),
     )
 
 

@@ -5,7 +5,8 @@ The loop never polls blindly: it sleeps until the earliest moment something beco
 most ``poll_interval`` so that changes made by other processes are seen promptly.
 ``run_until_idle`` is the same work in the calling thread, for tests and scripts;
 ``run_until_signalled`` runs a worker until SIGINT/SIGTERM. Beside the loop, a worker runs
-its ``Housekeeping`` (pruning, ``_pruning``) on a thread of its own, stopped with it.
+its ``Housekeeping`` (pruning, ``_pruning``) on a thread of its own, stopped with it, and
+its ``Heartbeat`` (``_heartbeat``): its record in the store, renewed until it stops.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Protocol
 from . import _clock
 from ._durations import Duration, to_ms
 from ._executor import Outcome
+from ._heartbeat import Heartbeat, renew_interval_ms
 from ._runtime import LeaseKeeper, Runtime
 from ._store import ClaimedRun, ClaimRequest, Listening
 from .errors import ConfigError, StoreError
@@ -29,6 +31,9 @@ from .errors import ConfigError, StoreError
 __all__ = ["Firing", "Housekeeping", "Worker", "run_until_idle", "run_until_signalled"]
 
 log = logging.getLogger("tickwork")
+
+#: seconds ``in_background`` waits for the worker to record itself before going on
+_START_WAIT_S = 10.0
 
 
 class Firing(Protocol):
@@ -96,6 +101,7 @@ class Worker:
         poll_interval: Duration = "1s",
         drain_timeout: Duration = "30s",
         housekeeping: Housekeeping | None = None,
+        heartbeat: Duration | None = None,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
@@ -112,6 +118,10 @@ class Worker:
         self._idle = threading.Condition()
         self._keeper = LeaseKeeper(runtime)
         self._housekeeping = housekeeping
+        # Renewal interval: given, else $TICKWORK_WORKER_HEARTBEAT, else 5 s.
+        renew_ms = renew_interval_ms() if heartbeat is None else to_ms(heartbeat)
+        self._heartbeat = Heartbeat(runtime, renew_ms)
+        self._started = threading.Event()  # set once the worker has recorded itself
 
     def stop(self) -> None:
         """Stop claiming; ``run`` then drains in-flight runs and returns."""
@@ -150,6 +160,8 @@ class Worker:
         drained at its end."""
         thread = threading.Thread(target=self.run, name="tickwork-worker", daemon=True)
         thread.start()
+        # Back to the caller once the worker has recorded itself (list_workers shows it).
+        self._started.wait(_START_WAIT_S)
         try:
             yield self
         finally:
@@ -169,6 +181,8 @@ class Worker:
         housekeeping, background = self._housekeeping, None
         if housekeeping is not None:  # pruning, on a thread of its own
             background = housekeeping.start(self._stopping, self._poll_ms / 1000)
+        self._heartbeat.start(self._poll_ms / 1000)
+        self._started.set()
         log.info(
             "tickwork: worker %s started (pools %s)",
             self._runtime.worker_id,
@@ -186,6 +200,7 @@ class Worker:
             self._drain(pool)
             if housekeeping is not None and background is not None:
                 housekeeping.join(background)
+            self._heartbeat.stop()  # after the drain: a draining worker is alive
 
     def _pass(self) -> float:
         """One pass: fire due schedules, claim into free slots; return how long to sleep."""

@@ -14,7 +14,9 @@
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
     ├── StepFailed                     replay of a step whose tries ran out (``.step``)
     ├── StoreError                     the database failed (``.transient``: an outage, not
-    │                                  a refused value); the driver error is ``__cause__``
+    │   │                              a refused value); the driver error is ``__cause__``
+    │   └── StoreUnreachable           the database cannot be reached or opened at all
+    │                                  (``.where``, ``.reason``)
     └── ApiError                       ``Client``: the server refused the request for a reason
                                        of its own (bad API key, unknown route...) or could not
                                        be reached (``.status``, ``.error_code``)
@@ -37,6 +39,7 @@ __all__ = [
     "ScheduleConflict",
     "StepFailed",
     "StoreError",
+    "StoreUnreachable",
     "TickworkError",
     "UnknownWorkflowError",
 ]
@@ -172,6 +175,25 @@ class StoreError(TickworkError):
     def __init__(self, message: str, *, transient: bool = True) -> None:
         super().__init__(message)
         self.transient = transient
+
+
+class StoreUnreachable(StoreError):
+    """The database cannot be reached or opened: a wrong host, port, database name or
+    password, a server that is down; a SQLite file in a missing folder, one that cannot be
+    written, or one that is not a database.
+
+    ``where`` names the database (host, port, database and user; or the SQLite file), never
+    a password; ``reason`` is the server's or the driver's own message. Raised at the first
+    use of a store, within about two seconds; an outage *after* that is a plain
+    ``StoreError`` that workers ride out. ``transient``: it may work later.
+    """
+
+    code = "STORE_UNREACHABLE"
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"Cannot open {where}: {reason}", transient=True)
 
 
 class ApiError(TickworkError):

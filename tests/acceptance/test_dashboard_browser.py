@@ -156,7 +156,7 @@ def test_log_in_pause_resume_run_now_and_watch_the_run_complete(
             # (refreshed live, no reload) completed.
             row.get_by_role("button", name="Run now").click()
             flash = page.get_by_role("status")
-            expect(flash).to_contain_text("nightly-report: run started")
+            expect(flash).to_contain_text("nightly-report: started run")
             run_id = flash.locator("a").inner_text()
             page.get_by_role("navigation").get_by_role("link", name="Runs").click()
             run_row = page.locator("tr", has_text=run_id)
@@ -174,6 +174,25 @@ def test_log_in_pause_resume_run_now_and_watch_the_run_complete(
                 expect(steps.nth(i).locator(".badge")).to_have_text("completed")
             expect(steps.nth(2)).to_contain_text("ops@example.com")
             expect(page.locator("dl.fields")).to_contain_text("nightly-report")
+
+            # Run now again: the occurrence already ran, and the page says so rather than
+            # "started"; "Start a new run" then starts one.
+            page.get_by_role("navigation").get_by_role("link", name="Schedules").click()
+            row = page.locator("tr", has_text="nightly-report")
+            row.get_by_role("button", name="Run now").click()
+            flash = page.get_by_role("status")
+            expect(flash).to_contain_text(
+                f"nightly-report: occurrence already ran: run {run_id} (completed)"
+            )
+            assert len(engine.list_runs(schedule_key="nightly-report")) == 1
+            flash.get_by_role("button", name="Start a new run").click()
+            expect(page.get_by_role("status")).to_contain_text("nightly-report: started run")
+            new_id = page.get_by_role("status").locator("a").inner_text()
+            assert new_id != run_id
+            assert {r.id for r in engine.list_runs(schedule_key="nightly-report")} == {
+                run_id,
+                new_id,
+            }
 
             # Readable on a phone: nothing wider than the screen.
             page.set_viewport_size({"width": 390, "height": 844})

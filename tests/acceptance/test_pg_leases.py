@@ -36,7 +36,7 @@ def test_stale_lease_owner_records_nothing_after_another_worker_took_the_run(pg_
     assert pg_harness.raw_run(run_id)["lease_token"] != token
     pg_harness.release("thaw")  # `first`'s stale step two returns and tries to record it
     pg_harness.wait_until(
-        lambda: f"lost the lease on run {run_id}" in first.log(),
+        lambda: f"run {run_id} lost its lease" in first.log(),
         "the stale worker was refused",
         alive=[first, second],
     )

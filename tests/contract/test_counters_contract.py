@@ -234,8 +234,8 @@ def test_trigger_counts_its_decision_and_the_lateness_of_its_run(store: Store) -
         occurrence_run_id("k", occurrence), "wf", "1", None, 0, "default", now, now,
         schedule_key="k", schedule_revision=1, scheduled_for_ms=occurrence,
     )  # fmt: skip
-    store.trigger_schedule("k", now_ms=now, occurrence_ms=occurrence, run=run)
-    store.trigger_schedule("k", now_ms=now + 9, occurrence_ms=occurrence, run=run)
+    store.trigger_schedule("k", now_ms=now, occurrence_ms=occurrence, run=run, reason="run now")
+    store.trigger_schedule("k", now_ms=now + 9, occurrence_ms=occurrence, run=run, reason="run now")
     found = stats(store)
     assert found.firings == {"triggered": 1, "already_started": 1}
     assert found.lateness == {"wf": one(LATENESS_MS, 400)}

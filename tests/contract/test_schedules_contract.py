@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 
@@ -10,7 +11,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._clock import to_ms
 from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Overlap, ScheduleState
+from tickwork._models import Decision, Overlap, ScheduleState, Triggered
 from tickwork._occurrences import occurrences_of
 from tickwork._planning import Plan, PlanInput, plan
 from tickwork._store import DueSchedule, FireResult, NewRun, ScheduleRecord, Store
@@ -365,9 +366,10 @@ def test_trigger_starts_the_occurrence_once_and_records_each_call(store: Store) 
     register(store)
     now = T0 + 90 * MINUTE
     run = occurrence_run("k", T0 + HOUR, now)
-    assert store.trigger_schedule("k", now_ms=now, occurrence_ms=T0 + HOUR, run=run) == run.id
-    again = store.trigger_schedule("k", now_ms=now + 1, occurrence_ms=T0 + HOUR, run=run)
-    assert again == run.id
+    trigger = functools.partial(store.trigger_schedule, "k", occurrence_ms=T0 + HOUR, run=run)
+    assert trigger(now_ms=now, reason="run now") == Triggered(run.id, True, RunStatus.PENDING)
+    again = trigger(now_ms=now + 1, reason="run now")
+    assert again == Triggered(run.id, False, RunStatus.PENDING)
     assert decisions(store) == [
         (Decision.TRIGGERED, T0 + HOUR),
         (Decision.ALREADY_STARTED, T0 + HOUR),
@@ -375,11 +377,15 @@ def test_trigger_starts_the_occurrence_once_and_records_each_call(store: Store) 
     assert len(store.list_runs(schedule_key="k")) == 1
     info = store.get_schedule("k")
     assert info is not None and info.last_run_id == run.id
+    assert info.last_fire_at is not None and to_ms(info.last_fire_at) == now  # not now + 1
 
 
 def test_trigger_of_an_unknown_key_is_none_and_starts_nothing(store: Store) -> None:
     run = occurrence_run("nope", T0, T0)
-    assert store.trigger_schedule("nope", now_ms=T0, occurrence_ms=T0, run=run) is None
+    assert (
+        store.trigger_schedule("nope", now_ms=T0, occurrence_ms=T0, run=run, reason="run now")
+        is None
+    )
     assert store.get_run(run.id) is None
 
 

@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -290,12 +291,28 @@ def test_state_changes_answer_the_schedule_after(api: Api) -> None:
         assert response.status_code == 200 and response.json()["state"] == state
 
 
+def test_trigger_with_new_run_starts_another_run_now(api: Api, clock: FakeClock) -> None:
+    api.post("/api/v1/schedules", json=SCHEDULE)
+    clock.advance("90m")
+    first = api.post("/api/v1/schedules/hourly/trigger").json()
+    new = api.post("/api/v1/schedules/hourly/trigger", json={"new_run": True})
+    assert new.status_code == 200
+    assert new.json()["started"] is True and new.json()["run_id"] != first["run_id"]
+    assert api.get(f"/api/v1/runs/{quote(new.json()['run_id'], safe='')}").status_code == 200
+    bad = api.post("/api/v1/schedules/hourly/trigger", json={"new_run": "yes"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "CONFIG_ERROR"
+    unknown = api.post("/api/v1/schedules/hourly/trigger", json={"new_runs": True})
+    assert unknown.status_code == 422
+
+
 def test_trigger_starts_the_current_occurrence_once(api: Api, clock: FakeClock) -> None:
     api.post("/api/v1/schedules", json=SCHEDULE)
     clock.advance("90m")
     first = api.post("/api/v1/schedules/hourly/trigger").json()
-    second = api.post("/api/v1/schedules/hourly/trigger").json()
-    assert first == second == {"key": "hourly", "run_id": "hourly@2026-03-01T13:00:00.000Z"}
+    second = api.post("/api/v1/schedules/hourly/trigger", json={}).json()
+    run_id = "hourly@2026-03-01T13:00:00.000Z"
+    assert first == {"key": "hourly", "run_id": run_id, "started": True, "status": "pending"}
+    assert second == {**first, "started": False}
     history = api.get("/api/v1/schedules/hourly/history").json()["history"]
     assert [h["decision"] for h in history] == ["already_started", "triggered"]
     assert history[1]["occurrence"] == "2026-03-01T13:00:00.000Z"

@@ -14,6 +14,7 @@ from tickwork import (
     Engine,
     InputValidationError,
     Retry,
+    StoreUnreachable,
     UnknownWorkflowError,
 )
 from tickwork.testing import FakeClock
@@ -102,7 +103,6 @@ def test_invalid_start_options_are_rejected(typed: Engine, options: dict[str, An
         "mysql://localhost/db",
         "sqlite://relative.db",
         "sqlite:///",
-        "sqlite:///:memory:",
         "sqlite:///x.db?synchronous=sometimes",
         "sqlite:///x.db?colour=blue",
         "nonsense",
@@ -113,10 +113,11 @@ def test_bad_database_url_is_a_config_error(url: str) -> None:
         Engine(url)
 
 
-def test_missing_folder_of_sqlite_file_is_a_config_error(tmp_path: Path) -> None:
+def test_missing_folder_of_sqlite_file_is_said_at_first_use(tmp_path: Path) -> None:
     engine = Engine(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
-    with pytest.raises(ConfigError):
+    with pytest.raises(StoreUnreachable, match=r"folder .* does not exist"):
         engine.migrate()
+    assert not (tmp_path / "missing").exists()
 
 
 @pytest.mark.parametrize(

@@ -68,16 +68,36 @@ def test_schedule_state_commands_round_trip(url: str) -> None:
         assert shown["state"] == state
 
 
-def test_trigger_prints_the_run_id_and_is_idempotent(url: str) -> None:
+def test_trigger_says_which_run_it_started_or_found(url: str) -> None:
     first = tickwork("schedules", "trigger", "hourly", "--database", url)
     second = tickwork("schedules", "trigger", "hourly", "--database", url, "--json")
-    assert first.exit_code == 0
-    assert first.output.strip() == json.loads(second.output)["run_id"]
-    assert first.output.startswith("hourly@")
+    again = tickwork("schedules", "trigger", "hourly", "--database", url)
+    assert first.exit_code == second.exit_code == again.exit_code == 0
+    run_id = json.loads(second.output)["run_id"]
+    assert run_id.startswith("hourly@")
+    assert first.output.strip() == f"started run {run_id}"
+    assert json.loads(second.output) == {
+        "key": "hourly", "run_id": run_id, "started": False, "status": "pending"
+    }  # fmt: skip
+    assert again.output.strip() == (
+        f"occurrence already ran: run {run_id} (pending); --new-run starts a new one"
+    )
     history = json.loads(
         tickwork("schedules", "history", "hourly", "--database", url, "--json").output
     )
-    assert [h["decision"] for h in history] == ["already_started", "triggered"]
+    assert [h["decision"] for h in history] == ["already_started"] * 2 + ["triggered"]
+
+
+def test_trigger_new_run_starts_another_run_of_the_schedule(url: str) -> None:
+    first = json.loads(
+        tickwork("schedules", "trigger", "hourly", "--database", url, "--json").output
+    )
+    new = tickwork("schedules", "trigger", "hourly", "--new-run", "--database", url, "--json")
+    assert new.exit_code == 0
+    started = json.loads(new.output)
+    assert started["started"] is True and started["run_id"] != first["run_id"]
+    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)
+    assert {r["id"] for r in runs} >= {first["run_id"], started["run_id"]}
 
 
 def test_unknown_schedule_exits_3(url: str) -> None:

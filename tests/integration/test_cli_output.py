@@ -61,9 +61,32 @@ def test_runs_show_prints_json_values_as_json_and_durations_as_duration_strings(
     assert '{"ok": true, "rows": 1}' in out or '{"rows": 1, "ok": true}' in out
     assert '[{"day": "2026-03-01"}]' in out and '"done"' in out  # step results, as JSON
     assert "1h30m" in out  # the slow step's duration
-    assert "until 2026-03-01T" in out  # a durable sleep: when it wakes
+    assert "slept 1s" in out  # a durable sleep that is over: how long it slept
     assert "{'" not in out and "True" not in out  # no Python reprs
     assert not re.search(r"\d:\d\d:\d\d(\.\d+)?\s", out)  # no timedelta reprs (0:00:00.5)
+
+
+def test_runs_show_says_when_a_sleep_wakes_and_what_now_read(
+    sqlite_url: str, clock: FakeClock
+) -> None:
+    with Engine(sqlite_url, clock=clock) as engine:
+
+        @engine.workflow()
+        def waits(ctx: Context) -> None:
+            ctx.now()
+            ctx.sleep("cool-down", "30m")
+
+        engine.start("waits", run_id="waits-1")
+        engine.run_until_idle()
+        out = tickwork("runs", "show", "waits-1", "--database", sqlite_url, columns=200).output
+        assert "2026-03-01T12:00:00.000Z" in out  # what now() read, as an instant
+        assert "wakes at 2026-03-01T12:30:00.000Z" in out
+        assert re.search(r"cool-down\s+│?\s*sleep\s+│?\s*sleeping", out), out
+        assert "1772" not in out  # no epoch milliseconds
+        clock.advance("31m")
+        engine.run_until_idle()
+        out = tickwork("runs", "show", "waits-1", "--database", sqlite_url, columns=200).output
+        assert "slept 30m" in out and "wakes at" not in out
 
 
 def test_schedules_show_prints_the_input_as_json(url: str) -> None:

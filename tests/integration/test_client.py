@@ -168,6 +168,13 @@ def test_trigger_and_history_are_the_engines(
     assert [e.decision for e in client.schedule_history(key, limit=1)] == ["already_started"]
     run = client.get_run(run_id)
     assert run is not None and run.scheduled_for == datetime(2026, 3, 1, 13, tzinfo=UTC)
+    found = client.run_now(key)
+    assert found is not None and (found.run_id, found.started) == (run_id, False)
+    assert found.status == app_engine.get_run(run_id).status  # type: ignore[union-attr]
+    new = client.run_now(key, new_run=True)
+    assert new is not None and new.started and new.run_id != run_id
+    assert client.trigger(key, True) not in (run_id, new.run_id)
+    assert len(app_engine.list_runs(schedule_key=key)) == 3
 
 
 def test_schedule_names_with_dots_are_addressed_as_themselves(client: Client) -> None:

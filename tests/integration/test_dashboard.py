@@ -14,46 +14,16 @@ from contextlib import ExitStack
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import anyio.from_thread
 import httpx
 import pytest
 from starlette.applications import Starlette
+from tests.browser import CSRF, Browser
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
 from tickwork.server.display import format_elapsed, format_relative
 from tickwork.server.pages import RUNS_LIMIT
 from tickwork.testing import FakeClock
-
-CSRF = re.compile(r'name="csrf" value="([^"]*)"')
-
-
-class Browser:
-    """A synchronous HTTP client over the app, keeping cookies like a browser."""
-
-    def __init__(self, app: Any, stack: ExitStack, base_url: str = "http://testserver") -> None:
-        self.portal = stack.enter_context(anyio.from_thread.start_blocking_portal())
-        transport = httpx.ASGITransport(app=app)
-        self.client = httpx.AsyncClient(transport=transport, base_url=base_url)
-        stack.callback(self.portal.call, self.client.aclose)
-
-    def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.portal.call(lambda: self.client.get(url, **kwargs))
-
-    def post(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.portal.call(lambda: self.client.post(url, **kwargs))
-
-    def csrf(self, url: str = "/") -> str:
-        """The CSRF token the page at ``url`` puts in its forms."""
-        return str(CSRF.findall(self.get(url).text)[0])
-
-    def login(self, key: str) -> httpx.Response:
-        token = CSRF.findall(self.get("/login").text)[0]
-        return self.post("/login", data={"key": key, "csrf": token, "next": "/"})
-
-    def act(self, key: str, action: str, **extra: str) -> httpx.Response:
-        data = {"csrf": self.csrf(), "key": key, "action": action, "next": "/", **extra}
-        return self.post("/schedule/action", data=data)
 
 
 def three_steps(ctx: Context, input: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -275,7 +245,9 @@ def test_login_status_answers_without_changing_anything(browser: Browser, key: s
 # -- CSRF and methods ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("action", ["pause", "resume", "trigger", "deactivate", "activate"])
+@pytest.mark.parametrize(
+    "action", ["pause", "resume", "trigger", "new_run", "deactivate", "activate"]
+)
 @pytest.mark.parametrize("token", [None, "", "wrong", "0" * 64])
 def test_actions_without_the_right_csrf_token_are_refused_and_change_nothing(
     logged_in: Browser, engine: Engine, scheduled: dict[str, str], action: str, token: str | None
@@ -354,9 +326,24 @@ def test_run_now_starts_the_current_occurrence_and_links_to_it(
     assert response.headers["location"] == f"/schedule?key={key}"
     [run] = engine.list_runs(schedule_key=key)
     page = logged_in.get(response.headers["location"])
-    assert f"{key}: run started {run.id}" in text(page)
+    assert f"{key}: started run {run.id}" in text(page)
     assert f'href="/run?id={quote(run.id, safe="")}"' in page.text
-    assert "run started" not in text(logged_in.get("/"))  # shown once
+    assert "Start a new run" not in page.text
+    assert "started run" not in text(logged_in.get("/"))  # shown once
+
+
+def test_run_now_on_an_occurrence_that_ran_says_so_and_offers_a_new_run(
+    logged_in: Browser, engine: Engine, scheduled: dict[str, str]
+) -> None:
+    key = scheduled["every"]  # its 12:15 occurrence ran and completed
+    [ran] = engine.list_runs(schedule_key=key)
+    page = logged_in.get(logged_in.act(key, "trigger").headers["location"])
+    assert f"{key}: occurrence already ran: run {ran.id} (completed)" in text(page)
+    assert engine.list_runs(schedule_key=key) == [ran]  # nothing started
+    assert 'value="new_run">Start a new run</button>' in page.text
+    logged_in.act(key, "new_run")
+    runs = engine.list_runs(schedule_key=key)
+    assert len(runs) == 2 and runs[0].id != ran.id and runs[0].status == "pending"
 
 
 def test_cancel_a_pending_run(logged_in: Browser, engine: Engine) -> None:
@@ -387,10 +374,11 @@ def test_schedules_page_shows_cadence_zone_next_and_last_fire_and_state(
 ) -> None:
     engine.pause(scheduled["cron"])
     page = text(logged_in.get("/"))
-    # now is 12:16 UTC on Sunday 2026-03-01; the interval fired at 12:15
+    # now is 12:16 UTC on Sunday 2026-03-01; the interval's 12:15 occurrence was fired at
+    # 12:16 (Last fire: when its run was created)
     assert (
         "every-15m report Every 15m UTC 2026-03-01 12:30:00 in 14 min "
-        "2026-03-01 12:15:00 1 min ago completed active Pause Run now Deactivate"
+        "2026-03-01 12:16:00 now completed active Pause Run now Deactivate"
     ) in page
     assert (
         "weekday-report report At 09:00 on Monday through Friday 0 9 * * 1-5 Europe/London "
@@ -500,6 +488,29 @@ def test_run_page_shows_steps_with_timings_input_result_and_attempts(
     ) in page
     assert "2 transform completed" in page and "3 store completed" in page
     assert "Cancel" not in page
+
+
+def test_run_page_says_when_a_sleep_wakes_then_how_long_it_slept(
+    logged_in: Browser, engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow()
+    def waits(ctx: Context) -> None:
+        ctx.now()
+        ctx.sleep("cool-down", "30m")
+
+    run_id = engine.start("waits").id
+    engine.run_until_idle()
+    clock.advance("4m")
+    page = text(logged_in.get("/run", params={"id": run_id}))
+    assert "cool-down (sleep) sleeping" in page
+    assert "wakes at 2026-03-01 12:30:00 UTC (in 26 min)" in page
+    assert "2026-03-01 12:00:00 UTC" in page  # what now() read
+    assert "1772" not in page  # never epoch milliseconds
+    clock.advance("30m")
+    engine.run_until_idle()
+    page = text(logged_in.get("/run", params={"id": run_id}))
+    assert "slept 30 min" in page and "wakes at" not in page
+    assert "cool-down (sleep) completed" in page
 
 
 def test_run_page_shows_the_error_of_a_failed_run(logged_in: Browser, engine: Engine) -> None:

@@ -17,6 +17,13 @@ from tickwork.server.metrics import metrics_registry, render_metrics
 from tickwork.testing import FakeClock
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+#: gauges read from the schedules and workers as they are now, not counted from events
+NOT_COUNTED = {
+    "tickwork_schedules",
+    "tickwork_workers",
+    "tickwork_schedules_overdue",
+    "tickwork_schedule_overdue_seconds",
+}
 
 HISTOGRAMS = {
     "lateness": ("tickwork_firing_lateness_seconds", ("workflow",), LATENESS_MS),
@@ -31,7 +38,7 @@ def scrape(engine: Engine) -> Samples:
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
         for family in text_string_to_metric_families(text)
         for sample in family.samples
-        if sample.name != "tickwork_schedules"
+        if sample.name not in NOT_COUNTED
     }
 
 

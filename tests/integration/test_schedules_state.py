@@ -427,7 +427,7 @@ def test_schedule_info_follows_firing_and_completion(job: Engine, clock: FakeClo
     (fired,) = job.tick()
     info = job.get_schedule("k")
     assert info is not None
-    assert info.last_fire_at == at(10)
+    assert info.last_fire_at == at(13)  # when the run was created, not its occurrence
     assert info.last_run_id == fired == rid(10)
     assert info.last_run_status == RunStatus.PENDING
     assert info.next_fire_at == at(20)

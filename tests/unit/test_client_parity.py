@@ -34,9 +34,9 @@ from tickwork._wire import (
 )
 
 MIRRORED = [
-    "schedule", "unschedule", "pause", "resume", "activate", "deactivate", "trigger",
+    "schedule", "unschedule", "pause", "resume", "activate", "deactivate", "trigger", "run_now",
     "get_schedule", "list_schedules", "schedule_history", "start", "get_run", "list_runs",
-    "list_steps", "cancel", "workflows", "preview",
+    "list_steps", "cancel", "workflows", "preview", "list_workers",
 ]  # fmt: skip
 
 
@@ -90,6 +90,7 @@ def test_every_error_class_comes_back_as_itself(cls: type[errors.TickworkError])
         errors.RunCancelled: errors.RunCancelled("r"),
         errors.RunTimeout: errors.RunTimeout("r", "running"),
         errors.StepFailed: errors.StepFailed("s", "KeyError: k"),
+        errors.StoreUnreachable: errors.StoreUnreachable("SQLite file 'x.db'", "not a database"),
     }
     original = samples.get(cls) or cls("something is wrong")
     rebuilt = error_from_wire(cls.code, str(original), error_details(original))

@@ -32,8 +32,11 @@ EXPECTED = {
     "StepFailed",
     "StepInfo",
     "StoreError",
+    "StoreUnreachable",
     "TickworkError",
+    "Triggered",
     "UnknownWorkflowError",
+    "WorkerInfo",
     "parse_duration",
 }
 
@@ -61,5 +64,6 @@ def test_error_tree_and_codes_are_stable() -> None:
         cls = getattr(errors, name)
         assert issubclass(cls, errors.TickworkError) and not issubclass(cls, ValueError)
     assert errors.ScheduleConflict.code == "SCHEDULE_CONFLICT"
+    assert issubclass(errors.StoreUnreachable, errors.StoreError)
     codes = [getattr(errors, name).code for name in errors.__all__]
     assert len(codes) == len(set(codes)), "every error class has its own code"

@@ -21,6 +21,7 @@ from .contract import (
     StatsSource,
     StepRecord,
     Store,
+    WorkerRecord,
 )
 
 __all__ = [
@@ -39,12 +40,15 @@ __all__ = [
     "StatsSource",
     "StepRecord",
     "Store",
+    "WorkerRecord",
     "open_store",
 ]
 
 
 def open_store(url: str, *, lease_ms: int | None = None) -> Store:
-    """The store a URL names: ``sqlite:///file.db`` or ``postgresql://...``.
+    """The store a URL names: ``sqlite:///file.db``, ``sqlite://`` (a private database in
+    memory, for tests) or ``postgresql://...``. Nothing is connected yet: the first use
+    connects, and raises ``StoreUnreachable`` at once when the database cannot be reached.
 
     ``lease_ms`` (the engine's lease) bounds how long a PostgreSQL transaction may sit
     idle: a third of it, from 2 to 5 seconds, so a frozen worker's locks are gone well

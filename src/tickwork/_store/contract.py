@@ -40,9 +40,11 @@ from .._models import (
     Stats,
     StepInfo,
     StorageStats,
+    Triggered,
+    WorkerInfo,
 )
 from .._planning import Plan
-from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord
+from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
 from .._retention import Cutoffs, PruneBatch, PrunePosition
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "StatsSource",
     "StepRecord",
     "Store",
+    "WorkerRecord",
 ]
 
 
@@ -78,7 +81,10 @@ class ClaimedRun:
     ``attempt_started_ms`` is when the current attempt first began executing (kept across
     sleeps and take-overs, reset by a retry); ``resumed`` is True when the run had already
     started before this claim; ``cancel_requested`` asks the executor to stop at once;
-    ``retry_json`` is a retry policy that overrides the workflow's (from a schedule).
+    ``retry_json`` is a retry policy that overrides the workflow's (from a schedule);
+    ``lost_workers`` is how many times in a row the run lost its worker (was taken over
+    after its lease expired while running) since its last new completed checkpoint, this
+    claim included when it is such a take-over (``max_recoveries``).
     """
 
     info: RunInfo
@@ -88,6 +94,7 @@ class ClaimedRun:
     resumed: bool
     cancel_requested: bool
     retry_json: str | None = None
+    lost_workers: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +185,13 @@ class Store(Protocol):
         earlier ``available_at``. A workflow whose limit is N never has more than N runs
         under a live lease, across every process sharing the store. Claimed runs become
         ``running``; a run never started before gets ``started_at = now_ms``.
+
+        Taking over a ``running`` run whose lease expired counts a lost worker, in the
+        claim's own write: one more when the run has as many completed checkpoints as at
+        its previous take-over (no progress since), else the first. A released lease
+        (``release_leases``) or a run handed back (``reschedule_run``) is no loss. Each
+        claimed run's ``lost_workers`` is that count, or 0 when the run completed a
+        checkpoint since its last take-over.
         """
         ...
 
@@ -213,13 +227,15 @@ class Store(Protocol):
         now_ms: int,
         then_claim: ClaimRequest | None = None,
         running: RunInfo | None = None,
+        traceback: str | None = None,
     ) -> Ended:
-        """End the run as ``completed``, ``failed`` or ``cancelled`` and drop its lease.
+        """End the run as ``completed``, ``failed`` or ``cancelled`` and drop its lease;
+        a failed run keeps ``traceback`` (bounded by the caller).
 
         With ``then_claim``, runs are claimed in the same transaction as by ``claim_runs``
         (an executor takes its next run without a transaction of its own). ``running`` is
         the run as its claim returned it: given, the ended run is built from it instead of
-        read back (nothing but status, result, error and ``finished_at`` changes while a
+        read back (nothing but status, result, error, traceback and ``finished_at`` changes while a
         lease is held). Raises ``LeaseLost``, with nothing written, when ``token`` no
         longer holds the run.
         """
@@ -333,11 +349,12 @@ class Store(Protocol):
         ...
 
     def trigger_schedule(
-        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
-    ) -> str | None:
-        """Start ``run`` for the occurrence unless it has a run; return its run id.
+        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun, reason: str
+    ) -> Triggered | None:
+        """Start ``run`` for the occurrence unless its id exists; say which happened.
 
-        Records "triggered" (or "already_started") in the history. None when unknown.
+        Records "triggered" with ``reason`` (or "already_started") in the history; a run
+        started is the schedule's last, created at ``now_ms``. None when unknown.
         """
         ...
 
@@ -366,6 +383,27 @@ class Store(Protocol):
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         """Revoke the live key with this id, else the live key with this name (never both);
         False when there is none."""
+        ...
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def renew_worker(self, worker: WorkerRecord, *, now_ms: int) -> None:
+        """Record ``worker`` as seen at ``now_ms``: insert its row, or rewrite it whole (what
+        it serves may have grown; a stop recorded earlier is forgotten). In the same short
+        write, forget at most ``_liveness.FORGET_BATCH`` workers not seen for
+        ``_liveness.FORGET_AFTER_MS``, oldest first (rows another renewal holds are left to
+        it)."""
+        ...
+
+    def stop_worker(self, worker_id: str, *, now_ms: int) -> bool:
+        """Record that the worker stopped gracefully at ``now_ms`` (listed, not alive, until
+        forgotten). False when there is no such worker."""
+        ...
+
+    def list_workers(self, *, now_ms: int) -> list[WorkerInfo]:
+        """The workers seen within ``_liveness.FORGET_AFTER_MS`` of ``now_ms``, gone ones
+        included, oldest start first; ``alive`` as ``_liveness.worker_alive`` says at
+        ``now_ms``."""
         ...
 
     # -- retention -------------------------------------------------------------------------
@@ -397,11 +435,14 @@ class Store(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FireResult:
-    """What one ``fire_due`` did: schedules fired, runs inserted, (key, error) per failure."""
+    """What one ``fire_due`` did: schedules fired, runs inserted, (key, error) per failure,
+    and the decisions it recorded other than a plain start (skipped, buffered, cancelled
+    previous, dropped, missed, already started), for the log once committed."""
 
     fired: int
     run_ids: list[str]
     errors: list[tuple[str, Exception]]
+    decisions: Sequence[HistoryEntry] = ()
 
 
 @dataclass(frozen=True, slots=True)

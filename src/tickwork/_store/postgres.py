@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
+import re
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _clock
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .contract import LeaseLost, StepRecord
 from .sql import SqlStore
@@ -40,6 +43,8 @@ _MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
 #: seconds a call waits for a pooled connection before failing with StoreError
 _WAIT_S = 10.0
+#: seconds the first connection may take (libpq's least) unless the URL says otherwise
+_CONNECT_TIMEOUT_S = 2
 #: libpq's keepalives on the worker's side: a vanished server is noticed in ~20 s
 _CLIENT_KEEPALIVES = {
     "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 3, "keepalives_count": 3,
@@ -82,13 +87,70 @@ WITH lease AS (
     RETURNING cancel_requested
 )
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
-    started_at, finished_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM lease
+    started_at, finished_at, tries)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM lease
 ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     result = excluded.result, error = excluded.error, attempts = excluded.attempts,
-    started_at = excluded.started_at, finished_at = excluded.finished_at
+    started_at = excluded.started_at, finished_at = excluded.finished_at,
+    tries = excluded.tries
 RETURNING (SELECT cancel_requested FROM lease)
 """
+
+
+def _check_reachable(url: str) -> None:
+    """One direct connection before the pool opens, so that a wrong host, port, database
+    or password is answered at once with the server's own message (``StoreUnreachable``)
+    rather than by the pool's attempts, logged one by one until its wait runs out. Once
+    the pool is open, an outage is the pool's to ride out."""
+    if not _names_connect_timeout(url):
+        url = make_conninfo(url, connect_timeout=_CONNECT_TIMEOUT_S)
+    try:
+        psycopg.connect(url).close()
+    except psycopg.Error as exc:
+        raise StoreUnreachable(_where(url, exc), _server_message(exc)) from exc
+
+
+def _names_connect_timeout(url: str) -> bool:
+    return "connect_timeout" in conninfo_to_dict(url) or bool(os.environ.get("PGCONNECT_TIMEOUT"))
+
+
+def _where(url: str, exc: psycopg.Error) -> str:
+    """The database a failed connection aimed at, as libpq resolved it (defaults and
+    ``$PG*`` included), never its password."""
+    pgconn = getattr(exc, "pgconn", None)
+    if pgconn is not None:
+        host, port = pgconn.host.decode(), pgconn.port.decode()
+        database, user = pgconn.db.decode(), pgconn.user.decode()
+    else:  # it failed before libpq had a connection (a host name that does not resolve)
+        given = conninfo_to_dict(url)
+        host, port = str(given.get("host", "")), str(given.get("port", "5432"))
+        database, user = str(given.get("dbname", "")), str(given.get("user", ""))
+    place = (
+        f"{host}:{port}"
+        if host and not host.startswith("/")
+        else f"socket {host or '(default)'}:{port}"
+    )
+    who = f" as user {user!r}" if user else ""
+    return f"PostgreSQL database {database!r} on {place}{who}"
+
+
+# libpq's prefix to a server's message, which ``_where`` says already.
+_SERVER_PREFIX = re.compile(
+    r'connection to server (at "[^"]*"( \([^)]*\))?, port \d+|on socket "[^"]*") failed: '
+)
+
+
+def _server_message(exc: psycopg.Error) -> str:
+    """The server's (or libpq's) own words, on one line."""
+    lines = [" ".join(line.split()) for line in str(exc).splitlines() if line.strip()]
+    # libpq's hint goes on a line of its own ("Connection refused\n\tIs the server...?").
+    text = " ".join(
+        line if line[-1] in ".:;?!" or i == len(lines) - 1 else line + "."
+        for i, line in enumerate(lines)
+    ).removeprefix("connection failed: ")
+    if len(_SERVER_PREFIX.findall(text)) == 1:  # one host tried: its name is in _where
+        text = _SERVER_PREFIX.sub("", text)
+    return text or type(exc).__name__
 
 
 class PostgresDatabase:
@@ -137,6 +199,7 @@ class PostgresDatabase:
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
+                    _check_reachable(self.url)
                     self._pool.open(wait=False)
                     self._opened = True
         return self._pool
@@ -202,7 +265,7 @@ class PostgresStore(SqlStore):
             row = tx.execute(
                 RECORD_STEP, now_ms + lease_ms, run_id, token, run_id, step.kind, step.name,
                 step.seq, step.status, step.result_json, step.error, step.attempts,
-                step.started_ms, step.finished_ms,
+                step.started_ms, step.finished_ms, step.tries_json,
             ).fetchone()  # fmt: skip
             if row is None:
                 raise LeaseLost(run_id)

@@ -14,7 +14,7 @@ from typing import Any
 from .._clock import from_ms
 from .._ids import from_json
 from .._models import RunInfo, RunStatus, StepInfo
-from .._records import NewRun
+from .._records import NewRun, tries_from_json
 from .contract import ClaimedRun
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "STEP_COLUMNS",
     "TakenRun",
     "claimed_runs",
+    "count_recoveries",
     "ended_run",
     "inserted_run",
     "run_from_row",
@@ -39,14 +40,18 @@ __all__ = [
 RUN_COLUMNS = (
     "id", "workflow", "version", "status", "input", "result", "error", "attempt", "priority",
     "pool", "schedule_key", "scheduled_for", "created_at", "started_at", "finished_at",
-    "schedule_revision",
+    "schedule_revision", "traceback",
 )  # fmt: skip
-#: a candidate for claiming: the run, then what its executor needs besides
-CLAIM_COLUMNS = (*RUN_COLUMNS, "attempt_started_at", "cancel_requested", "retry")
+#: a candidate for claiming: the run, then what its executor needs besides, then what
+#: tells a take-over (``lease_token`` of a running run) and its lost workers (0006)
+CLAIM_COLUMNS = (
+    *RUN_COLUMNS, "attempt_started_at", "cancel_requested", "retry", "lease_token",
+    "recoveries", "recovery_mark",
+)  # fmt: skip
 #: a checkpoint as stored, in the order of ``StepInfo``'s fields
 STEP_COLUMNS = (
     "run_id", "name", "kind", "status", "result", "error", "attempts", "started_at",
-    "finished_at",
+    "finished_at", "tries",
 )  # fmt: skip
 
 #: positions in a run row (a claim candidate begins like one)
@@ -66,9 +71,13 @@ COL_CREATED_AT = CLAIM_COLUMNS.index("created_at")
 COL_STARTED_AT = CLAIM_COLUMNS.index("started_at")
 COL_FINISHED_AT = CLAIM_COLUMNS.index("finished_at")
 COL_SCHEDULE_REVISION = CLAIM_COLUMNS.index("schedule_revision")
+COL_TRACEBACK = CLAIM_COLUMNS.index("traceback")
 COL_ATTEMPT_STARTED_AT = CLAIM_COLUMNS.index("attempt_started_at")
 COL_CANCEL_REQUESTED = CLAIM_COLUMNS.index("cancel_requested")
 COL_RETRY = CLAIM_COLUMNS.index("retry")
+COL_LEASE_TOKEN = CLAIM_COLUMNS.index("lease_token")
+COL_RECOVERIES = CLAIM_COLUMNS.index("recoveries")
+COL_RECOVERY_MARK = CLAIM_COLUMNS.index("recovery_mark")
 #: positions in a checkpoint row
 STEP_COL_RUN_ID = STEP_COLUMNS.index("run_id")
 STEP_COL_NAME = STEP_COLUMNS.index("name")
@@ -79,6 +88,7 @@ STEP_COL_ERROR = STEP_COLUMNS.index("error")
 STEP_COL_ATTEMPTS = STEP_COLUMNS.index("attempts")
 STEP_COL_STARTED_AT = STEP_COLUMNS.index("started_at")
 STEP_COL_FINISHED_AT = STEP_COLUMNS.index("finished_at")
+STEP_COL_TRIES = STEP_COLUMNS.index("tries")
 
 
 def run_from_row(row: Sequence[Any]) -> RunInfo:
@@ -106,6 +116,7 @@ def running_from_row(row: Sequence[Any], status: RunStatus, started_ms: int | No
         started_at=None if started_ms is None else from_ms(started_ms),
         finished_at=None if finished_ms is None else from_ms(finished_ms),
         schedule_revision=row[COL_SCHEDULE_REVISION],
+        traceback=row[COL_TRACEBACK],
     )
 
 
@@ -121,6 +132,7 @@ def step_from_row(row: Sequence[Any]) -> StepInfo:
         attempts=row[STEP_COL_ATTEMPTS],
         started_at=from_ms(row[STEP_COL_STARTED_AT]),
         finished_at=from_ms(row[STEP_COL_FINISHED_AT]),
+        tries=tries_from_json(row[STEP_COL_TRIES]),
     )
 
 
@@ -147,25 +159,51 @@ def inserted_run(run: NewRun) -> RunInfo:
 
 
 def ended_run(
-    running: RunInfo, status: RunStatus, result_json: str | None, error: str | None, now_ms: int
+    running: RunInfo,
+    status: RunStatus,
+    result_json: str | None,
+    error: str | None,
+    now_ms: int,
+    traceback: str | None = None,
 ) -> RunInfo:
     """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back)."""
     return replace(
         running, status=status, result=from_json(result_json), error=error,
-        finished_at=from_ms(now_ms),
+        finished_at=from_ms(now_ms), traceback=traceback,
     )  # fmt: skip
 
 
+def count_recoveries(row: Sequence[Any], steps: Sequence[Sequence[Any]]) -> tuple[int, int, int]:
+    """What claiming the candidate ``row`` (with its checkpoint rows ``steps``) does to
+    its count of lost workers: ``(recoveries, recovery_mark)`` to store, and how many
+    workers the run has lost in a row at its current progress.
+
+    A claim of a run still ``running`` under a token is a take-over: its lease expired,
+    its worker is presumed lost. A released lease (graceful shutdown) has no token and a
+    run handed back (sleep, retry) is not running: neither counts. The mark is the number
+    of completed checkpoints, which only grows: a take-over at the mark of the previous
+    one made no progress (the same step lost its worker again) and adds one; at another
+    mark it is the first loss there. Any other claim stores both as they are.
+    """
+    recoveries, stored_mark = row[COL_RECOVERIES], row[COL_RECOVERY_MARK]
+    mark = sum(1 for step in steps if step[STEP_COL_STATUS] == "completed")
+    if row[COL_STATUS] == "running" and row[COL_LEASE_TOKEN] is not None:
+        recoveries = recoveries + 1 if mark == stored_mark else 1
+        stored_mark = mark
+    return recoveries, stored_mark, recoveries if mark == stored_mark else 0
+
+
 #: a run taken under a new lease in a transaction: its candidate row (``CLAIM_COLUMNS``),
-#: its lease token and its checkpoint rows (``STEP_COLUMNS``)
-TakenRun = tuple[Sequence[Any], str, list[Any]]
+#: its lease token, its checkpoint rows (``STEP_COLUMNS``) and the workers it lost in a
+#: row at its current progress
+TakenRun = tuple[Sequence[Any], str, list[Any], int]
 
 
 def claimed_runs(taken: list[TakenRun], now_ms: int) -> list[ClaimedRun]:
     """The runs taken at ``now_ms``, as their executors get them (built after the commit,
     out of the writer's way)."""
     claimed = []
-    for row, token, steps in taken:
+    for row, token, steps, lost_workers in taken:
         started_ms, attempt_started_ms = row[COL_STARTED_AT], row[COL_ATTEMPT_STARTED_AT]
         claimed.append(
             ClaimedRun(
@@ -177,6 +215,7 @@ def claimed_runs(taken: list[TakenRun], now_ms: int) -> list[ClaimedRun]:
                 resumed=started_ms is not None,
                 cancel_requested=bool(row[COL_CANCEL_REQUESTED]),
                 retry_json=row[COL_RETRY],
+                lost_workers=lost_workers,
             )
         )
     return claimed

@@ -3,9 +3,9 @@
 Each part owns its statements (named constants with a comment each, ``?`` placeholders)
 and reads and writes through the dialect's ``Database`` (``transaction.py``): runs, leases
 and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), API keys
-(``sql_keys.py``), aggregates (``stats.py``), pruning (``sql_prune.py``) and what the
-database holds (``sql_storage.py``). ``SqlStore`` is the ``Store`` they make together.
-Decisions stay in Python; the SQL only reads and writes.
+(``sql_keys.py``), workers (``sql_workers.py``), aggregates (``stats.py``), pruning
+(``sql_prune.py``) and what the database holds (``sql_storage.py``). ``SqlStore`` is the
+``Store`` they make together. Decisions stay in Python; the SQL only reads and writes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from .._models import (
     Stats,
     StepInfo,
     StorageStats,
+    Triggered,
+    WorkerInfo,
 )
 from .._planning import Plan
 from .._retention import Cutoffs, PruneBatch, PrunePosition
@@ -35,12 +37,14 @@ from .contract import (
     Registration,
     ScheduleRecord,
     StepRecord,
+    WorkerRecord,
 )
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
 from .sql_runs import RunsSql
 from .sql_schedules import SchedulesSql
 from .sql_storage import StorageSql
+from .sql_workers import WorkersSql
 from .stats import StatsSql
 from .transaction import Database, Transaction
 
@@ -67,6 +71,7 @@ class SqlStore:
         self._schedules = SchedulesSql(db)
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
+        self._workers = WorkersSql(db)
 
     # -- for tests: a write on the database beneath ----------------------------------------
 
@@ -135,10 +140,11 @@ class SqlStore:
         now_ms: int,
         then_claim: ClaimRequest | None = None,
         running: RunInfo | None = None,
+        traceback: str | None = None,
     ) -> Ended:
         return self._runs.finish_run(
             run_id=run_id, token=token, status=status, result_json=result_json, error=error,
-            now_ms=now_ms, then_claim=then_claim, running=running,
+            now_ms=now_ms, then_claim=then_claim, running=running, traceback=traceback,
         )  # fmt: skip
 
     def reschedule_run(
@@ -207,10 +213,10 @@ class SqlStore:
         )
 
     def trigger_schedule(
-        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
-    ) -> str | None:
+        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun, reason: str
+    ) -> Triggered | None:
         return self._schedules.trigger_schedule(
-            key, now_ms=now_ms, occurrence_ms=occurrence_ms, run=run
+            key, now_ms=now_ms, occurrence_ms=occurrence_ms, run=run, reason=reason
         )
 
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
@@ -234,6 +240,17 @@ class SqlStore:
 
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         return self._keys.revoke_api_key(name_or_id, now_ms=now_ms)
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def renew_worker(self, worker: WorkerRecord, *, now_ms: int) -> None:
+        self._workers.renew_worker(worker, now_ms=now_ms)
+
+    def stop_worker(self, worker_id: str, *, now_ms: int) -> bool:
+        return self._workers.stop_worker(worker_id, now_ms=now_ms)
+
+    def list_workers(self, *, now_ms: int) -> list[WorkerInfo]:
+        return self._workers.list_workers(now_ms=now_ms)
 
     # -- retention -------------------------------------------------------------------------
 

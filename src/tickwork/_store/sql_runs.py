@@ -27,6 +27,7 @@ from .run_rows import (
     STEP_COLUMNS,
     TakenRun,
     claimed_runs,
+    count_recoveries,
     ended_run,
     inserted_run,
     run_from_row,
@@ -73,10 +74,12 @@ SELECT workflow, COUNT(*) FROM tickwork_runs
 WHERE status = 'running' AND {UNFINISHED} AND available_at > ?
 GROUP BY {{no_index}}workflow
 """
-# Take one run under a new lease; started_at and attempt_started_at are set once.
+# Take one run under a new lease; started_at and attempt_started_at are set once; the
+# count of workers lost in a row is kept in the same write (run_rows.count_recoveries).
 CLAIM_RUN = """
 UPDATE tickwork_runs SET status = 'running', worker = ?, lease_token = ?, available_at = ?,
-    started_at = COALESCE(started_at, ?), attempt_started_at = COALESCE(attempt_started_at, ?)
+    started_at = COALESCE(started_at, ?), attempt_started_at = COALESCE(attempt_started_at, ?),
+    recoveries = ?, recovery_mark = ?
 WHERE id = ?
 """
 # Renew a lease still held (status and token unchanged).
@@ -91,16 +94,17 @@ RETURNING cancel_requested
 # and its due index at every checkpoint): renew_leases does.
 RECORD_STEP = """
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
-    started_at, finished_at)
-SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
+    started_at, finished_at, tries)
+SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
 WHERE id = ? AND lease_token = ? AND status = 'running' AND cancel_requested <= ?
 ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     result = excluded.result, error = excluded.error, attempts = excluded.attempts,
-    started_at = excluded.started_at, finished_at = excluded.finished_at
+    started_at = excluded.started_at, finished_at = excluded.finished_at,
+    tries = excluded.tries
 """
 # End a held run for good.
 FINISH_RUN = """
-UPDATE tickwork_runs SET status = ?, result = ?, error = ?, finished_at = ?,
+UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?,
     worker = NULL, lease_token = NULL, available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
 """
@@ -289,8 +293,8 @@ class RunsSql:
             def write(most_cancelled: int) -> bool:
                 tx.execute(
                     RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
-                    step.error, step.attempts, step.started_ms, step.finished_ms, run_id, token,
-                    most_cancelled,
+                    step.error, step.attempts, step.started_ms, step.finished_ms, step.tries_json,
+                    run_id, token, most_cancelled,
                 )  # fmt: skip
                 return tx.rowcount == 1
 
@@ -318,9 +322,13 @@ class RunsSql:
         now_ms: int,
         then_claim: ClaimRequest | None = None,
         running: RunInfo | None = None,
+        traceback: str | None = None,
     ) -> Ended:
         def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
-            tx.execute(FINISH_RUN, str(status), result_json, error, now_ms, now_ms, run_id, token)
+            tx.execute(
+                FINISH_RUN, str(status), result_json, error, traceback, now_ms, now_ms, run_id,
+                token,
+            )  # fmt: skip
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
             if running is None:  # not known to the caller: read it back
@@ -342,7 +350,7 @@ class RunsSql:
         run = (
             run_from_row(row)
             if running is None
-            else ended_run(running, status, result_json, error, now_ms)
+            else ended_run(running, status, result_json, error, now_ms, traceback)
         )
         return Ended(run, _claimed(taken, then_claim))
 
@@ -410,17 +418,22 @@ def _can_claim(request: ClaimRequest) -> bool:
 
 
 def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRun:
-    """Take one candidate row under a new lease, and read its checkpoints."""
+    """Take one candidate row under a new lease, and read its checkpoints (first: a
+    take-over counts its lost worker by them)."""
     worker, now_ms = request.worker, request.now_ms
     # A lease token only has to differ from every other lease's (it fences, it is no
     # secret): the worker id and 48 random bits, drawn without a system call.
     token = f"{worker}.{random.getrandbits(48):012x}"
     run_id = row[COL_ID]
-    tx.execute(CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, run_id)
     started = row[COL_STARTED_AT] is not None or row[COL_ATTEMPT_STARTED_AT] is not None
     # A run that never started can have no checkpoints yet.
     steps = tx.execute(SELECT_STEPS, run_id).fetchall() if started else []
-    return row, token, steps
+    recoveries, mark, lost_workers = count_recoveries(row, steps)
+    tx.execute(
+        CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, recoveries, mark,
+        run_id,
+    )  # fmt: skip
+    return row, token, steps, lost_workers
 
 
 def _claimed(taken: list[TakenRun], request: ClaimRequest | None) -> list[ClaimedRun]:

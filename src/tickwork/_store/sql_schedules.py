@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .. import _policy
-from .._models import Decision, HistoryEntry, ScheduleInfo
-from .._planning import Plan
+from .._clock import from_ms
+from .._models import Decision, HistoryEntry, RunStatus, ScheduleInfo, Triggered
+from .._planning import Plan, PlannedDecision
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import FireResult, Registration
 from .counters import count_firings, observe_lateness
@@ -110,8 +111,10 @@ WHERE key = ?
 """
 # A schedule whose plan could not be made is looked at again later.
 POSTPONE = "UPDATE tickwork_schedules SET due_at = ? WHERE key = ?"
-# A run started by a trigger is the schedule's last.
+# A run started by a trigger is the schedule's last (last_fire_at: when it was created).
 RECORD_TRIGGER = "UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ? WHERE key = ?"
+# The status of the run an occurrence already has.
+SELECT_RUN_STATUS = "SELECT status FROM tickwork_runs WHERE id = ?"
 # A schedule's decisions, newest first.
 SELECT_HISTORY = f"""
 SELECT {", ".join(HISTORY_COLUMNS)} FROM tickwork_schedule_history
@@ -258,32 +261,35 @@ class SchedulesSql:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((key, exc))
                     tx.execute(POSTPONE, now_ms + _policy.RETRY_BROKEN_MS, key)
-            started = _apply(tx, plans, now_ms)
+            started, decisions = _apply(tx, plans, now_ms)
             if started:
                 self._db.notify(tx, "runs")
-            return FireResult(len(rows), started, errors)
+            return FireResult(len(rows), started, errors, decisions)
 
         return self._db.write(work)
 
     def trigger_schedule(
-        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun
-    ) -> str | None:
-        def work(tx: Transaction) -> str | None:
+        self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun, reason: str
+    ) -> Triggered | None:
+        def work(tx: Transaction) -> Triggered | None:
             row = tx.execute(SELECT_REVISION, key).fetchone()
             if row is None:
                 return None
             inserted = insert_run_row(tx, run)
             if inserted:
                 self._db.notify(tx, "runs")
+                tx.execute(RECORD_TRIGGER, now_ms, run.id, key)
+                status, why = RunStatus.PENDING, reason
+            else:
+                why = f"{reason}: the occurrence already has this run"
+                status = RunStatus(tx.execute(SELECT_RUN_STATUS, run.id).fetchone()[0])
             decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
-            reason = "run now" if inserted else "run now: the occurrence already has this run"
             tx.execute(
-                INSERT_HISTORY, key, occurrence_ms, None, decision.value, reason, run.id,
+                INSERT_HISTORY, key, occurrence_ms, None, decision.value, why, run.id,
                 row[0], 1, now_ms,
             )  # fmt: skip
             count_firings(tx, decision.value, 1)
-            tx.execute(RECORD_TRIGGER, occurrence_ms, run.id, key)
-            return run.id
+            return Triggered(run.id, inserted, status)
 
         return self._db.write(work)
 
@@ -329,8 +335,29 @@ def _existing_runs(tx: Transaction, run_ids: list[str]) -> set[str]:
     return found
 
 
-def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) -> list[str]:
-    """Carry out the plans of one firing transaction; return the ids of the runs inserted.
+def _entry(
+    key: str, planned: PlannedDecision, kind: Decision, reason: str, revision: int, now_ms: int
+) -> HistoryEntry:
+    """The history entry a decision was recorded as."""
+    last = planned.last_occurrence_ms
+    return HistoryEntry(
+        key=key,
+        occurrence=from_ms(planned.occurrence_ms),
+        decision=kind,
+        reason=reason,
+        run_id=planned.run_id,
+        revision=revision,
+        decided_at=from_ms(now_ms),
+        count=planned.count,
+        last_occurrence=None if last is None else from_ms(last),
+    )
+
+
+def _apply(
+    tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int
+) -> tuple[list[str], list[HistoryEntry]]:
+    """Carry out the plans of one firing transaction; return the ids of the runs inserted
+    and the decisions recorded other than a plain start (for the log).
 
     Statements go in bulk (``executemany``): one firing pass may decide thousands of
     schedules. Planned runs that already exist (a trigger got there first) are found
@@ -344,6 +371,7 @@ def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) 
     planned = [run.run_id for _, plan in plans for run in plan.starts]
     existing = _existing_runs(tx, planned)
     runs, history, advances = [], [], []
+    noted: list[HistoryEntry] = []
     for due, plan in plans:
         record = due.record
         for run in plan.starts:
@@ -363,15 +391,18 @@ def _apply(tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int) 
                 reason, decision.run_id, due.revision, decision.count, now_ms,
             ))  # fmt: skip
             count_firings(tx, kind.value, decision.count)
-        last = plan.starts[-1] if plan.starts else None
+            if kind is not Decision.STARTED:
+                noted.append(_entry(record.key, decision, kind, reason, due.revision, now_ms))
+        # The last run this plan inserted is the schedule's last, created now (a run a
+        # trigger got in first was recorded as last by the trigger).
+        new = [run for run in plan.starts if run.run_id not in existing]
         advances.append((
             plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms,
-            None if last is None else last.occurrence_ms,
-            None if last is None else last.run_id, record.key,
+            now_ms if new else None, new[-1].run_id if new else None, record.key,
         ))  # fmt: skip
     if runs:
         tx.executemany(INSERT_RUN, runs)
     if history:
         tx.executemany(INSERT_HISTORY, history)
     tx.executemany(ADVANCE, advances)
-    return [run_id for run_id in planned if run_id not in existing]
+    return [run_id for run_id in planned if run_id not in existing], noted

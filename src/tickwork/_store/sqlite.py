@@ -3,6 +3,11 @@
 Several processes may share the file: ``BEGIN IMMEDIATE`` takes SQLite's single write lock
 at the start of a transaction, so a claim reads and writes with no other writer in
 between, and the busy timeout makes the others wait their turn instead of failing.
+
+``sqlite://`` (or ``sqlite:///:memory:``) is a private database in memory, for tests: one
+connection that every thread shares, its transactions taking turns. (Not a shared-cache
+database with a connection per thread: shared cache locks table by table and answers a
+conflicting reader or writer "database table is locked" at once, without the busy wait.)
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-from ..errors import ConfigError, StoreError
+from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .sql import SqlStore
 from .sqlite_writer import WriteCombiner, is_transient
@@ -28,18 +33,26 @@ T = TypeVar("T")
 _SYNCHRONOUS = {"off", "normal", "full", "extra"}
 
 
-def parse_sqlite_url(url: str) -> tuple[Path, str, float]:
-    """``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` -> (path, synchronous, timeout).
+def parse_sqlite_url(url: str) -> tuple[Path | None, str, float]:
+    """``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` -> (path, synchronous, timeout);
+    the path is None for ``sqlite://`` and ``sqlite:///:memory:`` (in memory).
 
     ``?synchronous=full`` makes every commit survive a power cut (WAL with ``normal``, the
     default, survives any process crash, which is what tickwork promises).
     """
     parts = urlsplit(url)
     if parts.scheme != "sqlite" or parts.netloc or not parts.path.startswith("/"):
-        raise ConfigError(f"Bad SQLite URL {url!r}: expected sqlite:///path/to/file.db")
+        if parts.scheme == "sqlite" and not parts.netloc and not parts.path:
+            return None, "normal", 30.0  # sqlite://, as SQLAlchemy reads it: in memory
+        raise ConfigError(
+            f"Bad SQLite URL {url!r}: expected sqlite:///path/to/file.db "
+            "(or sqlite:// for a private database in memory)"
+        )
     path = parts.path[1:]
-    if not path or path == ":memory:":
-        raise ConfigError(f"Bad SQLite URL {url!r}: name a file (several threads share it)")
+    if path == ":memory:":
+        return None, "normal", 30.0
+    if not path:
+        raise ConfigError(f"Bad SQLite URL {url!r}: name a file, or sqlite:// for memory")
     query = parse_qs(parts.query)
     unknown = set(query) - {"synchronous", "timeout"}
     if unknown:
@@ -80,14 +93,18 @@ def _same(statement: str) -> str:
 
 class SQLiteDatabase:
     """One SQLite file: a reading connection per thread, one writer connection whose
-    writes are combined (``sqlite_writer.py``). Several processes may share the file."""
+    writes are combined (``sqlite_writer.py``). Several processes may share the file.
+
+    Without a path, a private database in memory: one connection for every thread, one
+    transaction at a time (it lives as long as that connection, until ``close``).
+    """
 
     lock_suffix = ""
     no_index = "+"  # SQLite's unary plus keeps a column off its index
     lock_row = ""  # write transactions take turns already (BEGIN IMMEDIATE)
     plan_for_values = ""  # without statistics SQLite plans alike for any values
 
-    def __init__(self, path: Path, synchronous: str, timeout: float) -> None:
+    def __init__(self, path: Path | None, synchronous: str, timeout: float) -> None:
         self.path, self._synchronous, self._timeout = path, synchronous, timeout
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -95,9 +112,13 @@ class SQLiteDatabase:
         self._closed = False
         self._writer_conn: sqlite3.Connection | None = None
         self._combiner = WriteCombiner(lambda: self._transaction(write=True))
+        # In memory: the one connection's transactions take turns (held for each one).
+        self._turns = threading.Lock() if path is None else None
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection, for reads."""
+        if self.path is None:
+            return self.writer()  # in memory: the one connection
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self._open()
@@ -117,25 +138,42 @@ class SQLiteDatabase:
     def _open(self) -> sqlite3.Connection:
         if self._closed:
             raise StoreError("The store is closed")
-        try:
-            if not self.path.parent.exists():
-                raise ConfigError(f"Folder {str(self.path.parent)!r} of the SQLite file is missing")
-            # check_same_thread=False so close() may run on any thread and the writer
-            # connection pass from turn to turn; no connection is used by two threads at once.
-            conn = sqlite3.connect(
-                self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-            )
-            conn.execute(JOURNAL_WAL)
-            conn.execute(SYNCHRONOUS.format(level=self._synchronous))
-            conn.execute(FOREIGN_KEYS)
-        except sqlite3.Error as exc:
-            raise StoreError(f"Cannot open SQLite database {str(self.path)!r}: {exc}") from exc
+        conn = self._connect_memory() if self.path is None else self._connect_file(self.path)
         with self._lock:
             self._all.append(conn)
         return conn
 
+    def _connect_file(self, path: Path) -> sqlite3.Connection:
+        where = f"SQLite file {str(path)!r}"
+        if not path.parent.is_dir():
+            raise StoreUnreachable(where, f"its folder {str(path.parent)!r} does not exist")
+        try:
+            # check_same_thread=False so close() may run on any thread and the writer
+            # connection pass from turn to turn; no connection is used by two threads at once.
+            conn = sqlite3.connect(
+                path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(JOURNAL_WAL)  # the first statement to read the file: "not a database"
+            conn.execute(SYNCHRONOUS.format(level=self._synchronous))
+            conn.execute(FOREIGN_KEYS)
+        except sqlite3.Error as exc:
+            raise StoreUnreachable(where, str(exc)) from exc
+        return conn
+
+    def _connect_memory(self) -> sqlite3.Connection:
+        # No WAL nor synchronous: they concern a file. Shared by every thread, in turns.
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.execute(FOREIGN_KEYS)
+        return conn
+
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Transaction]:
+        # In memory, the one connection's transactions take turns.
+        with self._turns or contextlib.nullcontext():
+            yield from self._on_connection(write=write)
+
+    def _on_connection(self, *, write: bool) -> Iterator[Transaction]:
+        """The transaction on this thread's connection: ``_transaction``'s body."""
         # Writes run only in a turn (see WriteCombiner), on the writer connection.
         conn = self.writer() if write else self.connection()
         try:
@@ -211,6 +249,8 @@ class SQLiteStore(SqlStore):
 
         try:
             return self._sqlite.write(work)
+        except StoreUnreachable:
+            raise  # says what is wrong and where already
         except StoreError as exc:
             raise StoreError(f"SQLite migration failed: {exc}") from exc
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from .._engine import Engine
-from ..errors import TickworkError
+from ..errors import StoreError, TickworkError
 
 __all__ = ["load_engine"]
 
@@ -37,6 +37,8 @@ def load_engine(spec: str, database: str | None = None) -> Engine:
             module = _import(target)
     except (ImportError, OSError) as exc:
         raise click.BadParameter(f"cannot import {target!r}: {exc}") from exc
+    except StoreError:
+        raise  # the app is fine, its database is not: said as such (``_exit``)
     except TickworkError as exc:  # the app's own engine refused something at import
         raise click.BadParameter(f"cannot import {target!r}: {exc}") from exc
     engine = getattr(module, attribute, None)

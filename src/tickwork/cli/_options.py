@@ -11,7 +11,7 @@ from click.core import ParameterSource
 from .._engine import Engine
 from ..errors import TickworkError
 from ._app import load_engine
-from ._render import fail
+from ._exit import fail_with
 
 __all__ = ["app_engine", "database_option", "json_option", "open_engine"]
 
@@ -26,12 +26,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
 
 @contextlib.contextmanager
 def open_engine(database: str | None) -> Iterator[Engine]:
-    """An engine on ``database``; tickwork errors become ``error: ...`` and exit code 2."""
+    """An engine on ``database``; tickwork errors become ``error: ...`` and their exit code
+    (``_exit``)."""
     try:
         with Engine(database) as engine:
             yield engine
     except TickworkError as exc:
-        fail(str(exc), code=2)
+        fail_with(exc)
 
 
 @contextlib.contextmanager
@@ -41,7 +42,7 @@ def app_engine(app: str, database: str | None) -> Iterator[Engine]:
     ``--database`` given on the command line is the app's database (see ``_app``); from
     ``$TICKWORK_DATABASE_URL`` alone it is what the app's ``Engine()`` reads anyway, and an
     app that names its own database keeps it. Tickwork errors become ``error: ...`` and
-    exit code 2, as with ``open_engine``.
+    their exit code, as with ``open_engine``.
     """
     source = click.get_current_context().get_parameter_source("database")
     engine = load_engine(app, database if source is ParameterSource.COMMANDLINE else None)
@@ -49,4 +50,4 @@ def app_engine(app: str, database: str | None) -> Iterator[Engine]:
         with engine:
             yield engine
     except TickworkError as exc:
-        fail(str(exc), code=2)
+        fail_with(exc)

@@ -6,7 +6,7 @@ import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -118,7 +118,7 @@ def _print_records(
             console.print(Text("  " + rest), soft_wrap=True)
 
 
-def fail(message: str, code: int = 1) -> None:
+def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``message`` to stderr and exit with ``code``."""
     lines = message.split("\n")  # line breaks kept; other control characters escaped
     click.echo("error: " + "\n".join(printable(line) for line in lines), err=True)

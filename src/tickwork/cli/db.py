@@ -11,8 +11,9 @@ from .._durations import format_duration
 from .._engine import Engine
 from .._models import StorageStats
 from ..errors import TickworkError
+from ._exit import fail_with
 from ._options import app_engine, database_option, json_option, open_engine
-from ._render import echo_json, fail, print_table
+from ._render import echo_json, print_table
 
 __all__ = ["command"]
 
@@ -30,7 +31,7 @@ def upgrade(database: str | None) -> None:
         with Engine(database) as engine:
             version = engine.migrate()
     except TickworkError as exc:
-        fail(str(exc), code=2)
+        fail_with(exc)
     click.echo(f"database at schema version {version}")
 
 

@@ -84,34 +84,38 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({**to_json(run), "steps": [to_json(s) for s in steps]})
         return
-    print_table(["field", "value"], field_rows(to_json(run)), title=f"run {run.id}")
+    fields = to_json(run)
+    traceback = fields.pop("traceback")  # many lines: printed as they are, below
+    print_table(["field", "value"], field_rows(fields), title=f"run {run.id}")
+    if traceback:
+        click.echo("traceback:\n" + _indented(traceback.rstrip().splitlines()))
     if steps:
+        # A sleeping run sleeps in its last checkpoint (a sleep is stored "completed").
+        asleep = steps[-1] if run.status == RunStatus.SLEEPING else None
         print_table(
             ["step", "kind", "status", "attempts", "duration", "result / error"],
-            [
-                (
-                    s.name,
-                    s.kind,
-                    s.status,
-                    s.attempts,
-                    format_duration(s.finished_at - s.started_at),
-                    _step_outcome(s),
-                )
-                for s in steps
-            ],
+            [_step_row(s, asleep=s is asleep and s.kind == "sleep") for s in steps],
         )
+    for step in steps:  # what it took: each failed try, the end of its traceback
+        for one in step.tries:
+            click.echo(f"{printable(step.name)}, try {one.attempt} failed: {printable(one.error)}")
+            if one.traceback:
+                click.echo(_indented(one.traceback.rstrip().splitlines()[-3:]))
 
 
-def _step_outcome(step: StepInfo) -> str:
-    """A step's result as JSON, its error as text; a sleep's wake-up and a recorded now()
-    as the instants they are."""
-    if step.error:
-        return step.error
-    if step.kind == "sleep" and isinstance(step.result, int):
-        return f"until {instant(datetime.fromtimestamp(step.result / 1000, UTC))}"
-    if step.kind == "now" and isinstance(step.result, int):
-        return str(instant(datetime.fromtimestamp(step.result / 1000, UTC)))
-    return json_text(step.result)
+def _indented(lines: list[str]) -> str:
+    return "\n".join("    " + printable(line.strip()) for line in lines)
+
+
+def _step_row(step: StepInfo, *, asleep: bool) -> tuple[str, str, str, int, str, str]:
+    return (
+        step.name,
+        step.kind,
+        "sleeping" if asleep else step.status,
+        step.attempts,
+        format_duration(step.finished_at - step.started_at),
+        _step_outcome(step, asleep),
+    )
 
 
 @command.command("start")
@@ -186,6 +190,22 @@ def start(
             echo_json(to_json(run) if run is not None else {"id": handle.id, "result": result})
         else:
             click.echo(json_text(result))
+
+
+def _step_outcome(step: StepInfo, asleep: bool) -> str:
+    """A step's result as JSON, its error as text; a sleep as when it wakes (the one the
+    run is ``asleep`` in) or how long it slept, a recorded now() as the instant it read
+    (never their epoch milliseconds)."""
+    if step.error:
+        return step.error
+    if step.kind in ("sleep", "now") and type(step.result) is int:
+        at = datetime.fromtimestamp(step.result / 1000, UTC)
+        if step.kind == "now":
+            return str(instant(at))
+        if asleep:
+            return f"wakes at {instant(at)}"
+        return f"slept {format_duration(at - step.started_at)}"
+    return json_text(step.result)
 
 
 def _ended(run: RunInfo | None, as_json: bool, message: str, code: int) -> None:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import click
 
 from .._durations import format_duration
 from .._models import HistoryEntry, ScheduleInfo
-from .._wire import history_to_wire, schedule_to_wire
+from .._wire import history_to_wire, schedule_to_wire, triggered_to_wire
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, print_table, printable
 
@@ -37,6 +37,14 @@ def _timing_text(info: ScheduleInfo) -> str:
     return f"every {format_duration(info.every)}"
 
 
+def _overdue_text(late: timedelta | None) -> str | None:
+    """How late an overdue schedule is, to the second: ``OVERDUE 4m5s``."""
+    if late is None:
+        return None
+    whole = timedelta(seconds=late // timedelta(seconds=1))
+    return f"OVERDUE {format_duration(whole) if whole else '<1s'}"
+
+
 @click.group("schedules")
 def command() -> None:
     """List, inspect and operate schedules."""
@@ -53,7 +61,10 @@ def list_(database: str | None, as_json: bool) -> None:
         echo_json([to_json(s) for s in schedules])
         return
     print_table(
-        ["key", "workflow", "cadence", "state", "next fire (UTC)", "last fire (UTC)", "last run"],
+        [
+            "key", "workflow", "cadence", "state", "next fire (UTC)", "overdue",
+            "last fire (UTC)", "last run",
+        ],
         [
             (
                 s.key,
@@ -61,12 +72,19 @@ def list_(database: str | None, as_json: bool) -> None:
                 _timing_text(s),
                 s.state.value,
                 _when(s.next_fire_at),
+                _overdue_text(s.overdue_by),
                 _when(s.last_fire_at),
                 s.last_run_status and s.last_run_status.value,
             )
             for s in schedules
         ],
-    )
+    )  # fmt: skip
+    overdue = sum(s.overdue_by is not None for s in schedules)
+    if overdue:
+        click.echo(
+            f"{overdue} schedule(s) OVERDUE: their next occurrence passed and no worker "
+            "fired it; see `tickwork workers`"
+        )
 
 
 @command.command("show")
@@ -119,18 +137,26 @@ def delete(key: str, database: str | None) -> None:
 
 @command.command("trigger")
 @click.argument("key")
+@click.option(
+    "--new-run", is_flag=True, help="Start a new run now, even if the occurrence already ran."
+)
 @database_option
 @json_option
-def trigger(key: str, database: str | None, as_json: bool) -> None:
-    """Start the schedule's current occurrence now (idempotent); print the run id."""
+def trigger(key: str, new_run: bool, database: str | None, as_json: bool) -> None:
+    """Start the schedule's current occurrence now (idempotent) and say which run."""
     with open_engine(database) as engine:
-        run_id = engine.trigger(key)
-    if run_id is None:
+        triggered = engine.run_now(key, new_run)
+    if triggered is None:
         fail(f"no schedule {key!r}", code=3)
     if as_json:
-        echo_json({"run_id": run_id})
+        echo_json(triggered_to_wire(key, triggered))
+    elif triggered.started:
+        click.echo(f"started run {printable(triggered.run_id)}")
     else:
-        click.echo(run_id)
+        click.echo(
+            f"occurrence already ran: run {printable(triggered.run_id)} "
+            f"({triggered.status.value}); --new-run starts a new one"
+        )
 
 
 @command.command("history")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 from typing import Any
 
 import click
 
+from ._logging import configure as configure_logging
+from ._logging import log_format_option, log_level_option
 from ._options import app_engine, database_option
 from ._render import fail
 
@@ -20,7 +21,16 @@ def _run(app: Any, *, host: str, port: int, log_level: str) -> None:
     """Serve ``app`` until SIGINT or SIGTERM (uvicorn handles both)."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), server_header=False)
+    # log_config=None: uvicorn's records go to the handler ``tickwork serve`` set up
+    # (readable or JSON lines), not to uvicorn's own.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level.lower(),
+        log_config=None,
+        server_header=False,
+    )
 
 
 @click.command("serve")
@@ -35,12 +45,8 @@ def _run(app: Any, *, host: str, port: int, log_level: str) -> None:
 @click.option("--worker", is_flag=True, help="Also run a worker in this process.")
 @click.option("--threads", default=8, show_default=True, help="Runs the --worker executes at once.")
 @click.option("--no-dashboard", is_flag=True, help="Serve the API only, without the dashboard.")
-@click.option(
-    "--log-level",
-    default="INFO",
-    show_default=True,
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-)
+@log_level_option
+@log_format_option
 @database_option
 def command(
     app: str,
@@ -50,6 +56,7 @@ def command(
     threads: int,
     no_dashboard: bool,
     log_level: str,
+    log_format: str,
     database: str | None,
 ) -> None:
     """Serve the HTTP API, /metrics and the dashboard of APP (module:engine or
@@ -60,12 +67,13 @@ def command(
     --worker, the same process also fires schedules and executes runs, and drains them
     when it stops.
     """
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging(log_level, log_format)
     try:
         from ..server import create_app
     except ImportError as exc:
         fail(f"the server needs the server extra: pip install 'tickwork[server]' ({exc})", 2)
     with app_engine(app, database) as engine:
+        engine.migrate()  # an unreachable database is said now, not at the first request
         if host not in _LOOPBACK:
             click.echo(f"note: listening on {host}: reachable from other machines", err=True)
         server_app = create_app(engine, dashboard=not no_dashboard)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-
 import click
 
+from ._logging import configure as configure_logging
+from ._logging import log_format_option, log_level_option
 from ._options import app_engine, database_option
 
 __all__ = ["command"]
@@ -20,18 +20,19 @@ __all__ = ["command"]
     show_default=True,
     help="How long to let in-flight runs finish at shutdown.",
 )
-@click.option(
-    "--log-level",
-    default="INFO",
-    show_default=True,
-    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
-)
+@log_level_option
+@log_format_option
 @database_option
 def command(
-    app: str, threads: int, drain_timeout: str, log_level: str, database: str | None
+    app: str,
+    threads: int,
+    drain_timeout: str,
+    log_level: str,
+    log_format: str,
+    database: str | None,
 ) -> None:
     """Fire schedules and execute runs of APP (module:engine or path/to/app.py:engine)."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging(log_level, log_format)
     with app_engine(app, database) as engine:
         engine.run_worker(threads=threads, drain_timeout=drain_timeout)
 

@@ -1,4 +1,4 @@
-"""The JSON API under ``/api/v1``: schedules, runs, workflows and cron previews.
+"""The JSON API under ``/api/v1``: schedules, runs, workflows, workers and cron previews.
 
 Every handler runs its engine calls on a worker thread (they block on the database).
 Status codes say where a request went wrong, the error ``code`` which error it is:
@@ -37,7 +37,15 @@ from .._preview import utc_offset_text
 from .._registry import WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
-from .._wire import history_to_wire, instant, run_to_wire, schedule_to_wire, step_to_wire
+from .._wire import (
+    history_to_wire,
+    instant,
+    run_to_wire,
+    schedule_to_wire,
+    step_to_wire,
+    triggered_to_wire,
+    worker_to_wire,
+)
 from ..errors import ConfigError
 from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, no_run, no_schedule
@@ -159,10 +167,13 @@ class _Api:
 
     async def trigger(self, request: Request) -> Response:
         key = request.path_params["key"]
-        run_id = await self._call(self.engine.trigger, key)
-        if run_id is None:
+        new_run = False
+        if await request.body():  # the body is optional: {"new_run": true}
+            new_run = (await read_body(request, schemas.TriggerRequest)).new_run
+        triggered = await self._call(self.engine.run_now, key, new_run)
+        if triggered is None:
             raise no_schedule(key)
-        return JSONResponse({"key": key, "run_id": run_id})
+        return JSONResponse(triggered_to_wire(key, triggered))
 
     async def history(self, request: Request) -> Response:
         key = request.path_params["key"]
@@ -236,6 +247,12 @@ class _Api:
         if run is None:
             raise no_run(run_id)
         return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
+
+    # workers
+
+    async def workers(self, request: Request) -> Response:
+        found = await self._call(self.engine.list_workers)
+        return JSONResponse({"workers": [worker_to_wire(w) for w in found]})
 
     # workflows and previews
 
@@ -334,6 +351,7 @@ def build_api(engine: Engine) -> Starlette:
         "/runs/{run_id:path}/cancel": {"POST": api.cancel_run},
         "/runs/{run_id:path}": {"GET": api.get_run},
         "/workflows": {"GET": api.workflows},
+        "/workers": {"GET": api.workers},
         "/cron/preview": {"GET": api.preview},
     }
     routes: list[BaseRoute] = [_route(path, handlers, document) for path, handlers in paths.items()]

@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from .._engine import Engine
 from ..errors import StoreError
 from . import dashboard as dashboard_pages
+from .access_log import MarkLiveRefresh, quiet_live_refresh
 from .api import build_api
 from .api_errors import on_http_error as api_http_error
 from .auth import (
@@ -89,9 +90,13 @@ def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
     ]
     if dashboard:
         routes += dashboard_pages.routes(engine)
+        quiet_live_refresh()  # an open page's refreshes leave no access-log line
     return Starlette(
         routes=routes,
-        middleware=[Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)],
+        middleware=[
+            Middleware(MarkLiveRefresh),
+            Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES),
+        ],
         exception_handlers={HTTPException: _on_http_error},
     )
 

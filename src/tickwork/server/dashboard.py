@@ -76,6 +76,7 @@ def routes(engine: Engine) -> list[BaseRoute]:
         Route("/runs", page(pages.runs)),
         Route("/run", page(pages.run)),
         Route("/run/cancel", action(pages.cancel_run), methods=["POST"]),
+        Route("/workers", page(pages.workers)),
         Route("/login", secured(login.page)),
         Route("/login", secured(login.submit), methods=["POST"]),
         Route("/login/status", secured(login.status)),

@@ -11,11 +11,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .._durations import format_duration
-from .._models import ScheduleInfo
+from .._models import ScheduleInfo, StepInfo
 from ..cron import parse
 from ..errors import ConfigError
 
-__all__ = ["format_elapsed", "format_relative", "format_utc", "pretty_json", "timing_words"]
+__all__ = [
+    "checkpoint_words",
+    "format_elapsed",
+    "format_relative",
+    "format_utc",
+    "pretty_json",
+    "timing_words",
+]
 
 
 def format_elapsed(delta: timedelta) -> str:
@@ -68,6 +75,22 @@ def timing_words(info: ScheduleInfo) -> str:
             return info.cron
     assert info.every is not None
     return f"Every {format_duration(info.every)}"
+
+
+def checkpoint_words(step: StepInfo, now: datetime, *, asleep: bool) -> str | None:
+    """What a durable sleep or a recorded ``now()`` stands for, instead of the epoch
+    milliseconds stored as its result: "wakes at 2026-03-01 09:19:47 UTC (in 4 min)" for
+    the sleep a run is ``asleep`` in, "slept 2.0 s" for one that is over, the instant a
+    ``now()`` read; None for a step."""
+    ms = step.result
+    if step.kind not in ("sleep", "now") or type(ms) is not int:
+        return None
+    at = datetime.fromtimestamp(ms / 1000, UTC)
+    if step.kind == "now":
+        return format_utc(at)
+    if asleep:
+        return f"wakes at {format_utc(at)} ({format_relative(at, now)})"
+    return f"slept {format_elapsed(at - step.started_at)}"
 
 
 def pretty_json(value: Any) -> str:

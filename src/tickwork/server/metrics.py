@@ -19,6 +19,16 @@ bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulati
 - ``tickwork_step_duration_seconds{status}``: each try of a step, its start to its end
   (a step that failed twice, then completed, is 2 failed and 1 completed).
 
+Nobody serving (DESIGN §8), read from the workers' records and the schedules at the
+scrape, so an alert can fire when the fleet is down:
+
+- ``tickwork_workers{pool}``: live workers serving each pool, for every pool a worker seen
+  within the day serves or an active schedule uses (0: nobody serves it).
+- ``tickwork_schedules_overdue``: active schedules whose next occurrence is past,
+  undecided (``ScheduleInfo.overdue_by``).
+- ``tickwork_schedule_overdue_seconds{key}``: how late each of those is; overdue
+  schedules only, so the series stay few (a fired schedule's series goes away).
+
 Each app gets its own ``CollectorRegistry`` (never the global one), so several apps in
 one process do not collide.
 """
@@ -39,7 +49,7 @@ from prometheus_client.registry import Collector
 
 from .. import _buckets as buckets
 from .._engine import Engine
-from .._models import Histogram
+from .._models import Histogram, ScheduleState
 
 __all__ = ["CONTENT_TYPE_LATEST", "EngineCollector", "metrics_registry", "render_metrics"]
 
@@ -84,6 +94,7 @@ class EngineCollector(Collector):
         for state, count in sorted(stats.schedules.items()):
             schedules.add_metric([state], count)
         yield schedules
+        yield from self._serving()
         yield self._histogram(
             "tickwork_firing_lateness_seconds",
             "Creation of a scheduled run minus its occurrence",
@@ -105,6 +116,38 @@ class EngineCollector(Collector):
             {(s,): h for s, h in stats.step_durations.items()},
             STEP_BUCKETS,
         )
+
+    def _serving(self) -> Iterator[Metric]:
+        """Live workers per pool, overdue schedules (see the module's docstring)."""
+        workers = self.engine.list_workers()
+        schedules = self.engine.list_schedules()
+        live: dict[str, int] = {}
+        for worker in workers:
+            for pool in worker.pools:
+                live[pool] = live.get(pool, 0) + worker.alive
+        for info in schedules:
+            if info.state is ScheduleState.ACTIVE:
+                live.setdefault(info.pool, 0)
+        family = GaugeMetricFamily(
+            "tickwork_workers", "Live workers serving each pool", labels=["pool"]
+        )
+        for pool, count in sorted(live.items()):
+            family.add_metric([pool], count)
+        yield family
+        overdue = [(s.key, s.overdue_by) for s in schedules if s.overdue_by is not None]
+        yield GaugeMetricFamily(
+            "tickwork_schedules_overdue",
+            "Active schedules whose next occurrence is past, undecided: no worker fired it",
+            value=len(overdue),
+        )
+        lateness = GaugeMetricFamily(
+            "tickwork_schedule_overdue_seconds",
+            "How late an overdue schedule's next occurrence is (overdue schedules only)",
+            labels=["key"],
+        )
+        for key, late in sorted(overdue):
+            lateness.add_metric([key], late.total_seconds())
+        yield lateness
 
     @staticmethod
     def _histogram(

@@ -72,6 +72,7 @@ def _operation(
     *,
     params: list[dict[str, Any]] | None = None,
     body: str | None = None,
+    body_required: bool = True,
     errors: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     # Any path may fail to route (a newline in a key, say): 404 NOT_FOUND everywhere.
@@ -93,7 +94,7 @@ def _operation(
         operation["parameters"] = params
     if body is not None:
         operation["requestBody"] = {
-            "required": True,
+            "required": body_required,
             "content": {"application/json": {"schema": _ref(body)}},
         }
     return operation
@@ -169,9 +170,12 @@ def _paths() -> dict[str, Any]:
         "/schedules/{key}/trigger": {
             "post": _operation(
                 "trigger_schedule",
-                "Start the current occurrence now (idempotent)",
-                _json("Triggered", "The run of the current occurrence"),
+                "Start the current occurrence now (idempotent; started false: the "
+                "occurrence already had this run), or with new_run a new run now",
+                _json("Triggered", "The run started, or the one the occurrence had"),
                 params=[_KEY],
+                body="TriggerRequest",
+                body_required=False,
                 errors={"404": _NOT_FOUND_SCHEDULE},
             )
         },
@@ -239,6 +243,13 @@ def _paths() -> dict[str, Any]:
                 "list_workflows",
                 "The workflows the server's engine registered, with their options",
                 _json("WorkflowList", "The workflows"),
+            )
+        },
+        "/workers": {
+            "get": _operation(
+                "list_workers",
+                "Every worker seen within the last day, gone ones included, oldest first",
+                _json("WorkerList", "The workers; alive false once one missed three renewals"),
             )
         },
         "/cron/preview": {

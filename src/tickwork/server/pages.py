@@ -1,4 +1,5 @@
-"""The dashboard's pages and the actions on them: schedules, their history, runs, steps.
+"""The dashboard's pages and the actions on them: schedules, their history, runs, steps,
+workers; with their banners when nobody serves what the page shows (``banners.py``).
 
 Each page reads through the engine's public methods on a worker thread (they block on
 the database) and hands plain values to its template. Actions come here only after the
@@ -18,15 +19,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._engine import Engine
-from .._models import ACTIVE_STATUSES, RunInfo, RunStatus, ScheduleInfo, ScheduleState
+from .._models import ACTIVE_STATUSES, RunInfo, RunStatus, ScheduleInfo, ScheduleState, WorkerInfo
 from ..cron import load_zone
+from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
 from .rendering import Renderer
 from .sessions import Session
 
 __all__ = ["ACTIONS", "RUNS_LIMIT", "Pages"]
 
 RUNS_LIMIT = 100
-ACTIONS = ("pause", "resume", "trigger", "deactivate", "activate")
+ACTIONS = ("pause", "resume", "trigger", "new_run", "deactivate", "activate")
 _PAST = {
     "pause": "paused",
     "resume": "resumed",
@@ -45,10 +47,19 @@ class Pages:
     # -- schedules -------------------------------------------------------------------------
 
     async def schedules(self, request: Request, session: Session) -> Response:
-        schedules = await run_in_threadpool(self.engine.list_schedules)
+        schedules, workers = await run_in_threadpool(self._schedules_and_workers)
         return self.renderer.render(
-            request, "schedules.html", session, refresh=True, schedules=schedules, page="schedules"
+            request,
+            "schedules.html",
+            session,
+            refresh=True,
+            schedules=schedules,
+            banners=schedules_banners(schedules, workers),
+            page="schedules",
         )
+
+    def _schedules_and_workers(self) -> tuple[list[ScheduleInfo], list[WorkerInfo]]:
+        return self.engine.list_schedules(), self.engine.list_workers()
 
     async def schedule(self, request: Request, session: Session) -> Response:
         key = request.query_params.get("key", "")
@@ -65,6 +76,7 @@ class Pages:
             return None
         return {
             "s": info,
+            "banners": schedule_banners(info, self.engine.list_workers()),
             "history": self.engine.schedule_history(key, limit=100),
             "upcoming": self._upcoming(info),
             "zone": load_zone(info.timezone),
@@ -94,11 +106,16 @@ class Pages:
             return self.renderer.not_found(request, session, "such action")
         assert isinstance(action, str)
         back = self.renderer.back
-        if action == "trigger":
-            run_id = await run_in_threadpool(self.engine.trigger, key)
-            if run_id is None:
+        if action in ("trigger", "new_run"):
+            triggered = await run_in_threadpool(self.engine.run_now, key, action == "new_run")
+            if triggered is None:
                 return back(request, form, f"No schedule {key!r}.")
-            return back(request, form, f"{key}: run started", run_id)
+            if triggered.started:
+                return back(request, form, f"{key}: started run", triggered.run_id)
+            return back(
+                request, form, f"{key}: occurrence already ran: run", triggered.run_id,
+                after=f"({triggered.status.value})", new_run_key=key,
+            )  # fmt: skip
         done = await run_in_threadpool(getattr(self.engine, action), key)
         return back(request, form, f"{key}: {_PAST[action]}." if done else f"No schedule {key!r}.")
 
@@ -142,8 +159,12 @@ class Pages:
         runs = runs[:RUNS_LIMIT]
         schedule_keys = [s.key for s in self.engine.list_schedules()]
         workflows = sorted({*self.engine.workflows(), *(r.workflow for r in runs)})
+        pending = {
+            w: n for (w, status), n in self.engine.stats().runs.items() if status == "pending"
+        }
         return {
             "runs": runs,
+            "banners": runs_banners(pending, self.engine.list_workers()),
             "error": error,
             "paged": bool(before),
             "older": None if older is None else urlencode({**filters, "before": older}),
@@ -151,6 +172,20 @@ class Pages:
             "schedule_keys": schedule_keys,
             "workflows": workflows,
         }
+
+    # -- workers ---------------------------------------------------------------------------
+
+    async def workers(self, request: Request, session: Session) -> Response:
+        workers = await run_in_threadpool(self.engine.list_workers)
+        return self.renderer.render(
+            request,
+            "workers.html",
+            session,
+            refresh=True,
+            page="workers",
+            workers=workers,
+            banners=workers_banners(workers),
+        )
 
     async def run(self, request: Request, session: Session) -> Response:
         run_id = request.query_params.get("id", "")

@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._models import ACTIVE_STATUSES
-from .display import format_elapsed, format_relative, format_utc, pretty_json, timing_words
+from .display import (
+    checkpoint_words,
+    format_elapsed,
+    format_relative,
+    format_utc,
+    pretty_json,
+    timing_words,
+)
 from .sessions import Session, Signer
 
 __all__ = ["FLASH_COOKIE", "HERE", "REFRESH_MS", "Renderer", "local_path", "root"]
@@ -61,8 +69,24 @@ def _environment() -> jinja2.Environment:
         json=pretty_json,
         q=lambda s: quote(str(s), safe=""),
     )
-    templates.globals.update(elapsed=format_elapsed, timing=timing_words, ACTIVE=ACTIVE_STATUSES)
+    templates.globals.update(
+        elapsed=format_elapsed,
+        timing=timing_words,
+        checkpoint_words=checkpoint_words,
+        ACTIVE=ACTIVE_STATUSES,
+    )
     return templates
+
+
+@dataclass(frozen=True)
+class Flash:
+    """A one-shot message: ``text``, a link to ``run_id``, ``after`` the link, and a
+    "Start a new run" button for the schedule ``new_run_key``."""
+
+    text: str
+    run_id: str = ""
+    after: str = ""
+    new_run_key: str = ""
 
 
 class Renderer:
@@ -129,18 +153,29 @@ class Renderer:
             message=f"There is no {what}.",
         )
 
-    def back(self, request: Request, form: FormData, text: str, run_id: str = "") -> Response:
-        """Redirect (303: the browser GETs it) to the page the form was on, with a message."""
+    def back(
+        self,
+        request: Request,
+        form: FormData,
+        text: str,
+        run_id: str = "",
+        *,
+        after: str = "",
+        new_run_key: str = "",
+    ) -> Response:
+        """Redirect (303: the browser GETs it) to the page the form was on, with a message
+        (``Flash``: ``after`` the run link, an offer to start a new run of ``new_run_key``)."""
         target = form.get("next")
         response = RedirectResponse(
             local_path(target if isinstance(target, str) else None, root(request) + "/"), 303
         )
-        self._flash(response, request, text, run_id)
+        self._flash(response, request, Flash(text, run_id, after, new_run_key))
         return response
 
-    def _flash(self, response: Response, request: Request, text: str, run_id: str) -> None:
-        """Show ``text`` (and a link to ``run_id``) on the next page: a signed cookie."""
-        payload = base64.urlsafe_b64encode(json.dumps([text, run_id]).encode()).decode()
+    def _flash(self, response: Response, request: Request, flash: Flash) -> None:
+        """Show ``flash`` on the next page: a signed cookie."""
+        fields = [flash.text, flash.run_id, flash.after, flash.new_run_key]
+        payload = base64.urlsafe_b64encode(json.dumps(fields).encode()).decode()
         response.set_cookie(
             FLASH_COOKIE,
             f"{payload}.{self.signer.sign('flash', payload)}",
@@ -151,12 +186,12 @@ class Renderer:
             secure=request.url.scheme == "https",
         )
 
-    def _read_flash(self, request: Request) -> tuple[str, str] | None:
+    def _read_flash(self, request: Request) -> Flash | None:
         payload, _, signature = request.cookies.get(FLASH_COOKIE, "").partition(".")
         if not payload or not self.signer.valid(signature, "flash", payload):
             return None
         try:
-            text, run_id = json.loads(base64.urlsafe_b64decode(payload))
-        except (ValueError, binascii.Error):
+            text, run_id, after, new_run_key = json.loads(base64.urlsafe_b64decode(payload))
+        except (ValueError, TypeError, binascii.Error):
             return None
-        return str(text), str(run_id)
+        return Flash(str(text), str(run_id), str(after), str(new_run_key))

@@ -33,7 +33,9 @@ __all__ = [
     "ScheduleList",
     "ScheduleWritten",
     "StartRun",
+    "TriggerRequest",
     "Triggered",
+    "WorkerList",
     "WorkflowList",
 ]
 
@@ -136,7 +138,18 @@ class StartRun(_Request):
     delay: DurationIn | None = None
 
 
-REQUEST_MODELS: tuple[type[BaseModel], ...] = (ScheduleCreate, ScheduleDefinition, StartRun)
+class TriggerRequest(_Request):
+    """``engine.trigger``'s options (the body may be left out)."""
+
+    new_run: bool = False
+
+
+REQUEST_MODELS: tuple[type[BaseModel], ...] = (
+    ScheduleCreate,
+    ScheduleDefinition,
+    StartRun,
+    TriggerRequest,
+)
 
 
 # -- responses -------------------------------------------------------------------------
@@ -174,6 +187,10 @@ class Schedule(_Response):
     last_run_status: RunStatus | None
     created_at: Instant
     updated_at: Instant
+    overdue_by: OutDuration = Field(
+        description="How late the next occurrence is, undecided (active schedules only): "
+        "the sign no worker serves it; null when it is not overdue."
+    )
 
 
 class ScheduleList(_Response):
@@ -193,6 +210,8 @@ class Deleted(_Response):
 class Triggered(_Response):
     key: str
     run_id: str
+    started: bool
+    status: RunStatus
 
 
 class HistoryEntry(_Response):
@@ -228,6 +247,17 @@ class Run(_Response):
     created_at: Instant
     started_at: Instant | None
     finished_at: Instant | None
+    traceback: str | None = Field(
+        description="Where a run that failed for good failed: the traceback's end."
+    )
+
+
+class StepTry(_Response):
+    attempt: int
+    error: str
+    traceback: str | None
+    started_at: Instant
+    finished_at: Instant
 
 
 class Step(_Response):
@@ -240,6 +270,9 @@ class Step(_Response):
     attempts: int
     started_at: Instant
     finished_at: Instant
+    tries: list[StepTry] = Field(
+        description="Its failed tries, the last ten, oldest first, each with its traceback."
+    )
 
 
 class RunDetail(Run):
@@ -301,6 +334,23 @@ class Preview(_Response):
     occurrences: list[Occurrence]
 
 
+class Worker(_Response):
+    id: str
+    host: str
+    pid: int
+    pools: list[str]
+    workflows: list[str]
+    version: str = Field(description="The worker's tickwork version.")
+    started_at: Instant
+    last_seen: Instant = Field(description="Its last renewal.")
+    alive: bool = Field(description="False once it missed three renewals, or stopped.")
+    stopped_at: Instant | None = Field(description="When it stopped gracefully, if it did.")
+
+
+class WorkerList(_Response):
+    workers: list[Worker]
+
+
 class Health(_Response):
     status: Literal["ok", "unavailable"]
 
@@ -319,5 +369,6 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     ScheduleList,
     ScheduleWritten,
     Triggered,
+    WorkerList,
     WorkflowList,
 )

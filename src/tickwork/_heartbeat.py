@@ -1,0 +1,132 @@
+"""A worker's heartbeat: its record in the store, renewed every few seconds (DESIGN §8).
+
+A worker records itself as it starts (id, host, pid, pools, the workflows it registered,
+tickwork's version, when it started) and renews the record every ``renew_ms`` on a thread
+of its own: one short write each (on SQLite through the store's write combiner), so
+firing and claiming never wait for it. It is taken for gone once it has missed three
+renewals (``_liveness``); a graceful stop records itself after the drain. A killed
+process simply stops renewing.
+
+The renewal interval is 5 s; ``$TICKWORK_WORKER_HEARTBEAT`` (a duration: ``"200ms"``)
+changes it, for tests that watch a killed worker become not alive without waiting 15 s.
+Each worker stores its own interval, so a reader judges it without knowing the setting.
+
+Times are the engine's clock (the database's on PostgreSQL), so a machine whose wall clock
+steps does not make the fleet's records look stale. A renewal is due every ``renew_ms`` of
+that clock or of the steady clock, whichever comes first, and the thread looks every
+``poll_s`` at least: a ``FakeClock`` moved by a test is followed at once, one standing
+still does not stop the renewals.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import socket
+import threading
+
+from . import _clock
+from ._durations import to_ms
+from ._liveness import DEFAULT_RENEW_MS
+from ._runtime import Runtime
+from ._store import WorkerRecord
+from .errors import ConfigError, StoreError
+
+__all__ = ["HEARTBEAT_ENV", "Heartbeat", "renew_interval_ms"]
+
+#: the environment variable that sets the renewal interval (a duration)
+HEARTBEAT_ENV = "TICKWORK_WORKER_HEARTBEAT"
+#: seconds ``stop`` waits for the renewal thread
+_JOIN_S = 5.0
+
+
+def renew_interval_ms() -> int:
+    """The renewal interval: ``$TICKWORK_WORKER_HEARTBEAT`` when set, else 5 s."""
+    value = os.environ.get(HEARTBEAT_ENV, "").strip()
+    if not value:
+        return DEFAULT_RENEW_MS
+    try:
+        return to_ms(value)
+    except ConfigError as exc:
+        raise ConfigError(f"${HEARTBEAT_ENV}: {exc}") from exc
+
+
+@functools.cache
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tickwork")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "unknown"
+
+
+class Heartbeat:
+    """One worker's record: written at ``record``, renewed by ``start``'s thread, marked
+    stopped by ``stop``. Store errors go to the runtime's hooks (an outage once)."""
+
+    def __init__(self, runtime: Runtime, renew_ms: int) -> None:
+        self._runtime = runtime
+        self.renew_ms = renew_ms
+        self._started_ms = 0  # set by start
+        self._halt = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._outage = False
+
+    def record(self) -> None:
+        """Write the record now (what the worker serves may have grown since the last)."""
+        runtime = self._runtime
+        worker = WorkerRecord(
+            id=runtime.worker_id,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            pools=runtime.pools,
+            workflows=tuple(runtime.registry.names()),
+            version=_version(),
+            started_ms=self._started_ms,
+            renew_ms=self.renew_ms,
+        )
+        try:
+            runtime.store.renew_worker(worker, now_ms=runtime.now_ms())
+        except StoreError as exc:
+            if not self._outage:  # like the loop: an outage is reported once
+                self._outage = True
+                runtime.hooks.report(exc, {"where": "recording the worker", "outage": True})
+        except Exception as exc:
+            runtime.hooks.report(exc, {"where": "recording the worker"})
+        else:
+            self._outage = False
+
+    def start(self, poll_s: float) -> None:
+        """Record now, then renew every ``renew_ms`` on a thread until ``stop``."""
+        self._started_ms = self._runtime.now_ms()
+        self.record()
+        self._thread = threading.Thread(
+            target=self._loop, args=(poll_s,), name="tickwork-heartbeat", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing and record the graceful stop (after the drain: a draining worker
+        is still alive)."""
+        self._halt.set()
+        if self._thread is not None:
+            self._thread.join(_JOIN_S)
+        runtime = self._runtime
+        try:
+            runtime.store.stop_worker(runtime.worker_id, now_ms=runtime.now_ms())
+        except Exception as exc:  # it will look gone after three renewals anyway
+            runtime.hooks.report(exc, {"where": "recording the worker's stop"})
+
+    def _loop(self, poll_s: float) -> None:
+        runtime = self._runtime
+        renew_s = self.renew_ms / 1000
+        look_s = min(poll_s, renew_s)
+        due_ms, due_s = runtime.now_ms() + self.renew_ms, _clock.monotonic() + renew_s
+        while not _clock.wait(self._halt, look_s):
+            now_ms = runtime.now_ms()
+            # Due by the engine's clock (a FakeClock moved on: at once), by the steady
+            # clock (a FakeClock standing still), or the engine's clock went back.
+            late = now_ms >= due_ms or _clock.monotonic() >= due_s
+            if late or due_ms - now_ms > self.renew_ms:
+                self.record()
+                due_ms, due_s = runtime.now_ms() + self.renew_ms, _clock.monotonic() + renew_s

@@ -1,0 +1,111 @@
+"""Who serves what: a worker's liveness, a schedule's lateness, and what no live worker
+serves. Pure rules over plain values (DESIGN §8, "Nobody serving").
+
+A worker renews its record every ``renew_ms`` (``DEFAULT_RENEW_MS``, or
+``$TICKWORK_WORKER_HEARTBEAT``); it is alive until it has missed ``MISSED_RENEWALS`` of
+them (or stopped), and its record is forgotten ``FORGET_AFTER_MS`` after it was last seen.
+Each worker stores its own interval, so a reader needs none of its configuration.
+
+A schedule is overdue when it is active and its next occurrence is in the past: nothing
+decided about it (fired, skipped, dropped) yet. A healthy worker fires within
+milliseconds of the occurrence, so a lateness that lasts is the sign that no worker
+serves the schedule — the failure a scheduler cannot report about itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+
+from ._clock import to_ms
+from ._models import ScheduleInfo, ScheduleState, WorkerInfo
+
+__all__ = [
+    "DEFAULT_RENEW_MS",
+    "FORGET_AFTER_MS",
+    "FORGET_BATCH",
+    "MISSED_RENEWALS",
+    "overdue_by",
+    "overdue_ms",
+    "seen_since_ms",
+    "unserved_reason",
+    "unserved_schedules",
+    "unserved_workflows",
+    "worker_alive",
+]
+
+#: how often a worker renews its record unless told otherwise ("every few seconds")
+DEFAULT_RENEW_MS = 5_000
+#: renewals a worker may miss before it is taken for gone
+MISSED_RENEWALS = 3
+#: how long a gone worker's record is kept: a day, so the morning shift sees the night's
+FORGET_AFTER_MS = 86_400_000
+#: how many gone workers' records one renewal removes at most (bounded writes)
+FORGET_BATCH = 100
+
+
+def worker_alive(*, last_seen_ms: int, renew_ms: int, stopped: bool, now_ms: int) -> bool:
+    """Whether a worker is alive at ``now_ms``: not stopped, and fewer than
+    ``MISSED_RENEWALS`` renewals missed since it was last seen."""
+    return not stopped and now_ms - last_seen_ms <= MISSED_RENEWALS * renew_ms
+
+
+def seen_since_ms(now_ms: int) -> int:
+    """The oldest last renewal a worker may have and still be listed (and kept)."""
+    return now_ms - FORGET_AFTER_MS
+
+
+def overdue_ms(state: ScheduleState, next_fire_ms: int | None, now_ms: int) -> int | None:
+    """How many milliseconds the next occurrence of a schedule is in the past, undecided;
+    None when it is not overdue (in the future, none left, or not ``active``: a paused or
+    inactive schedule's occurrences are missed on purpose)."""
+    if state is not ScheduleState.ACTIVE or next_fire_ms is None or next_fire_ms >= now_ms:
+        return None
+    return now_ms - next_fire_ms
+
+
+def overdue_by(info: ScheduleInfo, now_ms: int) -> timedelta | None:
+    """``ScheduleInfo.overdue_by`` at ``now_ms`` (``overdue_ms``)."""
+    next_ms = None if info.next_fire_at is None else to_ms(info.next_fire_at)
+    late = overdue_ms(info.state, next_ms, now_ms)
+    return None if late is None else timedelta(milliseconds=late)
+
+
+def unserved_reason(pool: str, workflow: str, workers: Sequence[WorkerInfo]) -> str | None:
+    """Why no live worker would fire or run work of ``workflow`` in ``pool``, in words;
+    None when some live worker serves both."""
+    live = [w for w in workers if w.alive]
+    if any(pool in w.pools and workflow in w.workflows for w in live):
+        return None
+    if not live:
+        return "no worker is alive"
+    in_pool = any(pool in w.pools for w in live)
+    has_workflow = any(workflow in w.workflows for w in live)
+    if not in_pool and not has_workflow:
+        return f"no live worker serves pool {pool!r} or registers workflow {workflow!r}"
+    if not in_pool:
+        return f"no live worker serves pool {pool!r}"
+    if not has_workflow:
+        return f"no live worker registers workflow {workflow!r}"
+    return f"no live worker both serves pool {pool!r} and registers workflow {workflow!r}"
+
+
+def unserved_schedules(
+    schedules: Iterable[ScheduleInfo], workers: Sequence[WorkerInfo]
+) -> list[tuple[ScheduleInfo, str]]:
+    """The active schedules no live worker serves, each with the reason."""
+    found = []
+    for info in schedules:
+        if info.state is not ScheduleState.ACTIVE:
+            continue
+        reason = unserved_reason(info.pool, info.workflow, workers)
+        if reason is not None:
+            found.append((info, reason))
+    return found
+
+
+def unserved_workflows(waiting: Iterable[str], workers: Sequence[WorkerInfo]) -> list[str]:
+    """The workflows among ``waiting`` (those runs wait for) that no live worker registers,
+    sorted."""
+    registered = {name for w in workers if w.alive for name in w.workflows}
+    return sorted(set(waiting) - registered)

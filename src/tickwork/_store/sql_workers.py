@@ -1,0 +1,120 @@
+"""Workers in SQL (migration 0007): each worker's own row, renewed by its heartbeat.
+
+A renewal is one short write of the worker's own row (an upsert, so a row removed while
+the worker could not reach the database comes back) plus the removal of a bounded batch
+of rows not renewed for a day. Whether a worker is alive is ``_liveness``'s rule, applied
+as rows are read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._clock import from_ms
+from .._ids import canonical_json, from_json
+from .._liveness import FORGET_BATCH, seen_since_ms, worker_alive
+from .._models import WorkerInfo
+from .._records import WorkerRecord
+from .transaction import Database, Transaction
+
+__all__ = ["WORKER_COLUMNS", "WorkersSql"]
+
+#: a worker as stored, in the order of ``WorkerRecord``'s fields, then what changes
+WORKER_COLUMNS = (
+    "id", "host", "pid", "pools", "workflows", "version", "started_at", "renew_ms",
+    "last_seen", "stopped_at",
+)  # fmt: skip
+# Positions in a row of WORKER_COLUMNS, looked up by name.
+(
+    _ID, _HOST, _PID, _POOLS, _WORKFLOWS, _VERSION, _STARTED_AT, _RENEW_MS, _LAST_SEEN,
+    _STOPPED_AT,
+) = (
+    WORKER_COLUMNS.index(name)
+    for name in (
+        "id", "host", "pid", "pools", "workflows", "version", "started_at", "renew_ms",
+        "last_seen", "stopped_at",
+    )
+)  # fmt: skip
+
+# A worker records itself, or renews its record: everything it says is written again (it
+# may serve workflows registered since), and a stop it had recorded is forgotten.
+UPSERT_WORKER = f"""
+INSERT INTO tickwork_workers ({", ".join(WORKER_COLUMNS)})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+ON CONFLICT (id) DO UPDATE SET
+    host = excluded.host, pid = excluded.pid, pools = excluded.pools,
+    workflows = excluded.workflows, version = excluded.version,
+    started_at = excluded.started_at, renew_ms = excluded.renew_ms,
+    last_seen = excluded.last_seen, stopped_at = NULL
+"""
+# Forget a bounded batch of workers not seen for a day, oldest first, on the last_seen
+# index ({lock}: PostgreSQL skips rows another worker's renewal is removing).
+FORGET_GONE = """
+DELETE FROM tickwork_workers WHERE id IN (
+    SELECT id FROM tickwork_workers WHERE last_seen < ? ORDER BY last_seen LIMIT ?{lock}
+)
+"""
+# A worker that stops gracefully says so: not alive from now, kept for a day.
+STOP_WORKER = "UPDATE tickwork_workers SET stopped_at = ?, last_seen = ? WHERE id = ?"
+# The workers seen within the last day, oldest start first.
+SELECT_WORKERS = f"""
+SELECT {", ".join(WORKER_COLUMNS)} FROM tickwork_workers WHERE last_seen >= ?
+ORDER BY started_at, id
+"""
+
+
+def _info(row: Sequence[Any], now_ms: int) -> WorkerInfo:
+    stopped = row[_STOPPED_AT]
+    return WorkerInfo(
+        id=row[_ID],
+        host=row[_HOST],
+        pid=int(row[_PID]),
+        pools=tuple(from_json(row[_POOLS])),
+        workflows=tuple(from_json(row[_WORKFLOWS])),
+        version=row[_VERSION],
+        started_at=from_ms(row[_STARTED_AT]),
+        last_seen=from_ms(row[_LAST_SEEN]),
+        alive=worker_alive(
+            last_seen_ms=row[_LAST_SEEN],
+            renew_ms=row[_RENEW_MS],
+            stopped=stopped is not None,
+            now_ms=now_ms,
+        ),
+        stopped_at=None if stopped is None else from_ms(stopped),
+    )
+
+
+class WorkersSql:
+    """Workers over a dialect's ``Database`` (see ``Store``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def renew_worker(self, worker: WorkerRecord, *, now_ms: int) -> None:
+        values = (
+            worker.id, worker.host, worker.pid, canonical_json(list(worker.pools)),
+            canonical_json(list(worker.workflows)), worker.version, worker.started_ms,
+            worker.renew_ms, now_ms,
+        )  # fmt: skip
+        forget = FORGET_GONE.format(lock=self._db.lock_suffix)
+
+        def work(tx: Transaction) -> None:
+            tx.execute(UPSERT_WORKER, *values)
+            tx.execute(forget, seen_since_ms(now_ms), FORGET_BATCH)
+
+        self._db.write(work)
+
+    def stop_worker(self, worker_id: str, *, now_ms: int) -> bool:
+        def work(tx: Transaction) -> bool:
+            tx.execute(STOP_WORKER, now_ms, now_ms, worker_id)
+            return tx.rowcount == 1
+
+        return self._db.write(work)
+
+    def list_workers(self, *, now_ms: int) -> list[WorkerInfo]:
+        with self._db.read() as tx:
+            rows = tx.execute(SELECT_WORKERS, seen_since_ms(now_ms)).fetchall()
+        return [_info(row, now_ms) for row in rows]

@@ -1,0 +1,152 @@
+"""Counting lost workers for ``max_recoveries`` (DESIGN §1, Durability), on every backend.
+
+A claim that takes over a run whose lease expired while it was running counts a lost
+worker: one more when the run made no progress since the previous take-over (as many
+completed checkpoints), else the first. A released lease or a run handed back is no loss.
+``ClaimedRun.lost_workers`` is what the executor holds against ``max_recoveries``.
+"""
+
+from __future__ import annotations
+
+from tickwork import RunStatus
+from tickwork._store import ClaimedRun, NewRun, StepRecord, Store
+
+T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
+LEASE = 30_000
+
+
+def new_run(run_id: str) -> NewRun:
+    return NewRun(
+        id=run_id, workflow="wf", version="1", input_json="null", priority=0, pool="default",
+        created_ms=T0, available_ms=T0,
+    )  # fmt: skip
+
+
+def claim(store: Store, *, at: int = T0, worker: str = "w1") -> list[ClaimedRun]:
+    return store.claim_runs(
+        now_ms=at, lease_ms=LEASE, worker=worker, pools=("default",), limits={"wf": None},
+        limit=10,
+    )  # fmt: skip
+
+
+def step(name: str, *, status: str = "completed", result: str | None = "1") -> StepRecord:
+    return StepRecord("step", name, 1, status, result, None, 1, T0, T0)
+
+
+def take_over(store: Store, after: ClaimedRun, *, at: int) -> ClaimedRun:
+    """The run of ``after``, claimed by another worker once its lease has expired at
+    ``at`` (the lease was taken at ``at - LEASE``)."""
+    (claimed,) = claim(store, at=at, worker=f"w-{at}")
+    assert claimed.info.id == after.info.id and claimed.lease_token != after.lease_token
+    return claimed
+
+
+def test_first_claim_of_a_run_has_lost_no_worker(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (first,) = claim(store)
+    assert first.lost_workers == 0
+
+
+def test_take_overs_at_the_same_checkpoint_count_up(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
+    )
+    losses = []
+    at = T0
+    for _ in range(3):  # each owner dies inside step "b": no new checkpoint
+        at += LEASE
+        held = take_over(store, held, at=at)
+        losses.append(held.lost_workers)
+    assert losses == [1, 2, 3]
+
+
+def test_a_new_checkpoint_starts_the_count_again(store: Store) -> None:
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    held = take_over(store, held, at=T0 + LEASE)
+    held = take_over(store, held, at=T0 + 2 * LEASE)
+    assert held.lost_workers == 2
+    # This owner gets past the step that lost them, then dies inside the next one.
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0 + 2 * LEASE, lease_ms=LEASE
+    )
+    held = take_over(store, held, at=T0 + 3 * LEASE)
+    assert held.lost_workers == 1
+    held = take_over(store, held, at=T0 + 4 * LEASE)
+    assert held.lost_workers == 2
+
+
+def test_a_failed_try_of_a_step_is_no_progress(store: Store) -> None:
+    """Only completed checkpoints are progress: a step that failed a try and then killed
+    its worker has made none."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    held = take_over(store, held, at=T0 + LEASE)
+    failed = step("a", status="failed", result=None)
+    store.record_step(run_id="r1", token=held.lease_token, step=failed, now_ms=T0, lease_ms=LEASE)
+    held = take_over(store, held, at=T0 + 2 * LEASE)
+    assert held.lost_workers == 2
+
+
+def test_a_released_lease_is_not_a_lost_worker(store: Store) -> None:
+    """A draining worker hands its runs back (graceful shutdown): whoever claims them next
+    takes over no lost worker, and the count so far is neither raised nor cleared."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    assert store.release_leases(tokens=[held.lease_token], now_ms=T0) == 1
+    (again,) = claim(store, worker="w2")
+    assert again.lost_workers == 0
+
+    lost = take_over(store, again, at=T0 + LEASE)
+    assert lost.lost_workers == 1
+    assert store.release_leases(tokens=[lost.lease_token], now_ms=T0 + LEASE) == 1
+    (after_release,) = claim(store, at=T0 + LEASE, worker="w3")
+    assert after_release.lost_workers == 1
+    lost_again = take_over(store, after_release, at=T0 + 2 * LEASE)
+    assert lost_again.lost_workers == 2
+
+
+def test_a_run_handed_back_is_not_a_lost_worker(store: Store) -> None:
+    """A sleep or a retry's back-off hands the run back: its next claim is no take-over."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    held = take_over(store, held, at=T0 + LEASE)
+    store.reschedule_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.PENDING,
+        available_ms=T0 + LEASE,
+        attempt=2,
+        error="ValueError: boom",
+        new_attempt=True,
+    )
+    (retried,) = claim(store, at=T0 + LEASE, worker="w3")
+    assert retried.lost_workers == 1  # still no progress at this point: the count stands
+    held = take_over(store, retried, at=T0 + 2 * LEASE)
+    assert held.lost_workers == 2
+
+
+def test_progress_without_a_take_over_clears_what_the_executor_sees(store: Store) -> None:
+    """Lost workers at an earlier checkpoint are not held against a later one, even when
+    no take-over happened there yet (the run slept past it)."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    held = take_over(store, held, at=T0 + LEASE)
+    assert held.lost_workers == 1
+    at = T0 + LEASE
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=at, lease_ms=LEASE
+    )
+    store.reschedule_run(
+        run_id="r1",
+        token=held.lease_token,
+        status=RunStatus.SLEEPING,
+        available_ms=at,
+        attempt=1,
+        error=None,
+        new_attempt=False,
+    )
+    (woken,) = claim(store, at=at, worker="w3")
+    assert woken.lost_workers == 0

@@ -1,0 +1,103 @@
+"""Who serves what (``_liveness``): a worker's liveness, a schedule's lateness, why nobody
+serves a pool or workflow; and the wire forms of ``WorkerInfo`` and ``overdue_by``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tickwork import ScheduleInfo, ScheduleState, WorkerInfo
+from tickwork._liveness import (
+    overdue_ms,
+    unserved_reason,
+    unserved_schedules,
+    unserved_workflows,
+    worker_alive,
+)
+from tickwork._models import Overlap
+from tickwork._wire import schedule_from_wire, schedule_to_wire, worker_from_wire, worker_to_wire
+
+T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
+
+
+def worker(alive: bool = True, pools: tuple[str, ...] = ("default",), **kw: object) -> WorkerInfo:
+    info = WorkerInfo(
+        id="h:1:abc", host="h", pid=1, pools=pools, workflows=("report",), version="0.1.0",
+        started_at=T0, last_seen=T0, alive=alive,
+    )  # fmt: skip
+    return replace(info, **kw)  # type: ignore[arg-type]
+
+
+def schedule(**kw: object) -> ScheduleInfo:
+    info = ScheduleInfo(
+        key="k", workflow="report", input=None, cron=None, every=timedelta(minutes=1),
+        timezone="UTC", overlap=Overlap.ALLOW, catchup=1, jitter=None, pool="default",
+        priority=0, state=ScheduleState.ACTIVE, revision=1, next_fire_at=T0,
+        last_fire_at=None, last_run_id=None, last_run_status=None, created_at=T0,
+        updated_at=T0,
+    )  # fmt: skip
+    return replace(info, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("since_ms", "stopped", "alive"),
+    [(0, False, True), (15_000, False, True), (15_001, False, False), (0, True, False)],
+)
+def test_a_worker_is_alive_until_three_renewals_are_missed_or_it_stopped(
+    since_ms: int, stopped: bool, alive: bool
+) -> None:
+    assert worker_alive(last_seen_ms=0, renew_ms=5_000, stopped=stopped, now_ms=since_ms) is alive
+
+
+@pytest.mark.parametrize(
+    ("state", "next_ms", "now_ms", "late"),
+    [
+        (ScheduleState.ACTIVE, 1_000, 1_500, 500),
+        (ScheduleState.ACTIVE, 1_000, 1_000, None),  # due this instant: not late yet
+        (ScheduleState.ACTIVE, 2_000, 1_000, None),
+        (ScheduleState.ACTIVE, None, 1_000, None),  # no occurrence left
+        (ScheduleState.PAUSED, 1_000, 9_000, None),  # missed on purpose
+        (ScheduleState.INACTIVE, 1_000, 9_000, None),
+    ],
+)
+def test_only_an_active_schedule_whose_next_occurrence_passed_is_overdue(
+    state: ScheduleState, next_ms: int | None, now_ms: int, late: int | None
+) -> None:
+    assert overdue_ms(state, next_ms, now_ms) == late
+
+
+def test_the_reason_nobody_serves_names_what_is_missing() -> None:
+    gpu = worker(pools=("gpu",))
+    other = worker(workflows=("cleanup",))
+    assert unserved_reason("default", "report", [worker()]) is None
+    assert unserved_reason("default", "report", []) == "no worker is alive"
+    assert unserved_reason("default", "report", [worker(alive=False)]) == "no worker is alive"
+    assert unserved_reason("default", "report", [gpu]) == "no live worker serves pool 'default'"
+    assert unserved_reason("default", "report", [other]) == (
+        "no live worker registers workflow 'report'"
+    )
+    assert unserved_reason("x", "y", [worker()]) == (
+        "no live worker serves pool 'x' or registers workflow 'y'"
+    )
+    assert unserved_reason("default", "report", [gpu, other]) == (
+        "no live worker both serves pool 'default' and registers workflow 'report'"
+    )
+
+
+def test_only_active_schedules_and_waiting_workflows_nobody_serves_are_named() -> None:
+    paused = schedule(key="p", state=ScheduleState.PAUSED, pool="gpu")
+    gpu = schedule(key="g", pool="gpu")
+    assert [s.key for s, _ in unserved_schedules([schedule(), paused, gpu], [worker()])] == ["g"]
+    assert unserved_workflows(["renamed", "report", "renamed"], [worker()]) == ["renamed"]
+    assert unserved_workflows(["report"], [worker(alive=False)]) == ["report"]
+
+
+def test_workers_and_overdue_by_survive_the_wire_exactly() -> None:
+    gone = worker(alive=False, stopped_at=T0 + timedelta(seconds=5), pools=("a", "b"))
+    assert worker_from_wire(worker_to_wire(gone)) == gone
+    late = schedule(overdue_by=timedelta(minutes=4, seconds=5, milliseconds=7))
+    assert schedule_to_wire(late)["overdue_by"] == "4m5s7ms"
+    assert schedule_from_wire(schedule_to_wire(late)) == late
+    assert schedule_to_wire(schedule())["overdue_by"] is None
