@@ -84,7 +84,7 @@ class SystemClock:
         if first_seen is None:
             self._step = steady
             log.warning(
-                "tickwork: the wall clock stepped by %+.1f s; keeping time from the steady "
+                "the wall clock stepped by %+.1f s; keeping time from the steady "
                 "clock for up to %d min (restart to adopt the new time at once)",
                 gap / 1e9,
                 STEP_GRACE_NS // 60_000_000_000,
@@ -92,7 +92,7 @@ class SystemClock:
             return kept
         if steady - first_seen < STEP_GRACE_NS:
             return kept
-        log.warning("tickwork: the wall clock's step of %+.1f s lasted: adopting it", gap / 1e9)
+        log.warning("the wall clock's step of %+.1f s lasted: adopting it", gap / 1e9)
         self._anchor, self._step = (wall, steady), None
         return wall
 

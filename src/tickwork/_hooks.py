@@ -37,8 +37,8 @@ class Hooks:
                 self.on_error(error, info)
                 return
             except Exception:
-                log.exception("tickwork: the on_error hook itself failed")
-        log.error("tickwork: %s", info.get("where", "error"), exc_info=error, extra=info)
+                log.exception("the on_error hook itself failed")
+        log.error("%s", info.get("where", "error"), exc_info=error, extra=info)
 
     def fire(self, hooks: list[Hook], run: RunInfo) -> None:
         for hook in hooks:

@@ -135,8 +135,8 @@ class Pruner:
                 else:
                     if outage:
                         outage = False
-                        log.warning("tickwork: pruning works again")
+                        log.warning("pruning works again")
                     if removed:
-                        log.debug("tickwork: pruned %d row(s)", removed)
+                        log.debug("pruned %d row(s)", removed)
                 now_ms = runtime.now_ms()
             _clock.wait(stop, min(poll_s, max(0, due_ms - now_ms) / 1000))

@@ -184,7 +184,7 @@ class Worker:
         self._heartbeat.start(self._poll_ms / 1000)
         self._started.set()
         log.info(
-            "tickwork: worker %s started (pools %s)",
+            "worker %s started (pools %s)",
             self._runtime.worker_id,
             ", ".join(self._runtime.pools),
         )
@@ -246,7 +246,7 @@ class Worker:
     def _recovered(self) -> None:
         if self._outage:
             self._outage = False
-            log.warning("tickwork: the database is reachable again")
+            log.warning("the database is reachable again")
 
     def _start_listening(self) -> None:
         """Wake on other processes' changes at once where the store can tell (PostgreSQL
@@ -326,7 +326,7 @@ class Worker:
         for _ in pool:
             self._queue.put(None)
         log.info(
-            "tickwork: worker %s stopped (%d run(s) left to other workers)",
+            "worker %s stopped (%d run(s) left to other workers)",
             self._runtime.worker_id,
             unfinished,
         )
@@ -366,10 +366,10 @@ def run_until_signalled(worker: Worker) -> None:
             if signalled is not None and signalled.si_signo in _STOP_SIGNALS:
                 received.append(signalled.si_signo)
             if received and worker.stopping and len(received) > 1:
-                log.warning("tickwork: second signal, exiting without draining")
+                log.warning("second signal, exiting without draining")
                 os._exit(1)
             if received and not worker.stopping:
-                log.info("tickwork: %s received, draining", signal.Signals(received[0]).name)
+                log.info("%s received, draining", signal.Signals(received[0]).name)
                 worker.stop()
         loop.join()
     finally:

@@ -69,7 +69,7 @@ def worker_output(tmp_path: Path, sqlite_url: str, *options: str) -> tuple[str, 
 
 def test_worker_logs_readable_lines_by_default(tmp_path: Path, sqlite_url: str) -> None:
     run_id, output = worker_output(tmp_path, sqlite_url)
-    when = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+    when = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ"  # UTC
     assert re.search(
         rf"^{when} INFO tickwork.runs run {run_id} started: workflow double$", output, re.M
     )

@@ -312,7 +312,7 @@ class PostgresStore(SqlStore):
                             on_notify(note.payload)
             except psycopg.Error as exc:
                 if not stop.is_set():
-                    log.debug("tickwork: LISTEN connection lost (%s); reconnecting", exc)
+                    log.debug("LISTEN connection lost (%s); reconnecting", exc)
                     _clock.wait(stop, delay)
                     delay = min(delay * 2, 5.0)
 

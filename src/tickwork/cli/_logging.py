@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,6 +78,8 @@ def configure(level: str, log_format: str) -> None:
     if log_format.lower() == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter(READABLE, datefmt="%Y-%m-%d %H:%M:%S"))
+        readable = logging.Formatter(READABLE, datefmt="%Y-%m-%d %H:%M:%SZ")
+        readable.converter = time.gmtime  # UTC, like every instant in the messages
+        handler.setFormatter(readable)
     # Like basicConfig: a process whose root logger is already set up keeps its setup.
     logging.basicConfig(level=level.upper(), handlers=[handler])

@@ -68,7 +68,7 @@ def create_app(engine: Engine, *, dashboard: bool = True) -> Starlette:
             with anyio.fail_after(HEALTH_TIMEOUT):
                 await anyio.to_thread.run_sync(database_answers, abandon_on_cancel=True)
         except Exception as exc:  # any failure to answer is "unavailable", with its reason
-            log.warning("tickwork: health check failed: %r", exc)
+            log.warning("health check failed: %r", exc)
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ok"})
 
