@@ -38,7 +38,8 @@ class Hooks:
                 return
             except Exception:
                 log.exception("the on_error hook itself failed")
-        log.error("%s", info.get("where", "error"), exc_info=error, extra=info)
+        where = info.get("where", "error")
+        log.error("%s: %s: %s", where, type(error).__name__, error, exc_info=error, extra=info)
 
     def fire(self, hooks: list[Hook], run: RunInfo) -> None:
         for hook in hooks:
