@@ -3,7 +3,7 @@
 Builds a throw-away database with a few workflows, schedules and runs on a FakeClock (so
 the pictures are the same every time), serves the dashboard with uvicorn on 127.0.0.1 and
 photographs it with Debian's chromium through Playwright (nothing is downloaded). Writes
-``docs/dashboard-schedules.png`` and ``docs/dashboard-run.png``.
+``docs/dashboard-schedules.png``, ``docs/dashboard-schedule.png`` and ``docs/dashboard-run.png``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 from playwright.sync_api import sync_playwright
 
-from tickwork import Context, Engine
+from tickwork import Context, Engine, Retry
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
 
@@ -47,17 +47,32 @@ def build(engine: Engine, clock: FakeClock) -> str:
 
         return step
 
+    deliveries = {"tries": 0}
+
+    def deliver() -> dict[str, list[str]]:
+        clock.advance("1.2s")
+        deliveries["tries"] += 1
+        if deliveries["tries"] == 1:  # the mail server refuses the first try
+            raise ConnectionError("smtp.example.com: 421 too many connections")
+        return {"sent_to": ["ops@example.com", "cfo@example.com"]}
+
     @engine.workflow("nightly-report")
     def nightly_report(ctx: Context, input: dict[str, Any] | None = None) -> dict[str, Any]:
         rows = ctx.step("gather", taking("1.8s", {"orders": 1284, "refunds": 17}))
         ctx.step("render", taking("640ms", "report-2026-11-30.pdf"))
-        ctx.step("deliver", taking("1.2s", {"sent_to": ["ops@example.com", "cfo@example.com"]}))
+        ctx.sleep("let-the-cdn-catch-up", "4s")
+        ctx.step("deliver", deliver, retry=Retry(max_attempts=3, backoff="3s"))
         return {"rows": rows["orders"] + rows["refunds"], "file": "report-2026-11-30.pdf"}
+
+    syncs = {"n": 0}
 
     @engine.workflow("sync-invoices")
     def sync_invoices(ctx: Context) -> dict[str, int]:
-        fetched = ctx.step("fetch", taking("2.3s", 42))
+        syncs["n"] += 1
+        fetched = ctx.step("fetch", taking(f"{1.4 + (syncs['n'] * 5 % 9) / 4:.2f}s", 42))
         ctx.step("upsert", taking("900ms", fetched))
+        if syncs["n"] % 11 == 0:
+            raise RuntimeError("invoice 2026-1184: duplicate number")
         return {"invoices": fetched}
 
     @engine.workflow("crm-export")
@@ -88,10 +103,14 @@ def build(engine: Engine, clock: FakeClock) -> str:
     )
     engine.schedule("nightly-report", {"team": "sales"}, cron="0 6 * * MON",
                     timezone="Asia/Tokyo", key="weekly-sales-digest")  # fmt: skip
-    for _ in range(8):  # two hours of the fleet's life, a tick every 15 minutes
-        clock.advance("15m")
+    start = clock.now()
+    for i in range(1, 29):  # seven hours of the fleet's life, a tick every 15 minutes...
+        late = timedelta(seconds=(i * 7) % 12)  # ...give or take a busy worker's delay
+        clock.set(start + i * timedelta(minutes=15) + late)
         engine.tick()
-        engine.run_until_idle()
+        for _ in range(4):  # sleeps and retries: a few seconds later
+            engine.run_until_idle()
+            clock.advance("2s")
     engine.trigger("crm-export")
     engine.run_until_idle()
     engine.pause("cleanup")
@@ -125,7 +144,13 @@ def main() -> None:
         with Engine(f"sqlite:///{folder}/tickwork.db", clock=clock) as engine:
             run_id = build(engine, clock)
             key = engine.create_api_key("screenshots")
-            with serve(create_app(engine)) as url, sync_playwright() as playwright:
+            # A worker, so the pages show a served fleet (no "no worker is alive" banner);
+            # on the stopped FakeClock it finds nothing due.
+            with (
+                engine.worker(threads=1),
+                serve(create_app(engine)) as url,
+                sync_playwright() as playwright,
+            ):
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
                 page.goto(url + "/login")
@@ -135,10 +160,19 @@ def main() -> None:
                 overflow = page.evaluate(OVERFLOW)
                 assert overflow == 0, f"the schedules page is {overflow}px wider than 1280px"
                 page.screenshot(path=DOCS / "dashboard-schedules.png", full_page=True)
+                page.goto(f"{url}/schedule?key=sync-invoices")
+                charts = page.locator("section", has_text="Lateness and duration").bounding_box()
+                assert charts is not None, "the schedule's page has no charts"
+                bottom = charts["y"] + charts["height"] + 16  # the page down to its charts
+                page.screenshot(
+                    path=DOCS / "dashboard-schedule.png",
+                    clip={"x": 0, "y": 0, "width": 1280, "height": bottom},
+                    full_page=True,
+                )
                 page.goto(f"{url}/run?id={run_id}")
                 page.screenshot(path=DOCS / "dashboard-run.png", full_page=True)
                 browser.close()
-    print("wrote", DOCS / "dashboard-schedules.png", "and", DOCS / "dashboard-run.png")
+    print("wrote", *(DOCS / f"dashboard-{name}.png" for name in ("schedules", "schedule", "run")))
 
 
 if __name__ == "__main__":

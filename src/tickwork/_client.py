@@ -34,6 +34,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
+from ._registry import check_note
 from ._retry import Retry
 from ._spec import ScheduleSpec
 from ._wire import (
@@ -270,6 +271,7 @@ class Client:
         retry: Retry | None = None,
         start_at: datetime | None = None,
         end_at: datetime | None = None,
+        pause_after_failures: int | None = None,
         on_conflict: str = "update",
     ) -> str:
         """Register a schedule for ``workflow`` on the server; return its key.
@@ -295,16 +297,11 @@ class Client:
             retry=retry,
             start_at=start_at,
             end_at=end_at,
+            pause_after_failures=pause_after_failures,
             on_conflict=on_conflict,
         )
         written = self._request("POST", "/schedules", body=spec_to_wire(spec))
         return str(written["key"])
-
-    def _key_action(self, key: str, action: str) -> bool:
-        if not isinstance(key, str) or not key:
-            return False
-        done = self._request("POST", f"/schedules/{_segment(key)}/{action}", missing_ok=True)
-        return done is not None
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
@@ -312,21 +309,34 @@ class Client:
             return False
         return self._request("DELETE", f"/schedules/{_segment(key)}", missing_ok=True) is not None
 
-    def pause(self, key: str) -> bool:
-        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume."""
-        return self._key_action(key, "pause")
+    def _state_change(self, key: str, action: str, note: str | None) -> bool:
+        """A state change with its note (checked here as ``Engine`` checks it)."""
+        note = check_note(note)
+        if not isinstance(key, str) or not key:
+            return False
+        path = f"/schedules/{_segment(key)}/{action}"
+        body = None if note is None else {"note": note}
+        return self._request("POST", path, body=body, missing_ok=True) is not None
 
-    def resume(self, key: str) -> bool:
+    def pause(self, key: str, note: str | None = None) -> bool:
+        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume.
+
+        ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
+        unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
+        """
+        return self._state_change(key, "pause", note)
+
+    def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._key_action(key, "resume")
+        return self._state_change(key, "resume", note)
 
-    def deactivate(self, key: str) -> bool:
+    def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._key_action(key, "deactivate")
+        return self._state_change(key, "deactivate", note)
 
-    def activate(self, key: str) -> bool:
+    def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._key_action(key, "activate")
+        return self._state_change(key, "activate", note)
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -342,6 +352,28 @@ class Client:
         path = f"/schedules/{_segment(key)}/trigger"
         done = self._request("POST", path, body={"new_run": new_run}, missing_ok=True)
         return None if done is None else triggered_from_wire(done)
+
+    def backfill(
+        self,
+        key: str,
+        start: datetime,
+        end: datetime,
+        *,
+        overlap: str | None = None,
+    ) -> list[str]:
+        """Start a run for every occurrence in ``[start, end)``, oldest first; their run
+        ids (idempotent by occurrence). ``ConfigError`` for an unknown key, a bad span or
+        more than 100,000 occurrences."""
+        body = {
+            "start": _instant(start, "A backfill's start"),
+            "end": _instant(end, "A backfill's end"),
+            "overlap": overlap,
+        }
+        path = f"/schedules/{_segment(key)}/backfill" if isinstance(key, str) and key else None
+        done = None if path is None else self._request("POST", path, body=body, missing_ok=True)
+        if done is None:
+            raise ConfigError(f"No schedule {key!r} to backfill")
+        return [str(run_id) for run_id in done["run_ids"]]
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         if not isinstance(key, str) or not key:
@@ -413,6 +445,7 @@ class Client:
     activate_async = twin(activate)
     trigger_async = twin(trigger)
     run_now_async = twin(run_now)
+    backfill_async = twin(backfill)
     get_schedule_async = twin(get_schedule)
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)

@@ -303,7 +303,7 @@ class Context:
             StepRecord(
                 "step",
                 key,
-                self._next_seq(),
+                self._seq_of("step", key),
                 "completed",
                 text,
                 None,
@@ -329,7 +329,7 @@ class Context:
             StepRecord(
                 "step",
                 key,
-                self._next_seq(),
+                self._seq_of("step", key),
                 "failed",
                 None,
                 error,
@@ -405,6 +405,13 @@ class Context:
     def _next_seq(self) -> int:
         self._seq += 1
         return self._seq
+
+    def _seq_of(self, kind: str, key: str) -> int:
+        """The order of a checkpoint: a new one's is next; one already stored (a step
+        tried again) keeps its own (the upsert leaves it), so numbers are never skipped
+        and a later attempt, counting the stored rows, goes on where this one stopped."""
+        stored = self._log.get((kind, key))
+        return self._next_seq() if stored is None else 0  # 0: not written over
 
     def _now_ms(self) -> int:
         return _clock.now_ms(self._clock)

@@ -239,6 +239,7 @@ class Engine:
         retry: Retry | None = None,
         start_at: datetime | None = None,
         end_at: datetime | None = None,
+        pause_after_failures: int | None = None,
         on_conflict: str = "update",
     ) -> str:
         """Register a schedule (cron or fixed interval) for ``workflow``; return its key.
@@ -263,6 +264,7 @@ class Engine:
             retry=retry,
             start_at=start_at,
             end_at=end_at,
+            pause_after_failures=pause_after_failures,
             on_conflict=on_conflict,
         )
         return self.add_schedule(spec)
@@ -287,21 +289,25 @@ class Engine:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
         return self._schedules.unschedule(key)
 
-    def pause(self, key: str) -> bool:
-        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume."""
-        return self._schedules.set_state(key, "pause")
+    def pause(self, key: str, note: str | None = None) -> bool:
+        """Stop firing; occurrences meanwhile are missed, handled by catch-up on resume.
 
-    def resume(self, key: str) -> bool:
+        ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
+        unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
+        """
+        return self._schedules.set_state(key, "pause", note)
+
+    def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._schedules.set_state(key, "resume")
+        return self._schedules.set_state(key, "resume", note)
 
-    def deactivate(self, key: str) -> bool:
+    def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._schedules.set_state(key, "deactivate")
+        return self._schedules.set_state(key, "deactivate", note)
 
-    def activate(self, key: str) -> bool:
+    def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._schedules.set_state(key, "activate")
+        return self._schedules.set_state(key, "activate", note)
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -314,6 +320,27 @@ class Engine:
         occurrence already had (``started`` False) and its status. What the CLI, the API
         and the dashboard's "Run now" answer with."""
         return self._schedules.trigger(key, new_run=new_run)
+
+    def backfill(
+        self,
+        key: str,
+        start: datetime,
+        end: datetime,
+        *,
+        overlap: str | None = None,
+    ) -> list[str]:
+        """Start a run for every occurrence of the schedule in ``[start, end)`` (past or
+        future), oldest first; their run ids. Idempotent: an occurrence that has a run is
+        not started again (its id is returned). Each is recorded as "backfilled"; the
+        schedule's next occurrence does not move. ``overlap`` overrides the schedule's
+        ("buffer_all": one by one; "allow": all at once). ``ConfigError`` for an unknown
+        key, a bad span or more than 100,000 occurrences, with nothing stored."""
+        return self._schedules.backfill(key, start, end, overlap)
+
+    def backfill_count(self, key: str, start: datetime, end: datetime) -> int:
+        """How many occurrences ``backfill(key, start, end)`` would decide (the
+        dashboard's preview); ``ConfigError`` as ``backfill`` raises it."""
+        return self._schedules.backfill_count(key, start, end)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         return self._schedules.get(key)
@@ -483,6 +510,7 @@ class Engine:
     activate_async = twin(activate)
     trigger_async = twin(trigger)
     run_now_async = twin(run_now)
+    backfill_async = twin(backfill)
     get_schedule_async = twin(get_schedule)
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)

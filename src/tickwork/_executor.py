@@ -25,8 +25,8 @@ from ._context import (
     storable_text,
 )
 from ._ids import canonical_json
-from ._logs import RUNS, elapsed, instant, log_run
-from ._models import RunInfo, RunStatus
+from ._logs import RUNS, elapsed, instant, log_decision, log_run
+from ._models import HistoryEntry, RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
@@ -51,6 +51,8 @@ class Outcome:
     #: why the run ended, for ``on_error``, when its operators must hear of it (not a
     #: workflow's own failure: a step that kept killing its worker)
     report: BaseException | None = None
+    #: its schedule paused itself at this failure (``pause_after_failures``)
+    auto_paused: HistoryEntry | None = None
 
     @classmethod
     def of(
@@ -61,7 +63,7 @@ class Outcome:
         next_claim_asked: bool,
         report: BaseException | None = None,
     ) -> Outcome:
-        return cls(ended.run, finished, ended.claimed, next_claim_asked, report)
+        return cls(ended.run, finished, ended.claimed, next_claim_asked, report, ended.auto_paused)
 
 
 def execute(
@@ -103,6 +105,8 @@ def execute(
         attempt.refused(exc)
         raise
     attempt.log_outcome(outcome)
+    if outcome.auto_paused is not None:  # a firing decision, logged as the others are
+        log_decision(outcome.auto_paused)
     return outcome
 
 

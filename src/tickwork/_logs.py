@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from . import _clock
-from ._models import HistoryEntry, RunInfo
+from ._models import Decision, HistoryEntry, RunInfo
 from ._retry import Retry
 
 __all__ = [
@@ -34,6 +34,11 @@ __all__ = [
 RUNS = logging.getLogger("tickwork.runs")
 #: firing decisions other than a plain start: skipped, buffered, dropped, missed...
 FIRING = logging.getLogger("tickwork.firing")
+#: history entries that record a state change rather than an occurrence's fate
+_STATE_CHANGES = frozenset({
+    Decision.PAUSED, Decision.RESUMED, Decision.DEACTIVATED, Decision.ACTIVATED,
+    Decision.AUTO_PAUSED,
+})  # fmt: skip
 
 
 def run_fields(info: RunInfo) -> dict[str, Any]:
@@ -75,7 +80,9 @@ def log_decision(entry: HistoryEntry) -> None:
     if not FIRING.isEnabledFor(logging.INFO):
         return
     what = f"occurrence {instant(entry.occurrence)}"
-    if entry.count > 1:
+    if entry.decision in _STATE_CHANGES:  # no occurrence: the instant of the change
+        what = f"at {instant(entry.occurrence)}"
+    elif entry.count > 1:
         last = "" if entry.last_occurrence is None else f" to {instant(entry.last_occurrence)}"
         what = f"{entry.count} occurrences {instant(entry.occurrence)}{last}"
     fields: dict[str, Any] = {

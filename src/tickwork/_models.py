@@ -107,6 +107,7 @@ class Overlap(StrEnum):
     SKIP = "skip"
     BUFFER_ONE = "buffer_one"
     CANCEL_PREVIOUS = "cancel_previous"
+    BUFFER_ALL = "buffer_all"
 
 
 class Decision(StrEnum):
@@ -120,6 +121,14 @@ class Decision(StrEnum):
     MISSED_PAUSED = "missed_paused"
     TRIGGERED = "triggered"
     ALREADY_STARTED = "already_started"
+    BACKFILLED = "backfilled"
+    # State changes, recorded with their note (``_policy.STATE_DECISIONS``); an auto-pause
+    # always (``pause_after_failures``), its note naming the last failed run.
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    DEACTIVATED = "deactivated"
+    ACTIVATED = "activated"
+    AUTO_PAUSED = "auto_paused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +154,12 @@ class ScheduleInfo:
     last_run_status: RunStatus | None
     created_at: datetime
     updated_at: datetime
+    #: why the schedule is in its state: the note of its latest state change (None: none)
+    note: str | None = None
+    #: when its state last changed (its creation, if never since)
+    state_changed_at: datetime | None = None
+    #: failed runs in a row after which it pauses itself (None: never)
+    pause_after_failures: int | None = None
     #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
     #: the sign that no worker serves the schedule. None when it is not overdue.
     overdue_by: timedelta | None = None

@@ -14,7 +14,7 @@ from ._clock import from_ms, to_ms
 from ._records import ScheduleRecord
 from .errors import CronError
 
-__all__ = ["CronOccurrences", "IntervalOccurrences", "occurrences_of"]
+__all__ = ["CronOccurrences", "IntervalOccurrences", "occurrences_between", "occurrences_of"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +68,28 @@ def occurrences_of(record: ScheduleRecord, anchor_ms: int) -> IntervalOccurrence
         return IntervalOccurrences(anchor_ms, record.every_ms)
     assert record.cron is not None
     return CronOccurrences(cron.parse(record.cron, record.timezone))
+
+
+def occurrences_between(
+    record: ScheduleRecord, anchor_ms: int, start_ms: int, end_ms: int, limit: int
+) -> list[int]:
+    """The occurrences in ``[start_ms, end_ms)``, oldest first, at most ``limit + 1`` (one
+    more than ``limit`` tells the caller there are more): what a backfill starts.
+
+    An interval's lie on its grid extended both ways from its anchor (``anchor + k *
+    every`` for every integer k), so a span before the first registration has them too;
+    ``start_at`` and ``end_at`` do not bound a backfill (the span asked for does).
+    """
+    if start_ms >= end_ms:
+        return []
+    if record.every_ms is not None:
+        every = record.every_ms
+        first = anchor_ms + -((anchor_ms - start_ms) // every) * every  # ceil to the grid
+        return list(range(first, end_ms, every)[: limit + 1])
+    found: list[int] = []
+    expr = occurrences_of(record, anchor_ms)
+    occurrence = expr.next_after(start_ms - 1)
+    while occurrence is not None and occurrence < end_ms and len(found) <= limit:
+        found.append(occurrence)
+        occurrence = expr.next_after(occurrence)
+    return found

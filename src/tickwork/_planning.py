@@ -4,6 +4,11 @@ No I/O and no clock here: the store calls ``plan`` inside the one transaction th
 due schedule, inserts the planned runs and advances the schedule (procrastinate's
 "hoist the I/O"). Every occurrence gets a decision, written to the schedule's history;
 long spans of dropped occurrences are summarised in one entry with a count.
+
+``overlap="buffer_all"`` keeps a queue of waiting occurrences in the store (no run yet,
+like ``buffer_one``'s single buffered occurrence); the planner sees how many wait and the
+oldest two, starts the oldest when the schedule has no unfinished run, and says what
+joins the queue. ``plan_backfill`` decides a backfill's occurrences by the same rules.
 """
 
 from __future__ import annotations
@@ -14,13 +19,24 @@ from typing import Protocol
 from ._ids import jitter_ms, occurrence_run_id
 from ._models import Decision, Overlap
 
-__all__ = ["Occurrences", "Plan", "PlanInput", "PlannedDecision", "PlannedRun", "plan"]
+__all__ = [
+    "MAX_WAITING",
+    "Occurrences",
+    "Plan",
+    "PlanInput",
+    "PlannedDecision",
+    "PlannedRun",
+    "plan",
+    "plan_backfill",
+]
 
 #: occurrences started per schedule per pass with ``catchup="all"``, so that an outage
 #: does not turn into a stampede; the rest follow on the next passes.
 CATCHUP_BATCH = 100
 #: how far a span of dropped occurrences is counted one by one before "at least N".
 COUNT_CAP = 10_000
+#: occurrences ``overlap="buffer_all"`` keeps waiting; past that each is dropped (recorded)
+MAX_WAITING = 1000
 
 
 class Occurrences(Protocol):
@@ -61,6 +77,10 @@ class PlanInput:
     active_run_ids: tuple[str, ...]
     now_ms: int
     paused_until_ms: int | None = None
+    #: occurrences waiting in the buffer_all queue, and the oldest two of them (the oldest
+    #: is also ``buffered_ms``)
+    waiting: int = 0
+    queued_ms: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,13 +107,25 @@ class Plan:
     decisions: list[PlannedDecision] = field(default_factory=list)
     next_fire_ms: int | None = None
     buffered_ms: int | None = None
+    #: the buffer_all queue: how many wait afterwards, what joins it, what left it
+    waiting: int = 0
+    enqueued: list[int] = field(default_factory=list)
+    released_ms: int | None = None
+    #: a backfill's answer: the run id of each occurrence it started, queued or found
+    #: started already, oldest first
+    backfilled: list[str] = field(default_factory=list)
 
 
 def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
     """Decide every occurrence of ``state`` due at ``state.now_ms``."""
-    result = Plan(next_fire_ms=state.next_fire_ms, buffered_ms=state.buffered_ms)
+    result = Plan(
+        next_fire_ms=state.next_fire_ms, buffered_ms=state.buffered_ms, waiting=state.waiting
+    )
     active = list(state.active_run_ids)
-    if state.buffered_ms is not None and not active:
+    if state.waiting:
+        if not active:
+            _release(state, active, result)
+    elif state.buffered_ms is not None and not active:
         run = _run(state, state.buffered_ms)
         result.starts.append(run)
         result.decisions.append(
@@ -226,6 +258,8 @@ def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result:
                     "overlap=buffer_one: an occurrence is already buffered",
                 )
             )
+    elif state.overlap is Overlap.BUFFER_ALL:
+        _enqueue(occurrence, f"overlap=buffer_all: waits for earlier run {busy}", result)
     else:
         result.cancel_run_ids.extend(active)
         result.decisions.append(
@@ -250,3 +284,153 @@ def _start(state: PlanInput, occurrence: int, active: list[str], result: Plan, w
 def _run(state: PlanInput, occurrence: int) -> PlannedRun:
     delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
     return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), occurrence + delay)
+
+
+# -- buffer_all's queue ----------------------------------------------------------------------
+
+
+def _release(state: PlanInput, active: list[str], result: Plan) -> None:
+    """Start the oldest waiting occurrence: the schedule has no unfinished run."""
+    if not state.queued_ms:  # nothing readable waits after all: forget the count
+        result.waiting, result.buffered_ms = 0, None
+        return
+    head = state.queued_ms[0]
+    run = _run(state, head)
+    result.starts.append(run)
+    result.decisions.append(
+        PlannedDecision(
+            Decision.STARTED,
+            head,
+            "its turn came (overlap=buffer_all): the earlier run ended",
+            run.run_id,
+        )
+    )
+    result.released_ms = head
+    result.waiting = state.waiting - 1
+    following = state.queued_ms[1:2] if result.waiting else ()
+    result.buffered_ms = following[0] if following else None
+    if not following:
+        result.waiting = 0
+    active.append(run.run_id)
+
+
+def _enqueue(
+    occurrence: int,
+    why: str,
+    result: Plan,
+    *,
+    cap: int | None = MAX_WAITING,
+    decision: Decision = Decision.BUFFERED,
+    run_id: str | None = None,
+) -> bool:
+    """Add ``occurrence`` to the queue unless ``cap`` occurrences wait (then it is
+    dropped, recorded as skipped); whether it was added."""
+    if cap is not None and result.waiting >= cap:
+        result.decisions.append(
+            PlannedDecision(
+                Decision.SKIPPED_OVERLAP,
+                occurrence,
+                f"overlap=buffer_all: {cap} occurrences already wait; dropped",
+            )
+        )
+        return False
+    result.enqueued.append(occurrence)
+    result.waiting += 1
+    if result.buffered_ms is None or occurrence < result.buffered_ms:
+        result.buffered_ms = occurrence  # the queue's oldest: what a run's end wakes
+    result.decisions.append(PlannedDecision(decision, occurrence, why, run_id))
+    return True
+
+
+# -- backfill ----------------------------------------------------------------------------------
+
+
+def plan_backfill(
+    state: PlanInput,
+    occurrences: list[int],
+    overlap: Overlap,
+    *,
+    has_run: frozenset[str] = frozenset(),
+    queued: frozenset[int] = frozenset(),
+) -> Plan:
+    """Decide a batch of a backfill's occurrences (oldest first) under ``overlap``.
+
+    Each is decided as if it came due now, after the one before it: ``allow`` starts it;
+    ``buffer_all`` queues it behind whatever waits (no cap: the backfill's span is
+    bounded), starting the first at once when nothing is unfinished; ``skip`` starts it
+    only when nothing of the schedule is unfinished; ``buffer_one`` buffers one more in
+    the schedule's single buffer and skips the rest; ``cancel_previous`` cancels the
+    unfinished runs and starts only the batch's latest (the earlier ones would each be
+    cancelled by the next: they are skipped instead of started and cancelled). An
+    occurrence that has a run (``has_run``) or already waits (``queued``) is answered with
+    its run id and not started again (``has_run`` holds run ids). The schedule's next
+    occurrence is not moved.
+    """
+    result = Plan(
+        next_fire_ms=state.next_fire_ms, buffered_ms=state.buffered_ms, waiting=state.waiting
+    )
+    active = list(state.active_run_ids)
+
+    def taken(occurrence: int) -> bool:
+        return occurrence in queued or occurrence_run_id(state.key, occurrence) in has_run
+
+    fresh = [o for o in occurrences if not taken(o)]
+    last_fresh = fresh[-1] if fresh else None
+    for occurrence in occurrences:
+        own = occurrence_run_id(state.key, occurrence)
+        if taken(occurrence):
+            why = "backfill: the occurrence already has this run"
+            if occurrence in queued:
+                why = "backfill: the occurrence already waits its turn (overlap=buffer_all)"
+            result.backfilled.append(own)
+            result.decisions.append(PlannedDecision(Decision.ALREADY_STARTED, occurrence, why, own))
+            continue
+        busy = ", ".join(active) or "waiting occurrences"
+        idle = not active and not result.waiting
+        if overlap is Overlap.ALLOW or (idle and overlap is not Overlap.CANCEL_PREVIOUS):
+            _backfill_start(state, occurrence, active, result, "backfill")
+        elif overlap is Overlap.BUFFER_ALL:
+            result.backfilled.append(own)
+            _enqueue(
+                occurrence,
+                f"backfill: waits its turn (overlap=buffer_all) behind {busy}",
+                result,
+                cap=None,
+                decision=Decision.BACKFILLED,
+                run_id=own,  # the id its run will have: the backfill answers with it
+            )
+        elif overlap is Overlap.BUFFER_ONE and result.buffered_ms is None and not result.waiting:
+            result.buffered_ms = occurrence
+            result.backfilled.append(own)
+            result.decisions.append(
+                PlannedDecision(
+                    Decision.BACKFILLED,
+                    occurrence,
+                    f"backfill: buffered (overlap=buffer_one) behind {busy}",
+                    own,
+                )
+            )
+        elif overlap is Overlap.CANCEL_PREVIOUS and occurrence == last_fresh:
+            result.cancel_run_ids.extend(active)
+            why = f"backfill; cancelled {busy}" if active else "backfill"
+            active.clear()
+            _backfill_start(state, occurrence, active, result, why)
+        else:
+            why = f"backfill: overlap={overlap.value}: earlier run {busy} is unfinished"
+            if overlap is Overlap.CANCEL_PREVIOUS:
+                why = f"backfill: overlap=cancel_previous: the later {last_fresh} replaces it"
+            elif overlap is Overlap.BUFFER_ONE:
+                why = "backfill: overlap=buffer_one: an occurrence is already buffered"
+            result.decisions.append(PlannedDecision(Decision.SKIPPED_OVERLAP, occurrence, why))
+    return result
+
+
+def _backfill_start(
+    state: PlanInput, occurrence: int, active: list[str], result: Plan, why: str
+) -> None:
+    """Start a backfilled occurrence now (its run waits for no jitter: it is late)."""
+    run_id = occurrence_run_id(state.key, occurrence)
+    result.starts.append(PlannedRun(occurrence, run_id, state.now_ms))
+    result.decisions.append(PlannedDecision(Decision.BACKFILLED, occurrence, why, run_id))
+    result.backfilled.append(run_id)
+    active.append(run_id)

@@ -8,7 +8,9 @@ store reads a row, calls a function here and writes what it returns, in one tran
 One rule stays in SQL, on purpose: when a run of a schedule ends, a buffered occurrence's
 wake-up is pulled to now (``WAKE_BUFFERED`` in ``_store/sql_schedules.py``), the buffered
 case of ``due_at`` below done by one conditional UPDATE on the hot path of finishing a run,
-without reading the schedule first.
+without reading the schedule first. So is the count of failed runs in a row that
+``pause_after_failures`` watches (``_store/sql_runs.py``): a completed run resets it, a
+failed one adds one; ``auto_pauses`` below decides from the count.
 """
 
 from __future__ import annotations
@@ -17,15 +19,19 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ._clock import to_ms
-from ._models import ScheduleState
+from ._models import Decision, ScheduleState
 from ._occurrences import occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
+from ._registry import MAX_NOTE
 from .errors import ConfigError
 
 __all__ = [
     "ACTIONS",
     "RETRY_BROKEN_MS",
+    "STATE_DECISIONS",
     "RegistrationPlan",
+    "auto_pause_note",
+    "auto_pauses",
     "bounded_occurrence",
     "current_occurrence",
     "due_at",
@@ -37,6 +43,13 @@ __all__ = [
 
 #: what ``transition`` (and the store's ``set_schedule_state``) accepts
 ACTIONS = ("pause", "resume", "deactivate", "activate")
+#: how a state change with a note is recorded in the history (the note is its reason)
+STATE_DECISIONS = {
+    "pause": Decision.PAUSED,
+    "resume": Decision.RESUMED,
+    "deactivate": Decision.DEACTIVATED,
+    "activate": Decision.ACTIVATED,
+}
 #: how long a schedule whose plan could not be made waits before it is looked at again
 RETRY_BROKEN_MS = 60_000
 #: the last instant a datetime can hold, in epoch milliseconds
@@ -128,6 +141,27 @@ def transition(stored: StoredSchedule, action: str, now_ms: int) -> FiringState 
         return None
     due = due_at(state, next_fire, buffered, now_ms)
     return FiringState(state, next_fire, due, buffered, paused, resumed)
+
+
+# -- pause_after_failures --------------------------------------------------------------------
+
+
+def auto_pauses(state: ScheduleState, failed_in_row: int, pause_after: int | None) -> bool:
+    """Whether a schedule pauses itself now that ``failed_in_row`` of its runs in a row
+    ended failed: only an active one with ``pause_after_failures`` set, once reached."""
+    return state is _ACTIVE and pause_after is not None and failed_in_row >= pause_after
+
+
+def auto_pause_note(failed_in_row: int, run_id: str, error: str | None) -> str:
+    """The note an auto-pause leaves: how many runs failed, the last of them and its error
+    (on one line, cut to fit a note)."""
+    runs = "1 failed run" if failed_in_row == 1 else f"{failed_in_row} failed runs in a row"
+    head = f"paused after {runs}; the last, {run_id}, failed: "
+    text = " ".join((error or "no error recorded").split())  # one line: no control chars
+    room = MAX_NOTE - len(head)
+    if len(text) > room:
+        text = text[: max(0, room - 3)] + "..."
+    return (head + text)[:MAX_NOTE]
 
 
 # -- registration ----------------------------------------------------------------------------

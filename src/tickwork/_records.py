@@ -90,6 +90,8 @@ class ScheduleRecord:
     start_ms: int | None
     end_ms: int | None
     definition: str
+    #: failed runs in a row after which the schedule pauses itself (None: never)
+    pause_after_failures: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,9 @@ class DueSchedule:
     paused_from_ms: int | None
     resumed_ms: int | None
     active_run_ids: tuple[str, ...]
+    #: occurrences waiting in the ``buffer_all`` queue, and the oldest two of them
+    waiting: int = 0
+    queued_ms: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

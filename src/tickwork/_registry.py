@@ -30,6 +30,7 @@ __all__ = [
     "WorkflowDef",
     "WorkflowOptions",
     "check_limit",
+    "check_note",
     "check_pool",
     "check_priority",
 ]
@@ -38,6 +39,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: the longest workflow name or run id
 MAX_NAME = 200
+#: the longest note a schedule's state change keeps (characters)
+MAX_NOTE = 1000
 #: the most runs or history entries one call lists
 MAX_LIMIT = 10_000
 #: the highest ``max_recoveries`` (a count of lost workers; more would never end a loop)
@@ -178,6 +181,30 @@ def check_name(value: object, what: str) -> str:
             f"{what} must be 1 to {MAX_NAME} characters without control characters, not {value!r}"
         )
     return value
+
+
+def check_note(note: object) -> str | None:
+    """A state change's note: None, or text of at most ``MAX_NOTE`` characters without
+    control characters (it is printed by the CLI and kept in the history). Blank text is
+    no note."""
+    if note is None:
+        return None
+    if not isinstance(note, str) or len(note) > MAX_NOTE or has_control(note):
+        raise ConfigError(
+            f"A note must be text of at most {MAX_NOTE} characters without control "
+            f"characters (newlines included), not {_clip(note)}"
+        )
+    try:
+        note.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no text a database keeps
+        raise ConfigError(f"A note must be valid Unicode text, not {note!r}") from None
+    return note.strip() or None
+
+
+def _clip(value: object) -> str:
+    """``repr(value)``, cut short: a refused note may be long."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_pool(pool: object) -> str:

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
+from ._clock import to_ms
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
 from ._logs import log_decision
 from ._models import HistoryEntry, Overlap, ScheduleInfo, Triggered
-from ._occurrences import occurrences_of
-from ._planning import Plan, PlanInput, plan
+from ._occurrences import occurrences_between, occurrences_of
+from ._planning import Plan, PlanInput, plan, plan_backfill
 from ._policy import current_occurrence
-from ._registry import check_limit
+from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, check_key
 from ._store import DueSchedule, NewRun, ScheduleRecord
@@ -31,6 +33,10 @@ __all__ = ["Schedules"]
 #: worker holds few rows, and the server's idle-transaction timeout never ends a healthy one
 FIRE_BATCH = 100
 _MAX_PASSES = 10_000
+#: the most occurrences one backfill starts; a longer span is refused (ConfigError)
+MAX_BACKFILL = 100_000
+#: occurrences a backfill decides per transaction, like catch-up's bounded batches
+BACKFILL_BATCH = 1000
 
 
 class Schedules:
@@ -101,18 +107,25 @@ class Schedules:
             retry_json=None if spec.retry is None else canonical_json(spec.retry.to_json()),
             start_ms=spec.start_ms,
             end_ms=spec.end_ms,
+            pause_after_failures=spec.pause_after_failures,
         )
-        return ScheduleRecord(
-            **fields,
-            definition=canonical_json({k: v for k, v in fields.items() if k != "key"}),
-        )
+        # A definition names pause_after_failures only when set, so the definitions stored
+        # before the option existed stay equal (re-registering them changes nothing).
+        defining = {
+            k: v
+            for k, v in fields.items()
+            if k != "key" and not (k == "pause_after_failures" and v is None)
+        }
+        return ScheduleRecord(**fields, definition=canonical_json(defining))
 
     # -- state -----------------------------------------------------------------------------
 
-    def set_state(self, key: str, action: str) -> bool:
-        """pause / resume / deactivate / activate; False for an unknown key."""
+    def set_state(self, key: str, action: str, note: str | None = None) -> bool:
+        """pause / resume / deactivate / activate, with a note saying why; False for an
+        unknown key. A bad note is refused (``ConfigError``) before anything is written."""
+        note = check_note(note)
         now = self._runtime.now_ms()
-        changed = self._runtime.store.set_schedule_state(key, action=action, now_ms=now)
+        changed = self._runtime.store.set_schedule_state(key, action=action, now_ms=now, note=note)
         self._runtime.schedule_changed()
         return changed
 
@@ -170,6 +183,63 @@ class Schedules:
         self._runtime.schedule_changed()
         return triggered
 
+    # -- backfill --------------------------------------------------------------------------
+
+    def backfill(
+        self, key: str, start: datetime, end: datetime, overlap: Overlap | str | None
+    ) -> list[str]:
+        """Start a run for every occurrence in ``[start, end)``, oldest first, in batches
+        of ``BACKFILL_BATCH`` (one transaction each); the run ids, oldest first."""
+        policy = None if overlap is None else _overlap(overlap)
+        due, occurrences = self._backfill_span(key, start, end)
+        chosen = Overlap(due.record.overlap) if policy is None else policy
+        run_ids: list[str] = []
+        for first in range(0, len(occurrences), BACKFILL_BATCH):
+            batch = occurrences[first : first + BACKFILL_BATCH]
+            now = self._runtime.now_ms()
+
+            def decide(
+                due: DueSchedule,
+                has_run: frozenset[str],
+                queued: frozenset[int],
+                batch: list[int] = batch,
+                now: int = now,
+            ) -> Plan:
+                state = _plan_input(due, now)
+                return plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)
+
+            done = self._runtime.store.backfill_schedule(
+                key, occurrences=batch, now_ms=now, decide=decide
+            )
+            if done is None:
+                raise ConfigError(f"No schedule {key!r}: it was removed during the backfill")
+            run_ids.extend(done)
+        self._runtime.schedule_changed()  # runs started, a queue to drain: look now
+        return run_ids
+
+    def backfill_count(self, key: str, start: datetime, end: datetime) -> int:
+        """How many occurrences a backfill of ``[start, end)`` decides (checked like it)."""
+        return len(self._backfill_span(key, start, end)[1])
+
+    def _backfill_span(
+        self, key: str, start: datetime, end: datetime
+    ) -> tuple[DueSchedule, list[int]]:
+        """The schedule and its occurrences in ``[start, end)``; ConfigError for a bad
+        span, an unknown key, or more than ``MAX_BACKFILL`` occurrences."""
+        start_ms, end_ms = _instant(start, "start"), _instant(end, "end")
+        if end_ms <= start_ms:
+            raise ConfigError(f"A backfill's end must be later than its start, not {end}")
+        due = self._runtime.store.get_schedule_record(key) if isinstance(key, str) else None
+        if due is None:
+            raise ConfigError(f"No schedule {key!r} to backfill")
+        found = occurrences_between(due.record, due.anchor_ms, start_ms, end_ms, MAX_BACKFILL)
+        if len(found) > MAX_BACKFILL:
+            raise ConfigError(
+                f"A backfill starts at most {MAX_BACKFILL:,} occurrences; {start} to {end} "
+                f"holds more: backfill a shorter span at a time"
+            )
+        return due, found
+
     # -- firing ----------------------------------------------------------------------------
 
     def tick(self) -> list[str]:
@@ -207,19 +277,40 @@ class Schedules:
 
     @staticmethod
     def _decide(due: DueSchedule, now_ms: int) -> Plan:
-        record = due.record
-        state = PlanInput(
-            key=record.key,
-            overlap=Overlap(record.overlap),
-            catchup=record.catchup,
-            catchup_window_ms=record.catchup_window_ms,
-            jitter_ms=record.jitter_ms,
-            end_ms=record.end_ms,
-            next_fire_ms=due.next_fire_ms,
-            buffered_ms=due.buffered_ms,
-            paused_from_ms=due.paused_from_ms,
-            paused_until_ms=due.resumed_ms,
-            active_run_ids=due.active_run_ids,
-            now_ms=now_ms,
-        )
-        return plan(state, occurrences_of(record, due.anchor_ms))
+        return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
+
+
+def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
+    """What the planner needs of a stored schedule at ``now_ms``."""
+    record = due.record
+    return PlanInput(
+        key=record.key,
+        overlap=Overlap(record.overlap),
+        catchup=record.catchup,
+        catchup_window_ms=record.catchup_window_ms,
+        jitter_ms=record.jitter_ms,
+        end_ms=record.end_ms,
+        next_fire_ms=due.next_fire_ms,
+        buffered_ms=due.buffered_ms,
+        paused_from_ms=due.paused_from_ms,
+        paused_until_ms=due.resumed_ms,
+        active_run_ids=due.active_run_ids,
+        now_ms=now_ms,
+        waiting=due.waiting,
+        queued_ms=due.queued_ms,
+    )
+
+
+def _overlap(value: object) -> Overlap:
+    try:
+        return Overlap(str(value) if isinstance(value, str) else "")
+    except ValueError:
+        raise ConfigError(
+            f"Unknown overlap {value!r}: expected one of {[o.value for o in Overlap]}"
+        ) from None
+
+
+def _instant(value: object, name: str) -> int:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ConfigError(f"A backfill's {name} must be an aware datetime, not {value!r}")
+    return to_ms(value)

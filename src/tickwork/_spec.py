@@ -34,6 +34,8 @@ MAX_CATCHUP = 1000
 #: the longest jitter a cron schedule takes
 MAX_CRON_JITTER_MS = 86_400_000
 MAX_KEY = 150
+#: the most failed runs in a row ``pause_after_failures`` waits for
+MAX_PAUSE_AFTER_FAILURES = 10_000
 _KEY_CHARS = re.compile(r"^[^\s\x00-\x1f\x7f-\x9f/]+$")
 
 
@@ -62,6 +64,7 @@ class ScheduleSpec:
     retry: Retry | None = None
     start_at: datetime | None = None
     end_at: datetime | None = None
+    pause_after_failures: int | None = None
     on_conflict: str = "update"
 
     def __post_init__(self) -> None:
@@ -109,6 +112,15 @@ class ScheduleSpec:
         start_ms, end_ms = self.start_ms, self.end_ms
         if start_ms is not None and end_ms is not None and end_ms <= start_ms:
             raise ConfigError("end_at must be later than start_at")
+        if self.pause_after_failures is not None and (
+            isinstance(self.pause_after_failures, bool)
+            or not isinstance(self.pause_after_failures, int)
+            or not 1 <= self.pause_after_failures <= MAX_PAUSE_AFTER_FAILURES
+        ):
+            raise ConfigError(
+                f"pause_after_failures must be None or an int from 1 to "
+                f"{MAX_PAUSE_AFTER_FAILURES}, not {self.pause_after_failures!r}"
+            )
         if self.on_conflict not in ON_CONFLICT:
             raise ConfigError(f"on_conflict must be one of {ON_CONFLICT}, not {self.on_conflict!r}")
 

@@ -114,6 +114,9 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "last_run_status": None if info.last_run_status is None else info.last_run_status.value,
         "created_at": instant(info.created_at),
         "updated_at": instant(info.updated_at),
+        "note": info.note,
+        "state_changed_at": instant(info.state_changed_at),
+        "pause_after_failures": info.pause_after_failures,
         "overdue_by": _duration(info.overdue_by),
     }
 
@@ -140,6 +143,9 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         last_run_status=None if status is None else RunStatus(status),
         created_at=_required(data["created_at"]),
         updated_at=_required(data["updated_at"]),
+        note=data.get("note"),  # an older server sends none of these three
+        state_changed_at=instant_from_wire(data.get("state_changed_at")),
+        pause_after_failures=data.get("pause_after_failures"),
         overdue_by=_duration_from_wire(data.get("overdue_by")),
     )
 

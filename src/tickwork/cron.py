@@ -1,12 +1,21 @@
 """Cron expressions with Debian cron's syntax and semantics, in any IANA time zone.
 
+Beyond Debian's syntax, the calendar words cronsim (and Quartz, EventBridge) accept: ``L``
+and ``LW`` in the day-of-month field, ``5L`` and ``1#2`` / ``MON#2`` in the day-of-week
+field, written exactly as cronsim writes them. cronsim matches them (``CronSim.match_day``),
+so evaluation, the DST rules and the walk below are the same for them as for any day.
+What is ours: reading them (cronsim also takes ``L/2`` and answers every mistake with
+"Bad day-of-week"), refusing day fields that can never meet (cronsim would search 50 years
+on every call) and a few words of ``explain``.
+
 ``parse(expr, timezone)`` returns a ``CronExpr`` with ``next``, ``prev``, ``iter`` and
 ``explain``. The work is split three ways:
 
 - this module reads the expression itself, so that a bad one is refused with a message
   naming the field and the reason (``CronError``), including expressions that can never
-  occur; the check is static reasoning over the day and month sets, never a search, so no
-  input can make ``parse`` slow;
+  occur; the check is static reasoning over the day and month sets (with a calendar word,
+  a bounded look at each form a month takes), never an open search, so no input can make
+  ``parse`` slow;
 - cronsim walks the calendar. In a time zone other than UTC it walks *wall-clock* time,
   which is what Debian cron matches the fields against; the expression is parsed by
   cronsim once per ``CronExpr`` and the parsed walk copied for each start, with a
@@ -25,14 +34,16 @@ The unit tests check this layer against cronsim's own zone-aware results.
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
+from cronsim.explain import Expression
 
 from ._cron_walk import forward, reverse, start_walk, utc_forward
 from .errors import ConfigError, CronError
@@ -180,35 +191,97 @@ def _value(expr: str, spec: _Field, text: str) -> int:
         else:
             reason = f"unknown name {text!r}: the {spec.name} field takes numbers"
         if upper in ("L", "W", "LW"):
-            reason += "; 'L' and 'W' are Quartz syntax, not Debian cron"
+            reason += "; 'L' and 'LW' belong in the day-of-month field"
         raise CronError(expr, spec.name, reason)
     if not text:
         raise CronError(expr, spec.name, "missing value")
-    if "#" in text or "?" in text:
-        raise CronError(expr, spec.name, f"{text!r}: '#' and '?' are not Debian cron syntax")
+    if "#" in text:
+        raise CronError(expr, spec.name, f"{text!r}: '#' belongs in the day-of-week field")
     raise CronError(expr, spec.name, f"cannot read {text!r}")
 
 
 def _step(expr: str, spec: _Field, text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise CronError(expr, spec.name, f"step {text!r} is not a number")
+    # A step larger than the field is accepted, as Debian cron accepts it: it runs at the
+    # start value only ("*/100" in day-of-month is the 1st), which crontabs rely on (§2).
     step = int(text) if len(text) <= 4 else 10_000
     if step == 0:
         raise CronError(expr, spec.name, "step 0: a step must be at least 1")
-    span = spec.high - spec.low + 1
-    if step > span:
-        # Debian cron would accept it and run at the start value only; "*/90" in the minute
-        # field is nearly always a mistaken "every 90 minutes", so it is refused instead.
-        raise CronError(
-            expr, spec.name, f"step {step} is larger than the {span} values of the field"
-        )
     return step
 
 
-def _item(expr: str, spec: _Field, item: str) -> range:
-    """One list item: ``*``, ``a``, ``a-b``, each with an optional ``/step``."""
+def _day_word(expr: str, spec: _Field, item: str) -> str | None:
+    """``item`` (upper case) if it is one of cronsim's calendar words for ``spec``'s field
+    (``L``, ``LW``; ``5L``, ``1#2``, ``MON#2``), None if it has none of their marks.
+
+    Written exactly as cronsim writes them, and refused otherwise with what is wrong: a
+    word in a range or with a step, Quartz's ``15W``, ``L-3`` and ``FRIL``, ``#`` past 5.
+    """
+    marks = "LW" if spec is _DOM else "L#"
+    if not any(mark in item for mark in marks):
+        return None
+    words = "'L' and 'LW'" if spec is _DOM else "'L' and '#'"
+    if "-" in item:  # Quartz's "L-3" (three days before the last) included
+        raise CronError(expr, spec.name, f"{item!r}: {words} cannot be part of a range")
+    if "/" in item:
+        raise CronError(expr, spec.name, f"{item!r}: {words} take no step")
+    if spec is _DOM:
+        if item in ("L", "LW"):
+            return item
+        if item.endswith("W"):
+            raise CronError(
+                expr,
+                spec.name,
+                f"{item!r}: 'W' (the weekday nearest a date) is not supported; "
+                f"'LW' (the last weekday of the month) is",
+            )
+        raise CronError(
+            expr,
+            spec.name,
+            f"cannot read {item!r}: the day-of-month field takes 'L' (the last day of the "
+            f"month) and 'LW' (the last weekday of the month)",
+        )
+    day, hash_mark, nth = item.partition("#")
+    if hash_mark:
+        if not day:
+            raise CronError(expr, spec.name, f"{item!r}: missing the day before '#'")
+        _value(expr, spec, day)
+        if not (nth.isascii() and nth.isdigit() and len(nth) <= 4 and 1 <= int(nth) <= 5):
+            raise CronError(
+                expr,
+                spec.name,
+                f"{item!r}: '#' takes 1-5 (the first to the fifth such day of the month)",
+            )
+        return item
+    day = item.removesuffix("L")
+    if day != item and day.isascii() and day.isdigit():
+        _value(expr, spec, day)
+        return item
+    if day in _DAYS:  # cronsim takes "5L" but not "FRIL"
+        number = _DAYS.index(day)
+        raise CronError(
+            expr, spec.name, f"{item!r}: write the day as a number before 'L' ('{number}L')"
+        )
+    raise CronError(
+        expr,
+        spec.name,
+        f"cannot read {item!r}: the day-of-week field takes 'nL' (the last such day of the "
+        f"month, '5L') and 'n#k' (the k-th, '1#2' or 'MON#2')",
+    )
+
+
+def _item(expr: str, spec: _Field, item: str) -> range | str:
+    """One list item: ``*``, ``a``, ``a-b``, each with an optional ``/step``, or a
+    calendar word of a day field (returned in upper case)."""
     if not item:
         raise CronError(expr, spec.name, "empty list item")
+    if "?" in item:
+        raise CronError(expr, spec.name, f"{item!r}: '?' is Quartz syntax, not cron (write '*')")
+    if spec is _DOM or spec is _DOW:
+        word = _day_word(expr, spec, item.upper())
+        if word is not None:
+            return word
     body, slash, step_text = item.partition("/")
     step = _step(expr, spec, step_text) if slash else 1
     if body == "*":
@@ -224,26 +297,57 @@ def _item(expr: str, spec: _Field, item: str) -> range:
     return range(low, (spec.high if slash else low) + 1, step)
 
 
-def _values(expr: str, spec: _Field, text: str) -> frozenset[int]:
+@dataclass(frozen=True)
+class _Read:
+    """One field as read: its plain values, its calendar words (upper case) and whether a
+    step overshoots the whole field (``*/100``: only its start value runs)."""
+
+    values: frozenset[int]
+    words: tuple[str, ...]
+    overshoots: bool
+
+
+def _read(expr: str, spec: _Field, text: str) -> _Read:
     values: set[int] = set()
+    words: list[str] = []
+    overshoots = False
     for item in text.split(","):
-        values.update(_item(expr, spec, item))
-    return frozenset(values)
+        read = _item(expr, spec, item)
+        if isinstance(read, str):
+            words.append(read)
+        else:
+            values.update(read)
+            overshoots = overshoots or read.step > spec.high - spec.low + 1
+    return _Read(frozenset(values), tuple(words), overshoots)
 
 
-def _check_occurs(
-    expr: str, fields: list[str], days: frozenset[int], months: frozenset[int]
-) -> None:
+def _spelled(read: _Read, spec: _Field) -> str:
+    """A field spelled as the values it stands for (``*/100,1-7`` in day-of-month is
+    ``1-7``): cronsim's explain would say "every 100th day of month"."""
+    values = {value % 7 for value in read.values} if spec is _DOW else read.values
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1][1] = value
+        else:
+            runs.append([value, value])
+    spans = [str(low) if low == high else f"{low}-{high}" for low, high in runs]
+    return ",".join([*spans, *read.words])
+
+
+def _check_occurs(expr: str, day_and: bool, days: _Read, months: frozenset[int]) -> None:
     """Refuse a day-of-month that exists in none of the months (static, so always fast).
 
     Only when the day-of-month must match: Debian cron ORs the two day fields when both
-    are restricted, and then the day-of-week alone still occurs. A (month, day) pair that
-    exists occurs on every weekday over the years, so nothing else can make it impossible.
+    are restricted, and then the day-of-week alone still occurs (every month has, over the
+    years, each weekday, its last and its first to fifth: a 29-day February has a fifth).
+    A (month, day) pair that exists occurs on every weekday over the years, so only a
+    calendar word of the day-of-week can make it impossible otherwise
+    (``_check_days_meet``); ``L`` and ``LW`` exist in every month.
     """
-    day_field, dow_field = fields[-3], fields[-1]
-    if not (day_field.startswith("*") or dow_field.startswith("*")):
+    if not day_and or days.words:
         return
-    first_day = min(days)
+    first_day = min(days.values)
     longest = max(_MONTH_DAYS[month - 1] for month in months)
     if first_day > longest:
         names = [_MONTH_LABELS[month - 1] for month in sorted(months)]
@@ -251,24 +355,73 @@ def _check_occurs(
         raise CronError(expr, "day-of-month", f"can never occur: no day {first_day} in {where}")
 
 
-def _canonical(expr: str, fields: list[str]) -> tuple[str, str]:
+def _month_forms() -> dict[int, tuple[date, ...]]:
+    """For each month, its 1st in one year of each form it takes: each weekday it can start
+    on and, for February, both lengths. 2000-2027 holds all 14 kinds of year."""
+    forms: dict[int, dict[tuple[int, int], date]] = {month: {} for month in range(1, 13)}
+    for year in range(2000, 2028):
+        for month in range(1, 13):
+            first = date(year, month, 1)
+            kind = (first.weekday(), calendar.monthrange(year, month)[1])
+            forms[month].setdefault(kind, first)
+    return {month: tuple(firsts.values()) for month, firsts in forms.items()}
+
+
+_MONTH_FORMS = _month_forms()
+
+
+def _check_days_meet(expr: str, fields: list[str], walk: CronSim) -> None:
+    """Refuse day fields that must both match (one starts with ``*``) but never do, which
+    the calendar words make possible: ``* * */20 * 1L`` wants a 1st or 21st that is the
+    last Monday. cronsim would search 50 years on every call; this tries each form of each
+    month with cronsim's own matching instead, ~2,800 days at most, so parse stays fast.
+    Each form recurs within 40 years, inside cronsim's 50-year search.
+    """
+    for month in sorted(walk.months):
+        for first in _MONTH_FORMS[month]:
+            length = calendar.monthrange(first.year, month)[1]
+            if any(walk.match_day(first + timedelta(days=n)) for n in range(length)):
+                return
+    raise CronError(
+        expr,
+        "day-of-week",
+        f"can never occur: no day is both day-of-month {fields[-3]!r} and day-of-week "
+        f"{fields[-1]!r} (with a field starting with '*', a day must match both)",
+    )
+
+
+@dataclass(frozen=True)
+class _Reading:
+    canonical: str  # for cronsim: single spaces, upper case
+    described: tuple[str, ...]  # for cronsim's explain
+    day_and: bool  # Debian's rule: a day must match both day fields
+    words: bool  # a calendar word in a day field
+
+
+def _canonical(expr: str, fields: list[str]) -> _Reading:
     """Validate every field; return the expression for cronsim and the one to describe.
 
-    Both have single spaces and upper-case names. The second works around cronsim's
-    explain, which misses that under Debian's OR rule a day field covering every day
-    ("1-31", "0-7") makes the other day field irrelevant.
+    The described one works around cronsim's explain, which misses that under Debian's OR
+    rule a day field covering every day ("1-31", "0-7") makes the other day field
+    irrelevant, and which says what a step larger than its field means literally.
     """
     specs = _FIVE if len(fields) == 5 else _SIX
-    sets = [_values(expr, spec, text) for spec, text in zip(specs, fields, strict=True)]
-    _check_occurs(expr, fields, sets[-3], sets[-2])
+    reads = [_read(expr, spec, text) for spec, text in zip(specs, fields, strict=True)]
+    days, months, weekdays = reads[-3], reads[-2], reads[-1]
+    # Debian cron: a leading "*" in either day field (even "*/100") means AND.
+    day_and = fields[-3].startswith("*") or fields[-1].startswith("*")
+    _check_occurs(expr, day_and, days, months.values)
     upper = [text.upper() for text in fields]
-    described = list(upper)
-    if not (fields[-3].startswith("*") or fields[-1].startswith("*")):
-        every_date = len(sets[-3]) == 31
-        every_weekday = len({day % 7 for day in sets[-1]}) == 7
+    described = [
+        _spelled(read, spec) if read.overshoots else text
+        for read, spec, text in zip(reads, specs, upper, strict=True)
+    ]
+    if not day_and:
+        every_date = len(days.values) == 31
+        every_weekday = len({day % 7 for day in weekdays.values}) == 7
         if every_date or every_weekday:
             described[-3] = described[-1] = "*"
-    return " ".join(upper), " ".join(described)
+    return _Reading(" ".join(upper), tuple(described), day_and, bool(days.words or weekdays.words))
 
 
 @dataclass(frozen=True, order=True)
@@ -282,21 +435,23 @@ class CronExpr:
     expr: str
     timezone: str = "UTC"
     _walk: tuple[tuple[str, object], ...] = field(init=False, repr=False, compare=False)
-    _explain: str = field(init=False, repr=False, compare=False)
+    _explain: tuple[tuple[str, ...], bool] = field(init=False, repr=False, compare=False)
     _zone: tzinfo = field(init=False, repr=False, compare=False)
     _fixed: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         expr, fields = _split(self.expr)
         zone = load_zone(self.timezone)
-        canonical, described = _canonical(expr, fields)
+        reading = _canonical(expr, fields)
         try:
-            walk = CronSim(canonical, _ANY_TIME)
+            walk = CronSim(reading.canonical, _ANY_TIME)
         except CronSimError as exc:  # our checks are stricter; this is a safety net
             raise CronError(expr, "expression", str(exc)) from exc
+        if reading.day_and and reading.words:
+            _check_days_meet(expr, fields, walk)
         set_ = object.__setattr__
         set_(self, "_walk", tuple(walk.__dict__.items()))
-        set_(self, "_explain", described)
+        set_(self, "_explain", (reading.described, reading.day_and))
         set_(self, "_zone", zone)
         # Debian cron: a job whose minute and hour fields do not start with "*" runs at a
         # fixed local time and gets the special DST handling (_cron_walk.forward). cronsim
@@ -335,8 +490,17 @@ class CronExpr:
 
     def explain(self) -> str:
         """The expression in English, e.g. "At 09:00 on Monday through Friday"."""
-        text: str = CronSim(self._explain, _ANY_TIME).explain()
-        return text
+        described, day_and = self._explain
+        expression = Expression(list(described))  # what CronSim.explain() builds
+        # The AND/OR rule comes from the fields as written: a respelled field (_spelled)
+        # may no longer start with "*".
+        expression.day_and = day_and
+        text: str = expression.explain()
+        # cronsim says "the last day of every month"; "of the month" is how the other
+        # words read ("on the last Friday of the month").
+        return text.replace("last day of every month", "last day of the month").replace(
+            "last weekday of every month", "last weekday of the month"
+        )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -91,8 +91,10 @@ def state(engine: Engine) -> tuple[object, ...]:
 
 
 def text(response: httpx.Response) -> str:
-    """The page's text without tags, entities decoded, spaces collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
+    """The page's text without tags, entities decoded, spaces collapsed; without its
+    pictures (their hover titles are not text a person reads on the page)."""
+    words = re.sub(r"<svg.*?</svg>", " ", response.text, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", words)).split())
 
 
 # -- login and sessions --------------------------------------------------------------------

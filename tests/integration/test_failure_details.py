@@ -173,3 +173,31 @@ def test_the_run_page_shows_tries_and_the_traceback(
         page = browser.get("/run", params={"id": failed_runs["breaks"]}).text
         assert "<summary>Traceback</summary>" in page
         assert "raise KeyError(&#34;missing-column&#34;)" in page
+
+
+def test_checkpoints_after_a_retried_step_keep_their_order(
+    engine: Engine, clock: FakeClock
+) -> None:
+    tries = {"n": 0}
+
+    def push() -> str:
+        tries["n"] += 1
+        if tries["n"] == 1:
+            raise RuntimeError("once")
+        return "pushed"
+
+    @engine.workflow()
+    def ordered(ctx: Context) -> None:
+        ctx.step("connect", lambda: 1)
+        ctx.step("push", push, retry=FLAKY)
+        ctx.sleep("cool-down", "1s")
+        ctx.now()
+        ctx.step("report", lambda: 2)
+
+    run_id = engine.start("ordered").id
+    drain(engine, clock)
+    steps = engine.list_steps(run_id)
+    assert [(s.kind, s.name) for s in steps] == [
+        ("step", "connect"), ("step", "push"), ("sleep", "cool-down"), ("now", "now"),
+        ("step", "report"),
+    ]  # fmt: skip

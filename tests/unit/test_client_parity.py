@@ -36,7 +36,7 @@ from tickwork._wire import (
 MIRRORED = [
     "schedule", "unschedule", "pause", "resume", "activate", "deactivate", "trigger", "run_now",
     "get_schedule", "list_schedules", "schedule_history", "start", "get_run", "list_runs",
-    "list_steps", "cancel", "workflows", "preview", "list_workers",
+    "list_steps", "cancel", "workflows", "preview", "list_workers", "backfill",
 ]  # fmt: skip
 
 

@@ -63,15 +63,36 @@ def values(draw: st.DrawFn, field: str) -> str:
     return str(number)
 
 
+# The calendar words, in the only fields that take them, written as cronsim writes them.
+WORDS = {"dom": ["L", "LW"], "dow": ["nL", "n#k"]}
+
+
+@st.composite
+def words(draw: st.DrawFn, field: str) -> str:
+    kind = draw(st.sampled_from(WORDS[field]))
+    if kind == "nL":
+        return f"{draw(st.integers(0, 7))}{draw(st.sampled_from('Ll'))}"
+    if kind == "n#k":
+        return f"{draw(values('dow'))}#{draw(st.integers(1, 5))}"
+    return draw(st.sampled_from([kind, kind.lower()]))
+
+
 @st.composite
 def items(draw: st.DrawFn, field: str) -> str:
     low, high, _ = SPECS[field]
     step = draw(st.integers(1, min(high - low + 1, 15)))
-    kind = draw(st.sampled_from(["*", "*/n", "a", "a-b", "a-b/n", "a/n"]))
+    kinds = ["*", "*/n", "a", "a-b", "a-b/n", "a/n", "*/larger"] + (
+        ["word"] if field in WORDS else []
+    )
+    kind = draw(st.sampled_from(kinds))
     if kind == "*":
         return "*"
     if kind == "*/n":
         return f"*/{step}"
+    if kind == "*/larger":  # a step larger than the field: Debian runs the start value only
+        return f"*/{draw(st.integers(high - low + 2, 120))}"
+    if kind == "word":
+        return draw(words(field))
     first = draw(values(field))
     if kind == "a":
         return first
@@ -96,8 +117,13 @@ def fields(draw: st.DrawFn, field: str) -> str:
 
 
 @st.composite
-def expressions(draw: st.DrawFn, six: bool | None = None) -> str:
+def expressions(draw: st.DrawFn, six: bool | None = None, with_words: bool = False) -> str:
     parts = [draw(fields(name)) for name in ("minute", "hour", "dom", "month", "dow")]
+    if with_words:  # at least one calendar word, in either day field
+        where = draw(st.sampled_from([2, 4]))
+        field = "dom" if where == 2 else "dow"
+        listed = [*parts[where].split(","), draw(words(field))]
+        parts[where] = ",".join(draw(st.permutations(listed)))
     if six if six is not None else draw(st.integers(0, 4)) == 0:
         parts.insert(0, draw(fields("second")))
     return " ".join(parts)
@@ -297,3 +323,57 @@ def test_any_instant_gives_an_occurrence_or_a_config_error(
         except ConfigError:
             continue
         assert found.tzinfo is UTC
+
+
+# --- the calendar words (L, LW, 5L, 1#2) -------------------------------------------------
+
+
+@SETTINGS
+@given(st.data(), expressions(with_words=True), st.sampled_from(PLAIN_ZONES))
+def test_calendar_words_next_agrees_with_cronsim(data: st.DataObject, expr: str, zone: str) -> None:
+    assume(zone == "UTC" or len(expr.split()) == 5 or not is_fixed(expr))
+    parsed = valid(expr, zone)
+    start = data.draw(instants(zone))
+    theirs = cronsim_after(expr, zone, start, 12)
+    assert list(itertools.islice(parsed.iter(start), len(theirs))) == theirs
+
+
+@SETTINGS
+@given(st.data(), expressions(six=False, with_words=True), st.sampled_from(ALL_ZONES))
+def test_calendar_words_at_fixed_times_agree_with_cronsim_in_every_zone(
+    data: st.DataObject, expr: str, zone: str
+) -> None:
+    assume(is_fixed(expr))
+    parsed = valid(expr, zone)
+    start = data.draw(instants(zone))
+    theirs = cronsim_after(expr, zone, start, 12)
+    assert list(itertools.islice(parsed.iter(start), len(theirs))) == theirs
+
+
+@SETTINGS
+@given(st.data(), expressions(with_words=True))
+def test_calendar_words_prev_agrees_with_cronsim_reverse_in_utc(
+    data: st.DataObject, expr: str
+) -> None:
+    parsed = valid(expr, "UTC")
+    at = data.draw(instants("UTC"))
+    # cronsim's reverse walk starts strictly before its start; prev includes `at`.
+    theirs = next(CronSim(expr, at.replace(microsecond=0) + timedelta(seconds=1), reverse=True))
+    assert parsed.prev(at) == theirs
+
+
+@SETTINGS
+@given(st.data(), expressions(with_words=True), st.sampled_from(PLAIN_ZONES))
+def test_calendar_words_prev_is_cronsims_last_occurrence_at_or_before(
+    data: st.DataObject, expr: str, zone: str
+) -> None:
+    """In a zone, cronsim's reverse walk is not the reference (it loses the pass of a
+    repeated hour), so its forward walk is: prev(at) is one of its occurrences and it has
+    none between prev(at) and at."""
+    assume(zone == "UTC" or len(expr.split()) == 5 or not is_fixed(expr))
+    parsed = valid(expr, zone)
+    at = data.draw(instants(zone))
+    latest = parsed.prev(at)
+    assert latest <= at
+    assert cronsim_after(expr, zone, latest - timedelta(seconds=1), 1) == [latest]
+    assert cronsim_after(expr, zone, latest, 1)[0] > at

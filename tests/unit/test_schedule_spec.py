@@ -35,6 +35,7 @@ SAMPLE: dict[str, Any] = {
     "retry": Retry(max_attempts=2),
     "start_at": datetime(2026, 1, 1, tzinfo=UTC),
     "end_at": datetime(2027, 1, 1, tzinfo=UTC),
+    "pause_after_failures": 3,
     "on_conflict": "keep",
 }
 
@@ -116,6 +117,9 @@ def test_each_option_is_a_key_of_a_config_file_table(tmp_path: Path) -> None:
         ({"end_at": datetime(2025, 1, 1, tzinfo=UTC)}, ConfigError, "end_at"),
         ({"on_conflict": "merge"}, ConfigError, "on_conflict"),
         ({"workflow": ""}, ConfigError, "workflow"),
+        ({"pause_after_failures": 0}, ConfigError, "pause_after_failures"),
+        ({"pause_after_failures": True}, ConfigError, "pause_after_failures"),
+        ({"pause_after_failures": "3"}, ConfigError, "pause_after_failures"),
     ],
 )
 def test_a_bad_option_is_refused_with_a_config_error_naming_it(

@@ -47,7 +47,12 @@ from .._planning import Plan
 from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
 from .._retention import Cutoffs, PruneBatch, PrunePosition
 
+#: a backfill's pure decision: (the schedule, run ids of the batch that exist, occurrences
+#: of the batch already queued) -> the plan (``_planning.plan_backfill``)
+BackfillDecide = Callable[[DueSchedule, frozenset[str], frozenset[int]], Plan]
+
 __all__ = [
+    "BackfillDecide",
     "ClaimRequest",
     "ClaimedRun",
     "DueSchedule",
@@ -111,10 +116,13 @@ class ClaimRequest:
 
 @dataclass(frozen=True, slots=True)
 class Ended:
-    """A run as its executor left it, and the runs claimed in the same transaction."""
+    """A run as its executor left it, and the runs claimed in the same transaction;
+    ``auto_paused``: the history entry of its schedule's pause, when the run was the
+    ``pause_after_failures``-th failure in a row (``finish_run``)."""
 
     run: RunInfo
     claimed: Sequence[ClaimedRun] = ()
+    auto_paused: HistoryEntry | None = None
 
 
 class Store(Protocol):
@@ -238,6 +246,14 @@ class Store(Protocol):
         read back (nothing but status, result, error, traceback and ``finished_at`` changes while a
         lease is held). Raises ``LeaseLost``, with nothing written, when ``token`` no
         longer holds the run.
+
+        A run of a schedule counts toward its ``pause_after_failures``, in the same
+        transaction: ``completed`` resets the count of failed runs in a row, ``failed``
+        adds one (``cancelled`` does neither). When the count reaches the option on an
+        active schedule, the schedule is paused with a note naming this run and
+        ``error``, recorded in its history as "auto_paused" (the run as ``run_id``);
+        ``Ended.auto_paused`` is that entry. Retries of a run are not ends: only the run's
+        last failure counts.
         """
         ...
 
@@ -294,6 +310,10 @@ class Store(Protocol):
         ``paused`` (when not None) then pauses or resumes, in every case but "conflict".
         A buffered occurrence's wake-up survives. Registrations of one key racing each
         other leave one row: one is "created", the others see it as registered.
+
+        ``overlap="buffer_all"``: the occurrences waiting in a schedule's queue
+        (``fire_due``) start one at a time, oldest first, each when the schedule has no
+        unfinished run; ``deactivate`` and ``activate`` forget them, like a buffered one.
         """
         ...
 
@@ -315,7 +335,9 @@ class Store(Protocol):
         """Remove the schedule and its history (its runs stay). False when unknown."""
         ...
 
-    def set_schedule_state(self, key: str, *, action: str, now_ms: int) -> bool:
+    def set_schedule_state(
+        self, key: str, *, action: str, now_ms: int, note: str | None = None
+    ) -> bool:
         """Apply "pause", "resume", "deactivate" or "activate" (rules:
         ``_policy.transition``). False when the key is unknown.
 
@@ -323,7 +345,13 @@ class Store(Protocol):
         the occurrences missed meanwhile are decided by catch-up (and recorded as missed
         while paused: the pause's start and end are kept until then). ``activate`` starts
         afresh at the first occurrence after ``now_ms``. Applying the state a schedule
-        already has (or an unknown action) changes nothing.
+        already has (or an unknown action) changes nothing, its note included.
+
+        A change keeps ``note`` (checked by the caller; None: no note, the previous one is
+        forgotten) as ``ScheduleInfo.note`` with ``state_changed_at`` = ``now_ms``, and
+        starts the count of failed runs in a row afresh. With a note it is recorded in the
+        history (decision "paused", "resumed", "deactivated" or "activated" at ``now_ms``,
+        the note as its reason).
         """
         ...
 
@@ -355,6 +383,21 @@ class Store(Protocol):
 
         Records "triggered" with ``reason`` (or "already_started") in the history; a run
         started is the schedule's last, created at ``now_ms``. None when unknown.
+        """
+        ...
+
+    def backfill_schedule(
+        self, key: str, *, occurrences: Sequence[int], now_ms: int, decide: BackfillDecide
+    ) -> list[str] | None:
+        """Decide one batch of a backfill (``occurrences``, oldest first) in ONE
+        transaction; the run ids it answers with. None when the key is unknown.
+
+        The schedule's row is locked; ``decide(schedule, existing, queued)`` (pure) gets
+        it with its unfinished runs and queue head, the run ids of the batch that exist
+        and the occurrences of the batch waiting in its queue. The store cancels the runs
+        the plan names, inserts its runs (``ON CONFLICT DO NOTHING``: an occurrence starts
+        once), queues what it queues, appends its decisions and keeps the last run
+        inserted as the schedule's last. ``next_fire_at`` and ``due_at`` do not change.
         """
         ...
 

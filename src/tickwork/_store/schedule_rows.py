@@ -28,24 +28,31 @@ __all__ = [
     "info_from_row",
     "key_from_row",
     "stored_from_row",
+    "waiting_from_row",
 ]
 
 #: a schedule's definition, in the order of ``ScheduleRecord``'s fields
 DEFINITION_COLUMNS = (
     "key", "workflow", "version", "input", "cron", "every_ms", "timezone", "overlap",
     "catchup", "catchup_window_ms", "jitter_ms", "pool", "priority", "retry", "start_at",
-    "end_at", "definition",
+    "end_at", "definition", "pause_after_failures",
 )  # fmt: skip
 #: where a schedule stands, in the order of ``FiringState``'s fields
 FIRING_COLUMNS = ("state", "next_fire_at", "due_at", "buffered_for", "paused_at", "resumed_at")
-#: a stored schedule as firing and state changes read it
-STORED_COLUMNS = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS)
+#: a stored schedule as firing and state changes read it (``waiting``: how many
+#: occurrences wait in its buffer_all queue, migration 0009)
+STORED_COLUMNS = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS, "waiting")
+#: a state change's note and instant (never changed: its creation), and the option that
+#: pauses it after failures (migration 0010)
+NOTE_COLUMNS = (
+    "s.note", "COALESCE(s.state_changed_at, s.created_at)", "s.pause_after_failures",
+)  # fmt: skip
 #: a schedule as listed (``s``), with its last run's status (``r``)
 INFO_COLUMNS = (
     "s.key", "s.workflow", "s.input", "s.cron", "s.every_ms", "s.timezone", "s.overlap",
     "s.catchup", "s.jitter_ms", "s.pool", "s.priority", "s.state", "s.revision",
     "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
-    "s.updated_at",
+    "s.updated_at", *NOTE_COLUMNS,
 )  # fmt: skip
 #: one decision of a schedule's history
 HISTORY_COLUMNS = (
@@ -71,6 +78,7 @@ def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
     "start_at", "end_at", "definition", "revision", "anchor_at", "state", "next_fire_at",
     "due_at", "buffered_for", "paused_at", "resumed_at",
 )  # fmt: skip
+(_WAITING,) = _at(STORED_COLUMNS, "waiting")
 # Positions in a row of INFO_COLUMNS.
 (
     _I_KEY, _I_WORKFLOW, _I_INPUT, _I_CRON, _I_EVERY_MS, _I_TIMEZONE, _I_OVERLAP,
@@ -82,6 +90,8 @@ def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
     "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
     "s.updated_at",
 )  # fmt: skip
+(_PAUSE_AFTER,) = _at(STORED_COLUMNS, "pause_after_failures")
+(_I_NOTE, _I_STATE_CHANGED_AT, _I_PAUSE_AFTER) = _at(INFO_COLUMNS, *NOTE_COLUMNS)
 # Positions in a row of HISTORY_COLUMNS.
 (
     _H_KEY, _H_OCCURRENCE, _H_DECISION, _H_REASON, _H_RUN_ID, _H_REVISION, _H_DECIDED_AT,
@@ -111,7 +121,14 @@ def _record(row: Sequence[Any]) -> ScheduleRecord:
         start_ms=row[_START_AT],
         end_ms=row[_END_AT],
         definition=row[_DEFINITION],
+        pause_after_failures=row[_PAUSE_AFTER],
     )
+
+
+def waiting_from_row(row: Sequence[Any]) -> int:
+    """How many occurrences wait in the buffer_all queue of a row of ``STORED_COLUMNS``."""
+    waiting: int = row[_WAITING]
+    return waiting
 
 
 def key_from_row(row: Sequence[Any]) -> str:
@@ -120,8 +137,11 @@ def key_from_row(row: Sequence[Any]) -> str:
     return key
 
 
-def due_from_row(row: Sequence[Any], active_run_ids: tuple[str, ...]) -> DueSchedule:
-    """The schedule a row of ``STORED_COLUMNS`` holds, as the planner sees it."""
+def due_from_row(
+    row: Sequence[Any], active_run_ids: tuple[str, ...], queued_ms: tuple[int, ...] = ()
+) -> DueSchedule:
+    """The schedule a row of ``STORED_COLUMNS`` holds, as the planner sees it, with its
+    unfinished runs and the oldest occurrences of its buffer_all queue."""
     return DueSchedule(
         record=_record(row),
         revision=row[_REVISION],
@@ -131,6 +151,8 @@ def due_from_row(row: Sequence[Any], active_run_ids: tuple[str, ...]) -> DueSche
         paused_from_ms=row[_PAUSED_AT],
         resumed_ms=row[_RESUMED_AT],
         active_run_ids=active_run_ids,
+        waiting=row[_WAITING],
+        queued_ms=queued_ms,
     )
 
 
@@ -154,6 +176,7 @@ def definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
         record.every_ms, record.timezone, record.overlap, record.catchup,
         record.catchup_window_ms, record.jitter_ms, record.pool, record.priority,
         record.retry_json, record.start_ms, record.end_ms, record.definition,
+        record.pause_after_failures,
     )  # fmt: skip
 
 
@@ -193,6 +216,9 @@ def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
         last_run_status=None if last_status is None else RunStatus(last_status),
         created_at=from_ms(row[_I_CREATED_AT]),
         updated_at=from_ms(row[_I_UPDATED_AT]),
+        note=row[_I_NOTE],
+        state_changed_at=from_ms(row[_I_STATE_CHANGED_AT]),
+        pause_after_failures=row[_I_PAUSE_AFTER],
     )
 
 

@@ -28,6 +28,7 @@ from .._models import (
 from .._planning import Plan
 from .._retention import Cutoffs, PruneBatch, PrunePosition
 from .contract import (
+    BackfillDecide,
     ClaimedRun,
     ClaimRequest,
     DueSchedule,
@@ -196,8 +197,10 @@ class SqlStore:
     def delete_schedule(self, key: str) -> bool:
         return self._schedules.delete_schedule(key)
 
-    def set_schedule_state(self, key: str, *, action: str, now_ms: int) -> bool:
-        return self._schedules.set_schedule_state(key, action=action, now_ms=now_ms)
+    def set_schedule_state(
+        self, key: str, *, action: str, now_ms: int, note: str | None = None
+    ) -> bool:
+        return self._schedules.set_schedule_state(key, action=action, now_ms=now_ms, note=note)
 
     def fire_due(
         self,
@@ -217,6 +220,13 @@ class SqlStore:
     ) -> Triggered | None:
         return self._schedules.trigger_schedule(
             key, now_ms=now_ms, occurrence_ms=occurrence_ms, run=run, reason=reason
+        )
+
+    def backfill_schedule(
+        self, key: str, *, occurrences: Sequence[int], now_ms: int, decide: BackfillDecide
+    ) -> list[str] | None:
+        return self._schedules.backfill_schedule(
+            key, occurrences=occurrences, now_ms=now_ms, decide=decide
         )
 
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:

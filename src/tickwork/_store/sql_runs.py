@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._clock import to_ms
-from .._models import RunInfo, RunStatus, StepInfo
+from .._models import HistoryEntry, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
 from .counters import count_run_end, observe_lateness, observe_step
 from .run_lists import SELECT_KEYSET, list_runs_query
@@ -33,6 +33,7 @@ from .run_rows import (
     run_from_row,
     step_from_row,
 )
+from .state_changes import count_run_end_of_schedule
 from .statuses import UNFINISHED
 from .transaction import Database, Transaction, in_filters
 
@@ -102,6 +103,8 @@ ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     started_at = excluded.started_at, finished_at = excluded.finished_at,
     tries = excluded.tries
 """
+# The schedule of a run (finish_run reads it first when its caller does not know it).
+SELECT_SCHEDULE_KEY = "SELECT schedule_key FROM tickwork_runs WHERE id = ?"
 # End a held run for good.
 FINISH_RUN = """
 UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?,
@@ -324,7 +327,18 @@ class RunsSql:
         running: RunInfo | None = None,
         traceback: str | None = None,
     ) -> Ended:
-        def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
+        def work(tx: Transaction) -> tuple[Any, list[TakenRun], HistoryEntry | None]:
+            if running is None:  # not known to the caller: read its schedule first
+                found = tx.execute(SELECT_SCHEDULE_KEY, run_id).fetchone()
+                owner = None if found is None else found[0]
+            else:
+                owner = running.schedule_key
+            # pause_after_failures' count, before the run's row: see state_changes.py
+            paused = None
+            if owner is not None:
+                paused = count_run_end_of_schedule(
+                    tx, owner, status=status, run_id=run_id, error=error, now_ms=now_ms
+                )
             tx.execute(
                 FINISH_RUN, str(status), result_json, error, traceback, now_ms, now_ms, run_id,
                 token,
@@ -344,15 +358,15 @@ class RunsSql:
                 tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
                 if tx.rowcount:
                     self._db.notify(tx, "schedules")
-            return row, self.claim_in(tx, then_claim)
+            return row, self.claim_in(tx, then_claim), paused
 
-        row, taken = self._db.write(work)
+        row, taken, paused = self._db.write(work)
         run = (
             run_from_row(row)
             if running is None
             else ended_run(running, status, result_json, error, now_ms, traceback)
         )
-        return Ended(run, _claimed(taken, then_claim))
+        return Ended(run, _claimed(taken, then_claim), paused)
 
     def reschedule_run(
         self,

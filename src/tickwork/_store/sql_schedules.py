@@ -6,6 +6,11 @@ transaction. Firing is one transaction per batch of due schedules: claim the row
 their unfinished runs, ask the planner, insert runs with ``ON CONFLICT (id) DO NOTHING``,
 append history, advance ``next_fire_at``. The unique run id of an occurrence, not the lock,
 is what makes a second start of the same occurrence impossible.
+
+``overlap="buffer_all"`` keeps its waiting occurrences in ``tickwork_schedule_queue``
+(migration 0009), their count in the schedule's ``waiting`` and the oldest in
+``buffered_for``; firing reads the oldest two only of a schedule where some wait. A
+backfill is decided by the planner too, a bounded batch per transaction.
 """
 
 from __future__ import annotations
@@ -14,10 +19,11 @@ from collections.abc import Callable, Sequence
 
 from .. import _policy
 from .._clock import from_ms
+from .._ids import occurrence_run_id
 from .._models import Decision, HistoryEntry, RunStatus, ScheduleInfo, Triggered
-from .._planning import Plan, PlannedDecision
+from .._planning import Plan, PlannedDecision, PlannedRun
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
-from .contract import FireResult, Registration
+from .contract import BackfillDecide, FireResult, Registration
 from .counters import count_firings, observe_lateness
 from .schedule_rows import (
     DEFINITION_COLUMNS,
@@ -32,8 +38,10 @@ from .schedule_rows import (
     info_from_row,
     key_from_row,
     stored_from_row,
+    waiting_from_row,
 )
 from .sql_runs import INSERT_RUN, REQUEST_CANCEL, cancel_idle_run, insert_run_row
+from .state_changes import change_state, mark_state_changed
 from .statuses import UNFINISHED
 from .transaction import Database, Transaction, in_filters, marks
 
@@ -104,8 +112,33 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 # Advance a schedule after its occurrences were decided: an active schedule is due at its
 # next occurrence (a buffered one waits for the run in flight, whose end pulls due_at).
 ADVANCE = """
-UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, paused_at = NULL,
-    resumed_at = NULL,
+UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, waiting = ?,
+    paused_at = NULL, resumed_at = NULL,
+    last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id)
+WHERE key = ?
+"""
+# The oldest two occurrences waiting in a schedule's buffer_all queue (its primary key).
+SELECT_QUEUE_HEAD = """
+SELECT occurrence FROM tickwork_schedule_queue WHERE key = ? ORDER BY occurrence LIMIT 2
+"""
+# Which occurrences of a span wait in a schedule's queue (a backfill's batch).
+SELECT_QUEUED_BETWEEN = """
+SELECT occurrence FROM tickwork_schedule_queue WHERE key = ? AND occurrence >= ?
+    AND occurrence <= ?
+"""
+# An occurrence joins the queue (once: a backfill may have queued it already).
+ENQUEUE = """
+INSERT INTO tickwork_schedule_queue (key, occurrence) VALUES (?, ?)
+ON CONFLICT (key, occurrence) DO NOTHING
+"""
+# An occurrence leaves the queue: its run started.
+DEQUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ? AND occurrence = ?"
+# Forget a schedule's queue (deactivated, activated afresh, or deleted).
+CLEAR_QUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ?"
+FORGET_WAITING = "UPDATE tickwork_schedules SET waiting = 0 WHERE key = ?"
+# After a backfill's batch: what waits, and its last run (its next occurrence stays).
+RECORD_BACKFILL = """
+UPDATE tickwork_schedules SET buffered_for = ?, waiting = ?,
     last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id)
 WHERE key = ?
 """
@@ -178,6 +211,8 @@ class SchedulesSql:
                     )  # fmt: skip
                 else:
                     _set_state(tx, record.key, row.firing, now_ms)
+                if row.firing.state is not stored.firing.state:  # paused= changed it
+                    mark_state_changed(tx, record.key, now_ms)
                 self._db.notify(tx, "schedules")
             return Registration(plan.outcome, plan.revision)
 
@@ -213,19 +248,25 @@ class SchedulesSql:
     def delete_schedule(self, key: str) -> bool:
         def work(tx: Transaction) -> bool:
             tx.execute(DELETE_HISTORY, key)
+            tx.execute(CLEAR_QUEUE, key)
             tx.execute(DELETE_SCHEDULE, key)
             return tx.rowcount == 1
 
         return self._db.write(work)
 
-    def set_schedule_state(self, key: str, *, action: str, now_ms: int) -> bool:
+    def set_schedule_state(
+        self, key: str, *, action: str, now_ms: int, note: str | None = None
+    ) -> bool:
         def work(tx: Transaction) -> bool:
             stored = self._stored(tx, key)
             if stored is None:
                 return False
             changed = _policy.transition(stored, action, now_ms)
-            if changed is not None:
-                _set_state(tx, key, changed, now_ms)
+            if changed is not None:  # with its note: state_changes.py
+                decision = _policy.STATE_DECISIONS[action]
+                change_state(tx, stored, changed, now_ms=now_ms, note=note, decision=decision)
+                if stored.firing.buffered_ms is not None and changed.buffered_ms is None:
+                    _forget_queue(tx, key)  # deactivated or activated: nothing waits
                 self._db.notify(tx, "schedules")
             return True
 
@@ -254,7 +295,7 @@ class SchedulesSql:
             errors: list[tuple[str, Exception]] = []
             plans = []
             for key, row in zip(schedules, rows, strict=True):
-                due = due_from_row(row, tuple(active.get(key, ())))
+                due = due_from_row(row, tuple(active.get(key, ())), _queue_head(tx, key, row))
                 try:
                     plans.append((due, decide(due, now_ms)))  # pure: nothing written
                 except Exception as exc:
@@ -293,6 +334,31 @@ class SchedulesSql:
 
         return self._db.write(work)
 
+    def backfill_schedule(
+        self, key: str, *, occurrences: Sequence[int], now_ms: int, decide: BackfillDecide
+    ) -> list[str] | None:
+        def work(tx: Transaction) -> list[str] | None:
+            row = tx.execute(SELECT_STORED + self._db.lock_row, key).fetchone()
+            if row is None:
+                return None
+            if not occurrences:
+                return []
+            active = tuple(_active_runs(tx, [key], self._db.no_index).get(key, ()))
+            due = due_from_row(row, active, _queue_head(tx, key, row))
+            run_ids = [occurrence_run_id(key, occurrence) for occurrence in occurrences]
+            has_run = frozenset(_existing_runs(tx, run_ids))
+            span = tx.execute(SELECT_QUEUED_BETWEEN, key, occurrences[0], occurrences[-1])
+            queued = frozenset(found[0] for found in span.fetchall())
+            plan = decide(due, has_run, queued)  # pure: nothing written yet
+            _apply_backfill(tx, due, plan, has_run, now_ms)
+            if plan.starts:
+                self._db.notify(tx, "runs")
+            if plan.enqueued or plan.cancel_run_ids:
+                self._db.notify(tx, "schedules")
+            return plan.backfilled
+
+        return self._db.write(work)
+
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
         with self._db.read() as tx:
             if self._db.plan_for_values:  # a daily schedule's entries among every-second ones
@@ -312,6 +378,31 @@ class SchedulesSql:
 
 def _set_state(tx: Transaction, key: str, firing: FiringState, now_ms: int) -> None:
     tx.execute(SET_STATE, *firing_values(firing), now_ms, key)
+
+
+def _forget_queue(tx: Transaction, key: str) -> None:
+    tx.execute(CLEAR_QUEUE, key)
+    tx.execute(FORGET_WAITING, key)
+
+
+def _queue_head(tx: Transaction, key: str, row: Sequence[object]) -> tuple[int, ...]:
+    """The oldest two occurrences waiting in the schedule's queue (read only when some
+    wait: a schedule without buffer_all costs nothing more)."""
+    if not waiting_from_row(row):
+        return ()
+    return tuple(found[0] for found in tx.execute(SELECT_QUEUE_HEAD, key).fetchall())
+
+
+def _update_queue(tx: Transaction, key: str, plan: Plan) -> int:
+    """Write a plan's changes to the schedule's queue; how many wait afterwards (an
+    occurrence already queued, by a backfill, is not counted twice)."""
+    if plan.released_ms is not None:
+        tx.execute(DEQUEUE, key, plan.released_ms)
+    waiting = plan.waiting
+    for occurrence in plan.enqueued:
+        tx.execute(ENQUEUE, key, occurrence)
+        waiting -= 1 - tx.rowcount
+    return waiting
 
 
 def _chunks(values: list[str]) -> list[list[str]]:
@@ -396,8 +487,9 @@ def _apply(
         # The last run this plan inserted is the schedule's last, created now (a run a
         # trigger got in first was recorded as last by the trigger).
         new = [run for run in plan.starts if run.run_id not in existing]
+        waiting = _update_queue(tx, record.key, plan)
         advances.append((
-            plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms,
+            plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms, waiting,
             now_ms if new else None, new[-1].run_id if new else None, record.key,
         ))  # fmt: skip
     if runs:
@@ -406,3 +498,43 @@ def _apply(
         tx.executemany(INSERT_HISTORY, history)
     tx.executemany(ADVANCE, advances)
     return [run_id for run_id in planned if run_id not in existing], noted
+
+
+def _apply_backfill(
+    tx: Transaction, due: DueSchedule, plan: Plan, has_run: frozenset[str], now_ms: int
+) -> None:
+    """Carry out a backfill batch's plan: cancel, insert its runs (``ON CONFLICT DO
+    NOTHING`` still guards each), queue, record every decision, and note the last run.
+    The schedule's next occurrence and due time are left as they are."""
+    record = due.record
+    for run_id in plan.cancel_run_ids:
+        if not cancel_idle_run(tx, run_id, now_ms)[0]:
+            tx.execute(REQUEST_CANCEL, run_id)
+    runs = [_run_values(due, run, now_ms) for run in plan.starts if run.run_id not in has_run]
+    if runs:
+        tx.executemany(INSERT_RUN, runs)
+    waiting = _update_queue(tx, record.key, plan)
+    history = []
+    for decision in plan.decisions:
+        history.append((
+            record.key, decision.occurrence_ms, decision.last_occurrence_ms,
+            decision.decision.value, decision.reason, decision.run_id, due.revision,
+            decision.count, now_ms,
+        ))  # fmt: skip
+        count_firings(tx, decision.decision.value, decision.count)
+    if history:
+        tx.executemany(INSERT_HISTORY, history)
+    last = runs[-1][0] if runs else None
+    tx.execute(
+        RECORD_BACKFILL, plan.buffered_ms, waiting, now_ms if last else None, last, record.key
+    )
+
+
+def _run_values(due: DueSchedule, run: PlannedRun, now_ms: int) -> tuple[object, ...]:
+    """A planned run of the schedule as ``INSERT_RUN``'s values."""
+    record = due.record
+    return (
+        run.run_id, record.workflow, record.version, record.input_json, record.priority,
+        record.pool, record.key, due.revision, run.occurrence_ms, record.retry_json, now_ms,
+        run.available_ms,
+    )  # fmt: skip

@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .sql import SqlStore
-from .sqlite_writer import WriteCombiner, is_transient
 from .transaction import Transaction
+from .write_combiner import WriteCombiner, is_transient
 
 __all__ = ["SQLiteDatabase", "SQLiteStore", "parse_sqlite_url"]
 
@@ -93,7 +93,7 @@ def _same(statement: str) -> str:
 
 class SQLiteDatabase:
     """One SQLite file: a reading connection per thread, one writer connection whose
-    writes are combined (``sqlite_writer.py``). Several processes may share the file.
+    writes are combined (``write_combiner.py``). Several processes may share the file.
 
     Without a path, a private database in memory: one connection for every thread, one
     transaction at a time (it lives as long as that connection, until ``close``).

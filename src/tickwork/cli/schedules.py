@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .._durations import format_duration
-from .._models import HistoryEntry, ScheduleInfo
+from .._models import HistoryEntry, Overlap, ScheduleInfo
 from .._wire import history_to_wire, schedule_to_wire, triggered_to_wire
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, print_table, printable
@@ -60,25 +60,27 @@ def list_(database: str | None, as_json: bool) -> None:
     if as_json:
         echo_json([to_json(s) for s in schedules])
         return
-    print_table(
-        [
-            "key", "workflow", "cadence", "state", "next fire (UTC)", "overdue",
-            "last fire (UTC)", "last run",
-        ],
-        [
-            (
-                s.key,
-                s.workflow,
-                _timing_text(s),
-                s.state.value,
-                _when(s.next_fire_at),
-                _overdue_text(s.overdue_by),
-                _when(s.last_fire_at),
-                s.last_run_status and s.last_run_status.value,
-            )
-            for s in schedules
-        ],
-    )  # fmt: skip
+    columns = [
+        "key", "workflow", "cadence", "state", "next fire (UTC)", "overdue", "last fire (UTC)",
+        "last run",
+    ]  # fmt: skip
+    rows: list[tuple[object, ...]] = [
+        (
+            s.key,
+            s.workflow,
+            _timing_text(s),
+            s.state.value,
+            _when(s.next_fire_at),
+            _overdue_text(s.overdue_by),
+            _when(s.last_fire_at),
+            s.last_run_status and s.last_run_status.value,
+        )
+        for s in schedules
+    ]
+    if any(s.note for s in schedules):  # why a schedule is paused, when someone said
+        columns.append("note")
+        rows = [(*row, s.note) for row, s in zip(rows, schedules, strict=True)]
+    print_table(columns, rows)
     overdue = sum(s.overdue_by is not None for s in schedules)
     if overdue:
         click.echo(
@@ -107,15 +109,20 @@ def show(key: str, database: str | None, as_json: bool) -> None:
 def _state_command(action: str, done: str) -> None:
     @command.command(action)
     @click.argument("key")
+    @click.option(
+        "--note", default=None, help="Why (an incident, a migration): kept on the schedule "
+        "and in its history.",
+    )  # fmt: skip
     @database_option
-    def change(key: str, database: str | None) -> None:
+    def change(key: str, note: str | None, database: str | None) -> None:
         with open_engine(database) as engine:
-            changed = getattr(engine, action)(key)
+            changed = getattr(engine, action)(key, note)
         if not changed:
             fail(f"no schedule {key!r}", code=3)
-        click.echo(f"{printable(key)}: {done}")
+        said = f" ({printable(note.strip())})" if note and note.strip() else ""
+        click.echo(f"{printable(key)}: {done}{said}")
 
-    change.help = f"{action.capitalize()} a schedule."
+    change.help = f"{action.capitalize()} a schedule, with a note saying why."
 
 
 _state_command("pause", "paused")
@@ -157,6 +164,52 @@ def trigger(key: str, new_run: bool, database: str | None, as_json: bool) -> Non
             f"occurrence already ran: run {printable(triggered.run_id)} "
             f"({triggered.status.value}); --new-run starts a new one"
         )
+
+
+class _Instant(click.ParamType[datetime]):
+    """An instant in ISO 8601 (``2026-03-01``, ``2026-03-01T09:00+01:00``); UTC when it
+    names no offset."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is not ISO 8601, e.g. 2026-03-01T09:00Z", param, ctx)
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+@command.command("backfill")
+@click.argument("key")
+@click.option("--from", "start", type=_Instant(), required=True, help="First instant (included).")
+@click.option("--to", "end", type=_Instant(), required=True, help="Last instant (excluded).")
+@click.option(
+    "--overlap",
+    type=click.Choice([o.value for o in Overlap]),
+    help="Instead of the schedule's own: buffer_all runs them one by one, allow all at once.",
+)
+@database_option
+@json_option
+def backfill(
+    key: str, start: datetime, end: datetime, overlap: str | None, database: str | None,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """Start a run for every occurrence in [--from, --to), oldest first (at most 100,000;
+    an occurrence that already has a run is not started again)."""
+    with open_engine(database) as engine:
+        if engine.get_schedule(key) is None:
+            fail(f"no schedule {key!r}", code=3)
+        run_ids = engine.backfill(key, start, end, overlap=overlap)
+    if as_json:
+        echo_json({"key": key, "run_ids": run_ids, "count": len(run_ids)})
+        return
+    click.echo(f"{printable(key)}: backfilled {len(run_ids)} occurrence(s)")
+    shown = run_ids if len(run_ids) <= 20 else [*run_ids[:10], "...", *run_ids[-10:]]
+    for run_id in shown:
+        click.echo(f"  {printable(run_id)}")
 
 
 @command.command("history")

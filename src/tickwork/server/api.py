@@ -158,7 +158,10 @@ class _Api:
     def state_handler(self, action: str) -> Callable[[Request], Any]:
         async def change(request: Request) -> Response:
             key = request.path_params["key"]
-            if not await self._call(getattr(self.engine, action), key):
+            note = None
+            if await request.body():  # the body is optional: {"note": "why"}
+                note = (await read_body(request, schemas.StateChange)).note
+            if not await self._call(getattr(self.engine, action), key, note):
                 raise no_schedule(key)
             return JSONResponse(await self._schedule(key))
 
@@ -174,6 +177,15 @@ class _Api:
         if triggered is None:
             raise no_schedule(key)
         return JSONResponse(triggered_to_wire(key, triggered))
+
+    async def backfill(self, request: Request) -> Response:
+        key = request.path_params["key"]
+        body = await read_body(request, schemas.BackfillRequest)
+        start = instant_value(body.start, "start")
+        end = instant_value(body.end, "end")
+        await self._schedule(key)  # 404 for an unknown key, where the engine refuses it
+        run_ids = await self._call(self.engine.backfill, key, start, end, overlap=body.overlap)
+        return JSONResponse({"key": key, "run_ids": run_ids, "count": len(run_ids)})
 
     async def history(self, request: Request) -> Response:
         key = request.path_params["key"]
@@ -344,6 +356,7 @@ def build_api(engine: Engine) -> Starlette:
             "DELETE": api.delete_schedule,
         },
         "/schedules/{key}/trigger": {"POST": api.trigger},
+        "/schedules/{key}/backfill": {"POST": api.backfill},
         "/schedules/{key}/history": {"GET": api.history},
         **state_changes,
         "/runs": {"GET": api.list_runs, "POST": api.start_run},

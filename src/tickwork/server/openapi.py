@@ -104,10 +104,12 @@ def _state_change(action: str, summary: str) -> dict[str, Any]:
     return {
         "post": _operation(
             f"{action}_schedule",
-            summary,
+            f"{summary} (a note may say why)",
             _json("Schedule", "The schedule after the change"),
             params=[_KEY],
-            errors={"404": _NOT_FOUND_SCHEDULE},
+            body="StateChange",
+            body_required=False,
+            errors={"400": _BAD_PARAM, "404": _NOT_FOUND_SCHEDULE},
         )
     }
 
@@ -177,6 +179,18 @@ def _paths() -> dict[str, Any]:
                 body="TriggerRequest",
                 body_required=False,
                 errors={"404": _NOT_FOUND_SCHEDULE},
+            )
+        },
+        "/schedules/{key}/backfill": {
+            "post": _operation(
+                "backfill_schedule",
+                "Start a run for every occurrence in [start, end), oldest first "
+                "(idempotent by occurrence; at most 100,000); the schedule's next "
+                "occurrence does not move",
+                _json("Backfilled", "The run id of every occurrence, oldest first"),
+                params=[_KEY],
+                body="BackfillRequest",
+                errors={"400": _BAD_PARAM, "404": _NOT_FOUND_SCHEDULE},
             )
         },
         "/schedules/{key}/history": {

@@ -9,26 +9,39 @@ back to the page they were sent from.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
 from .._engine import Engine
-from .._models import ACTIVE_STATUSES, RunInfo, RunStatus, ScheduleInfo, ScheduleState, WorkerInfo
+from .._models import (
+    ACTIVE_STATUSES,
+    Overlap,
+    RunInfo,
+    RunStatus,
+    ScheduleInfo,
+    ScheduleState,
+    WorkerInfo,
+)
 from ..cron import load_zone
+from ..errors import ConfigError
 from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
-from .rendering import Renderer
+from .charts import STRIP_RUNS, duration_chart, lateness_chart, run_strip, step_timeline
+from .rendering import Renderer, root
 from .sessions import Session
 
-__all__ = ["ACTIONS", "RUNS_LIMIT", "Pages"]
+__all__ = ["ACTIONS", "CHART_RUNS", "RUNS_LIMIT", "Pages"]
 
 RUNS_LIMIT = 100
-ACTIONS = ("pause", "resume", "trigger", "new_run", "deactivate", "activate")
+CHART_RUNS = 100  # a schedule's runs in its lateness and duration charts
+ACTIONS = ("pause", "resume", "trigger", "new_run", "deactivate", "activate", "backfill")
 _PAST = {
     "pause": "paused",
     "resume": "resumed",
@@ -48,6 +61,7 @@ class Pages:
 
     async def schedules(self, request: Request, session: Session) -> Response:
         schedules, workers = await run_in_threadpool(self._schedules_and_workers)
+        strips = await run_in_threadpool(self._strips, schedules, root(request))
         return self.renderer.render(
             request,
             "schedules.html",
@@ -55,32 +69,77 @@ class Pages:
             refresh=True,
             schedules=schedules,
             banners=schedules_banners(schedules, workers),
+            strips=strips,
             page="schedules",
         )
 
     def _schedules_and_workers(self) -> tuple[list[ScheduleInfo], list[WorkerInfo]]:
         return self.engine.list_schedules(), self.engine.list_workers()
 
+    def _strips(self, schedules: list[ScheduleInfo], here: str) -> dict[str, Markup]:
+        """Each schedule's strip of its last runs. One ``list_runs`` per schedule: each
+        reads ``STRIP_RUNS`` rows from the schedule's index (``tickwork_runs_schedule``),
+        whatever the history kept; a hundred schedules cost a hundred short reads
+        (docs/behaviour.md), and a schedule that never ran costs none."""
+        now = self.engine.clock.now()
+        return {
+            s.key: run_strip(
+                self.engine.list_runs(schedule_key=s.key, limit=STRIP_RUNS)
+                if s.last_run_id
+                else [],
+                now=now,
+                root=here,
+            )
+            for s in schedules
+        }
+
     async def schedule(self, request: Request, session: Session) -> Response:
         key = request.query_params.get("key", "")
-        data = await run_in_threadpool(self._schedule_data, key)
+        data = await run_in_threadpool(self._schedule_data, key, root(request))
         if data is None:
             return self.renderer.not_found(request, session, f"schedule {key!r}")
+        backfill = await run_in_threadpool(self._backfill_preview, key, request.query_params)
         return self.renderer.render(
-            request, "schedule.html", session, refresh=True, page="schedules", **data
+            request,
+            "schedule.html",
+            session,
+            refresh=True,
+            page="schedules",
+            backfill=backfill,
+            overlaps=[o.value for o in Overlap],
+            **data,
         )
 
-    def _schedule_data(self, key: str) -> dict[str, Any] | None:
+    def _backfill_preview(self, key: str, params: Mapping[str, str]) -> dict[str, Any]:
+        """The backfill form's values and, once a span is asked for (its first step, a
+        GET), how many occurrences it holds, or why it cannot be backfilled."""
+        typed = {name: params.get(name, "").strip() for name in ("from", "to", "overlap")}
+        preview: dict[str, Any] = {**typed, "count": None, "error": None}
+        if not typed["from"] or not typed["to"]:
+            return preview
+        try:
+            start, end = _form_instant(typed["from"]), _form_instant(typed["to"])
+            if typed["overlap"] and typed["overlap"] not in {o.value for o in Overlap}:
+                raise ConfigError(f"Unknown overlap {typed['overlap']!r}")
+            preview["count"] = self.engine.backfill_count(key, start, end)
+        except ConfigError as exc:
+            preview["error"] = str(exc)
+        return preview
+
+    def _schedule_data(self, key: str, here: str) -> dict[str, Any] | None:
         info = self.engine.get_schedule(key) if key else None
         if info is None:
             return None
+        recent = self.engine.list_runs(schedule_key=key, limit=CHART_RUNS)
         return {
             "s": info,
             "banners": schedule_banners(info, self.engine.list_workers()),
             "history": self.engine.schedule_history(key, limit=100),
             "upcoming": self._upcoming(info),
             "zone": load_zone(info.timezone),
-            "runs": self.engine.list_runs(schedule_key=key, limit=10),
+            "runs": recent[:10],
+            "lateness": lateness_chart(recent, root=here),
+            "durations": duration_chart(recent, root=here),
         }
 
     def _upcoming(self, info: ScheduleInfo, count: int = 5) -> list[datetime]:
@@ -106,6 +165,8 @@ class Pages:
             return self.renderer.not_found(request, session, "such action")
         assert isinstance(action, str)
         back = self.renderer.back
+        if action == "backfill":
+            return await self._backfill(request, form, key)
         if action in ("trigger", "new_run"):
             triggered = await run_in_threadpool(self.engine.run_now, key, action == "new_run")
             if triggered is None:
@@ -116,8 +177,28 @@ class Pages:
                 request, form, f"{key}: occurrence already ran: run", triggered.run_id,
                 after=f"({triggered.status.value})", new_run_key=key,
             )  # fmt: skip
-        done = await run_in_threadpool(getattr(self.engine, action), key)
+        typed = form.get("note")  # the text field beside the buttons: why
+        note = typed.strip() or None if isinstance(typed, str) else None
+        try:
+            done = await run_in_threadpool(getattr(self.engine, action), key, note)
+        except ConfigError as exc:  # a note too long, or with control characters
+            return back(request, form, f"{key}: not {_PAST[action]}: {exc}")
         return back(request, form, f"{key}: {_PAST[action]}." if done else f"No schedule {key!r}.")
+
+    async def _backfill(self, request: Request, form: FormData, key: str) -> Response:
+        """The backfill form's second step (a POST with its CSRF token): start the runs."""
+        values = {name: form.get(name) for name in ("from", "to", "overlap")}
+        texts = {name: v.strip() if isinstance(v, str) else "" for name, v in values.items()}
+        try:
+            start, end = _form_instant(texts["from"]), _form_instant(texts["to"])
+            run_ids = await run_in_threadpool(
+                self.engine.backfill, key, start, end, overlap=texts["overlap"] or None
+            )
+        except ConfigError as exc:
+            return self.renderer.back(request, form, f"{key}: not backfilled: {exc}")
+        return self.renderer.back(
+            request, form, f"{key}: backfilled {len(run_ids)} occurrence(s); see its history."
+        )
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -200,6 +281,7 @@ class Pages:
             page="runs",
             run=run,
             steps=steps,
+            timeline=step_timeline(run, steps, now=self.engine.clock.now()),
             refresh=run.status in ACTIVE_STATUSES,
         )
 
@@ -210,3 +292,13 @@ class Pages:
         cancelled = await run_in_threadpool(self.engine.cancel, run_id)
         text = "Cancelled." if cancelled else "Not cancelled: the run is unknown or finished."
         return self.renderer.back(request, form, text, run_id)
+
+
+def _form_instant(text: str) -> datetime:
+    """A form's instant: ISO 8601 (a ``datetime-local`` field's ``2026-03-01T09:00``);
+    UTC when it names no offset, as the form says."""
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a time such as 2026-03-01T09:00") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

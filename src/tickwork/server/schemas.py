@@ -19,6 +19,8 @@ __all__ = [
     "MAX_LIMIT",
     "REQUEST_MODELS",
     "RESPONSE_MODELS",
+    "BackfillRequest",
+    "Backfilled",
     "CancelResult",
     "Deleted",
     "ErrorResponse",
@@ -33,6 +35,7 @@ __all__ = [
     "ScheduleList",
     "ScheduleWritten",
     "StartRun",
+    "StateChange",
     "TriggerRequest",
     "Triggered",
     "WorkerList",
@@ -118,6 +121,10 @@ class ScheduleDefinition(_Request):
     retry: RetryBody | None = None
     start_at: InstantIn | None = None
     end_at: InstantIn | None = None
+    pause_after_failures: Int64 | None = Field(
+        default=None,
+        description="Pause the schedule after this many of its runs in a row failed; null: never.",
+    )
     on_conflict: Literal["update", "error", "keep"] = "update"
 
 
@@ -144,10 +151,34 @@ class TriggerRequest(_Request):
     new_run: bool = False
 
 
+class BackfillRequest(_Request):
+    """``engine.backfill``'s arguments: every occurrence in ``[start, end)`` gets a run."""
+
+    start: InstantIn
+    end: InstantIn
+    overlap: Overlap | None = Field(
+        default=None,
+        description="Overrides the schedule's overlap for these runs: buffer_all runs them "
+        "one by one, allow all at once; null: the schedule's own.",
+    )
+
+
+class StateChange(_Request):
+    """A state change's note, saying why (the body may be left out)."""
+
+    note: str | None = Field(
+        default=None,
+        description="Why: kept as the schedule's note and in its history (at most 1,000 "
+        "characters, no control characters).",
+    )
+
+
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (
+    BackfillRequest,
     ScheduleCreate,
     ScheduleDefinition,
     StartRun,
+    StateChange,
     TriggerRequest,
 )
 
@@ -187,6 +218,15 @@ class Schedule(_Response):
     last_run_status: RunStatus | None
     created_at: Instant
     updated_at: Instant
+    note: str | None = Field(
+        description="Why the schedule is in its state: its latest state change's note."
+    )
+    state_changed_at: Instant = Field(
+        description="When its state last changed (its creation, if never since)."
+    )
+    pause_after_failures: int | None = Field(
+        description="Failed runs in a row after which it pauses itself; null: never."
+    )
     overdue_by: OutDuration = Field(
         description="How late the next occurrence is, undecided (active schedules only): "
         "the sign no worker serves it; null when it is not overdue."
@@ -212,6 +252,15 @@ class Triggered(_Response):
     run_id: str
     started: bool
     status: RunStatus
+
+
+class Backfilled(_Response):
+    key: str
+    run_ids: list[str] = Field(
+        description="The run id of every occurrence decided, oldest first: started now, "
+        "waiting its turn (buffer_all), or the run it already had."
+    )
+    count: int
 
 
 class HistoryEntry(_Response):
@@ -357,6 +406,7 @@ class Health(_Response):
 
 RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     CancelResult,
+    Backfilled,
     Deleted,
     ErrorResponse,
     Health,

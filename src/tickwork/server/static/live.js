@@ -2,7 +2,8 @@
 //
 // Live refresh: every few seconds, fetch this page again and swap in its [data-live] parts.
 // Skipped while the page is hidden, while the user is in a form, hovers a button, has text
-// selected or has just submitted a form, so nothing changes under the user's hand.
+// selected, has just submitted a form or points at a picture, so nothing changes under
+// the user's hand.
 (function () {
   "use strict";
   // The login page, reached by a link from another site, was requested without the
@@ -28,7 +29,8 @@
     if (submitting || document.hidden) return true;
     var active = document.activeElement;
     if (active && active !== document.body && active.closest("form")) return true;
-    if (document.querySelector("[data-live] form:hover")) return true;
+    // A picture under the pointer keeps its tooltip (an SVG <title>) until the pointer leaves.
+    if (document.querySelector("[data-live] form:hover, [data-live] svg.chart:hover")) return true;
     var selection = window.getSelection ? window.getSelection() : null;
     return !!(selection && !selection.isCollapsed && selection.toString());
   }

@@ -1,13 +1,14 @@
-"""SQLite's write combiner: many threads' writes share one transaction and one commit.
+"""Group commit: many threads' writes share one transaction and one commit.
 
-SQLite has a single write lock per file. Threads of one process that contend for it
-through ``BEGIN IMMEDIATE`` sleep in SQLite's busy handler (1, 2, 5, 10 ms...) and, with
-``synchronous=full``, each commit waits for its own fsync. Instead, writes are *combined*:
-a thread queues its write; the thread whose turn it is runs every queued write in one
-transaction on the store's one writer connection and commits once (if a write fails, a
-lost lease say, the batch is redone with each write in a savepoint so that it undoes only
-itself). Uncontended, that is just a transaction; contended, many checkpoints share one
-commit. Other processes still meet at ``BEGIN IMMEDIATE``.
+A commit waits for its log to reach the disk: on SQLite a file's one write lock is held
+meanwhile (threads contending through ``BEGIN IMMEDIATE`` sleep in its busy handler: 1,
+2, 5, 10 ms...), on PostgreSQL each commit waits for its WAL flush. So writes are
+*combined*: a thread queues its write; the thread whose turn it is runs every queued
+write in one transaction and commits once (if a write fails, a lost lease say, the batch
+is redone with each write in a savepoint so that it undoes only itself). Uncontended,
+that is just a transaction; contended, many checkpoints share one commit. Durability is
+unchanged: a write returns only once the commit that holds it is done. Other processes
+still meet at the database (SQLite's lock, PostgreSQL's row locks).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 from tickwork._store import NewRun
 from tickwork._store.sqlite import SQLiteStore
-from tickwork._store.sqlite_writer import _Write
+from tickwork._store.write_combiner import _Write
 
 T0 = 1_772_366_400_000
 

@@ -1,0 +1,120 @@
+"""A schedule's state changes in SQL: asked for (pause, resume, deactivate, activate, each
+with an optional note) or made by the schedule itself (``pause_after_failures``), and the
+count of failed runs in a row that the latter watches.
+
+The rules are ``_policy``'s (``transition``, ``auto_pauses``, ``auto_pause_note``); here
+they are read and written inside the caller's transaction. Every state change keeps its
+note (or none) and its instant on the row, and starts the count of failures afresh. A
+change with a note is recorded in the history with the note as its reason; an
+auto-pause always is (its note names the last failed run and its error).
+
+The count is kept by the statement a run's end already spends on its schedule: a
+completed run resets it with a key seek that writes nothing unless a streak just ended;
+a failed one adds one. Both run before the run's own row is written, so that an ending
+locks the schedule's row before the run's, in the order firing does (it holds the
+schedule and may ask the run to stop: ``cancel_previous``); the other order could
+deadlock on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from .. import _policy
+from .._clock import from_ms
+from .._models import Decision, HistoryEntry, RunStatus, ScheduleState
+from .._records import FiringState, StoredSchedule
+from .schedule_rows import FIRING_COLUMNS, STORED_COLUMNS, firing_values, stored_from_row
+from .transaction import Transaction
+
+__all__ = ["change_state", "count_run_end_of_schedule", "mark_state_changed"]
+
+# Write a state change (from _policy.transition): the firing state, the note and when;
+# failures in a row count afresh.
+CHANGE_STATE = f"""
+UPDATE tickwork_schedules SET {" = ?, ".join(FIRING_COLUMNS)} = ?, note = ?,
+    state_changed_at = ?, failed_in_row = 0, updated_at = ?
+WHERE key = ?
+"""
+# A state change written by another statement (registering with paused=): no note.
+MARK_STATE_CHANGED = """
+UPDATE tickwork_schedules SET note = NULL, state_changed_at = ?, failed_in_row = 0
+WHERE key = ?
+"""
+# A run of the schedule completed: a streak of failures ends. A seek by key that writes
+# (and, on PostgreSQL, locks) nothing unless the count is not 0.
+RESET_FAILURES = """
+UPDATE tickwork_schedules SET failed_in_row = 0 WHERE key = ? AND failed_in_row <> 0
+"""
+# A run of the schedule failed for good: one more in a row, and what auto_pauses needs.
+COUNT_FAILURE = """
+UPDATE tickwork_schedules SET failed_in_row = failed_in_row + 1 WHERE key = ?
+RETURNING failed_in_row, pause_after_failures, state
+"""
+# The schedule's row (locked already: COUNT_FAILURE wrote it in this transaction).
+SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
+# A state change in the history: at the instant it was made, the note as its reason.
+INSERT_STATE_CHANGE = """
+INSERT INTO tickwork_schedule_history (key, occurrence, last_occurrence, decision, reason,
+    run_id, revision, count, decided_at)
+VALUES (?, ?, NULL, ?, ?, ?, ?, 1, ?)
+"""
+
+
+def change_state(
+    tx: Transaction,
+    stored: StoredSchedule,
+    firing: FiringState,
+    *,
+    now_ms: int,
+    note: str | None,
+    decision: Decision,
+    run_id: str | None = None,
+) -> HistoryEntry | None:
+    """Write ``firing`` (a changed state) with ``note``; record it in the history when it
+    has a note. Returns the entry recorded, if any."""
+    key = stored.record.key
+    tx.execute(CHANGE_STATE, *firing_values(firing), note, now_ms, now_ms, key)
+    if note is None:
+        return None
+    tx.execute(
+        INSERT_STATE_CHANGE, key, now_ms, decision.value, note, run_id, stored.revision, now_ms
+    )
+    return HistoryEntry(
+        key=key,
+        occurrence=from_ms(now_ms),
+        decision=decision,
+        reason=note,
+        run_id=run_id,
+        revision=stored.revision,
+        decided_at=from_ms(now_ms),
+    )
+
+
+def mark_state_changed(tx: Transaction, key: str, now_ms: int) -> None:
+    """Note that the state changed (by a registration's ``paused=``): no note, now."""
+    tx.execute(MARK_STATE_CHANGED, now_ms, key)
+
+
+def count_run_end_of_schedule(
+    tx: Transaction, key: str, *, status: RunStatus, run_id: str, error: str | None, now_ms: int
+) -> HistoryEntry | None:
+    """Count a run of schedule ``key`` that ended as ``status``, before its row is written;
+    pause the schedule when ``pause_after_failures`` is reached. Returns the auto-pause's
+    history entry, if it paused (the caller logs it after the commit)."""
+    if status is RunStatus.COMPLETED:
+        tx.execute(RESET_FAILURES, key)
+        return None
+    if status is not RunStatus.FAILED:  # a cancelled run neither counts nor resets
+        return None
+    counted = tx.execute(COUNT_FAILURE, key).fetchone()
+    if counted is None:  # the schedule was removed; its runs stay
+        return None
+    failed_in_row, pause_after, state = counted
+    if not _policy.auto_pauses(ScheduleState(state), failed_in_row, pause_after):
+        return None
+    stored = stored_from_row(tx.execute(SELECT_STORED, key).fetchone())
+    paused = _policy.transition(stored, "pause", now_ms)
+    assert paused is not None  # it was active
+    note = _policy.auto_pause_note(failed_in_row, run_id, error)
+    return change_state(
+        tx, stored, paused, now_ms=now_ms, note=note, decision=Decision.AUTO_PAUSED, run_id=run_id
+    )
