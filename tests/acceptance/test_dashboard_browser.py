@@ -8,65 +8,18 @@ page should come to show, and the live refresh is what brings it there. Without
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.acceptance.browser import OVERFLOW, WAIT_MS, dashboard_page, need_chromium, serve
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
 
 pytestmark = pytest.mark.acceptance
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-# How many pixels the widest part of the page (or of a scrolling table) overflows by.
-OVERFLOW = """Math.max(0, document.documentElement.scrollWidth - window.innerWidth,
-    ...[...document.querySelectorAll(".scroll")].map(e => e.scrollWidth - e.clientWidth))"""
-WAIT_MS = 60_000  # generous: reached only when something is broken
-
-
-def _need_chromium() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    reason = f"{CHROMIUM} is missing (apt-get install chromium); the browser test needs it"
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """``app`` on a real uvicorn server on a free port of 127.0.0.1, in a thread."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="off", ws="none", log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + WAIT_MS / 1000
-        while not server.started:
-            assert thread.is_alive(), "uvicorn stopped before it started serving"
-            assert time.monotonic() < deadline, "uvicorn did not start serving"
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(WAIT_MS / 1000)
-        sock.close()
 
 
 class Gate:
@@ -95,7 +48,7 @@ def define(engine: Engine, gate: Gate) -> None:
 def site(tmp_path: Path) -> Iterator[tuple[str, Engine, Gate, str]]:
     """A served app over a fresh engine with a schedule and a worker: (url, engine, gate,
     API key)."""
-    _need_chromium()
+    need_chromium()
     with Engine(f"sqlite:///{tmp_path / 'tickwork.db'}") as engine:
         gate = Gate()
         define(engine, gate)
@@ -114,97 +67,88 @@ def site(tmp_path: Path) -> Iterator[tuple[str, Engine, Gate, str]]:
 def test_log_in_pause_resume_run_now_and_watch_the_run_complete(
     site: tuple[str, Engine, Gate, str],
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, engine, gate, key = site
     errors: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(WAIT_MS)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
+    with dashboard_page(errors) as page:
+        # Unauthenticated: the login page. A wrong key is refused; the right one works.
+        page.goto(url + "/")
+        expect(page).to_have_url(f"{url}/login")
+        page.fill("#key", "tw_000000000000_" + "x" * 43)
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("alert")).to_contain_text("not valid")
+        errors.clear()  # the 401 of that refused login is logged by the browser
+        page.fill("#key", key)
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(f"{url}/")
 
-            # Unauthenticated: the login page. A wrong key is refused; the right one works.
-            page.goto(url + "/")
-            expect(page).to_have_url(f"{url}/login")
-            page.fill("#key", "tw_000000000000_" + "x" * 43)
-            page.get_by_role("button", name="Log in").click()
-            expect(page.get_by_role("alert")).to_contain_text("not valid")
-            errors.clear()  # the 401 of that refused login is logged by the browser
-            page.fill("#key", key)
-            page.get_by_role("button", name="Log in").click()
-            expect(page).to_have_url(f"{url}/")
+        # The schedule, its cadence in words and its zone.
+        row = page.locator("tr", has_text="nightly-report")
+        expect(row).to_contain_text("At 03:00")
+        expect(row).to_contain_text("Europe/Paris")
+        expect(row.locator(".badge")).to_have_text("active")
 
-            # The schedule, its cadence in words and its zone.
-            row = page.locator("tr", has_text="nightly-report")
-            expect(row).to_contain_text("At 03:00")
-            expect(row).to_contain_text("Europe/Paris")
-            expect(row.locator(".badge")).to_have_text("active")
+        row.get_by_role("button", name="Pause").click()
+        expect(page.get_by_role("status")).to_contain_text("nightly-report: paused.")
+        expect(row.locator(".badge")).to_have_text("paused")
+        assert engine.get_schedule("nightly-report").state == "paused"  # type: ignore[union-attr]
 
-            row.get_by_role("button", name="Pause").click()
-            expect(page.get_by_role("status")).to_contain_text("nightly-report: paused.")
-            expect(row.locator(".badge")).to_have_text("paused")
-            assert engine.get_schedule("nightly-report").state == "paused"  # type: ignore[union-attr]
+        row.get_by_role("button", name="Resume").click()
+        expect(row.locator(".badge")).to_have_text("active")
+        assert engine.get_schedule("nightly-report").state == "active"  # type: ignore[union-attr]
 
-            row.get_by_role("button", name="Resume").click()
-            expect(row.locator(".badge")).to_have_text("active")
-            assert engine.get_schedule("nightly-report").state == "active"  # type: ignore[union-attr]
+        # Run now: the message links to the run; the runs page shows it running, then
+        # (refreshed live, no reload) completed.
+        row.get_by_role("button", name="Run now").click()
+        flash = page.get_by_role("status")
+        expect(flash).to_contain_text("nightly-report: started run")
+        run_id = flash.locator("a").inner_text()
+        page.get_by_role("navigation").get_by_role("link", name="Runs").click()
+        run_row = page.locator("tr", has_text=run_id)
+        expect(run_row.locator(".badge")).to_have_text("running")
+        gate.opened.set()
+        expect(run_row.locator(".badge")).to_have_text("completed")
 
-            # Run now: the message links to the run; the runs page shows it running, then
-            # (refreshed live, no reload) completed.
-            row.get_by_role("button", name="Run now").click()
-            flash = page.get_by_role("status")
-            expect(flash).to_contain_text("nightly-report: started run")
-            run_id = flash.locator("a").inner_text()
-            page.get_by_role("navigation").get_by_role("link", name="Runs").click()
-            run_row = page.locator("tr", has_text=run_id)
-            expect(run_row.locator(".badge")).to_have_text("running")
-            gate.opened.set()
-            expect(run_row.locator(".badge")).to_have_text("completed")
+        # The run's page: its steps, with their results.
+        run_row.get_by_role("link", name=run_id).click()
+        expect(page.locator("h1")).to_have_text(run_id)
+        steps = page.locator("table.steps tbody tr")
+        expect(steps).to_have_count(3)
+        for i, name in enumerate(["gather", "render", "deliver"]):
+            expect(steps.nth(i)).to_contain_text(name)
+            expect(steps.nth(i).locator(".badge")).to_have_text("completed")
+        expect(steps.nth(2)).to_contain_text("ops@example.com")
+        expect(page.locator("dl.fields")).to_contain_text("nightly-report")
 
-            # The run's page: its steps, with their results.
-            run_row.get_by_role("link", name=run_id).click()
-            expect(page.locator("h1")).to_have_text(run_id)
-            steps = page.locator("table.steps tbody tr")
-            expect(steps).to_have_count(3)
-            for i, name in enumerate(["gather", "render", "deliver"]):
-                expect(steps.nth(i)).to_contain_text(name)
-                expect(steps.nth(i).locator(".badge")).to_have_text("completed")
-            expect(steps.nth(2)).to_contain_text("ops@example.com")
-            expect(page.locator("dl.fields")).to_contain_text("nightly-report")
+        # Run now again: the occurrence already ran, and the page says so rather than
+        # "started"; "Start a new run" then starts one.
+        page.get_by_role("navigation").get_by_role("link", name="Schedules").click()
+        row = page.locator("tr", has_text="nightly-report")
+        row.get_by_role("button", name="Run now").click()
+        flash = page.get_by_role("status")
+        expect(flash).to_contain_text(
+            f"nightly-report: occurrence already ran: run {run_id} (completed)"
+        )
+        assert len(engine.list_runs(schedule_key="nightly-report")) == 1
+        flash.get_by_role("button", name="Start a new run").click()
+        expect(page.get_by_role("status")).to_contain_text("nightly-report: started run")
+        new_id = page.get_by_role("status").locator("a").inner_text()
+        assert new_id != run_id
+        assert {r.id for r in engine.list_runs(schedule_key="nightly-report")} == {
+            run_id,
+            new_id,
+        }
 
-            # Run now again: the occurrence already ran, and the page says so rather than
-            # "started"; "Start a new run" then starts one.
-            page.get_by_role("navigation").get_by_role("link", name="Schedules").click()
-            row = page.locator("tr", has_text="nightly-report")
-            row.get_by_role("button", name="Run now").click()
-            flash = page.get_by_role("status")
-            expect(flash).to_contain_text(
-                f"nightly-report: occurrence already ran: run {run_id} (completed)"
-            )
-            assert len(engine.list_runs(schedule_key="nightly-report")) == 1
-            flash.get_by_role("button", name="Start a new run").click()
-            expect(page.get_by_role("status")).to_contain_text("nightly-report: started run")
-            new_id = page.get_by_role("status").locator("a").inner_text()
-            assert new_id != run_id
-            assert {r.id for r in engine.list_runs(schedule_key="nightly-report")} == {
-                run_id,
-                new_id,
-            }
+        # Readable on a phone: nothing wider than the screen.
+        page.set_viewport_size({"width": 390, "height": 844})
+        for path in ["/", "/runs", page.url.removeprefix(url)]:
+            page.goto(url + path)
+            assert page.evaluate(OVERFLOW) == 0, f"{path} is wider than a 390px screen"
 
-            # Readable on a phone: nothing wider than the screen.
-            page.set_viewport_size({"width": 390, "height": 844})
-            for path in ["/", "/runs", page.url.removeprefix(url)]:
-                page.goto(url + path)
-                assert page.evaluate(OVERFLOW) == 0, f"{path} is wider than a 390px screen"
-
-            # Logging out ends the session.
-            page.get_by_role("button", name="Log out").click()
-            expect(page).to_have_url(f"{url}/login")
-            page.goto(url + "/runs")
-            expect(page).to_have_url(f"{url}/login?next=%2Fruns")
-        finally:
-            browser.close()
+        # Logging out ends the session.
+        page.get_by_role("button", name="Log out").click()
+        expect(page).to_have_url(f"{url}/login")
+        page.goto(url + "/runs")
+        expect(page).to_have_url(f"{url}/login?next=%2Fruns")
     assert errors == []  # no script errors, no Content-Security-Policy violations

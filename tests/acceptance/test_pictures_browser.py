@@ -18,14 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from tests.acceptance.test_dashboard_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    OVERFLOW,
-    WAIT_MS,
-    _need_chromium,
-    serve,
-)
+from tests.acceptance.browser import OVERFLOW, dashboard_page, log_in, need_chromium, serve
 
 from tickwork import Context, Engine, Retry
 from tickwork.server import create_app
@@ -90,7 +83,7 @@ def build(engine: Engine, clock: FakeClock) -> str:
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[str, Engine, str, str]]:
     """(url, engine, API key, the export run's id) over a served app."""
-    _need_chromium()
+    need_chromium()
     clock = FakeClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
     with Engine(f"sqlite:///{tmp_path / 'tickwork.db'}", clock=clock) as engine:
         run_id = build(engine, clock)
@@ -106,64 +99,53 @@ def fill(locator: Any) -> str:
 def test_run_strip_timeline_and_charts_render_under_the_csp_on_any_screen(
     site: tuple[str, Engine, str, str],
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, engine, key, export_id = site
     errors: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(WAIT_MS)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(url + "/login")
-            page.fill("#key", key)
-            page.get_by_role("button", name="Log in").click()
-            expect(page).to_have_url(f"{url}/")
+    with dashboard_page(errors) as page:
+        log_in(page, url, key)
 
-            # The strip: the last 30 of 35 runs, oldest first, coloured by status.
-            newest = engine.list_runs(schedule_key="often", limit=30)
-            marks = page.locator("tr", has_text="often").locator("svg.strip a")
-            expect(marks).to_have_count(30)
-            assert marks.last.locator("title").text_content().startswith(newest[0].id)  # type: ignore[union-attr]
-            for i, run in enumerate(reversed(newest)):
-                rect = marks.nth(i).locator("rect.mark")
-                assert fill(rect) == (OK_GREEN if run.status == "completed" else BAD_RED)
-            box = page.locator("svg.strip").bounding_box()
-            assert box is not None and box["width"] >= 90 and box["height"] > 20
+        # The strip: the last 30 of 35 runs, oldest first, coloured by status.
+        newest = engine.list_runs(schedule_key="often", limit=30)
+        marks = page.locator("tr", has_text="often").locator("svg.strip a")
+        expect(marks).to_have_count(30)
+        assert marks.last.locator("title").text_content().startswith(newest[0].id)  # type: ignore[union-attr]
+        for i, run in enumerate(reversed(newest)):
+            rect = marks.nth(i).locator("rect.mark")
+            assert fill(rect) == (OK_GREEN if run.status == "completed" else BAD_RED)
+        box = page.locator("svg.strip").bounding_box()
+        assert box is not None and box["width"] >= 90 and box["height"] > 20
 
-            # A mark is a link to its run.
-            marks.last.click()
-            expect(page).to_have_url(f"{url}/run?id={quote(newest[0].id, safe='')}")
-            expect(page.locator("h1")).to_have_text(newest[0].id)
+        # A mark is a link to its run.
+        marks.last.click()
+        expect(page).to_have_url(f"{url}/run?id={quote(newest[0].id, safe='')}")
+        expect(page.locator("h1")).to_have_text(newest[0].id)
 
-            # The schedule's page: lateness and duration, a bar for each of its 35 runs.
-            page.goto(f"{url}/schedule?key=often")
-            expect(page.locator("svg.lateness a")).to_have_count(35)
-            expect(page.locator("svg.duration a")).to_have_count(35)
-            expect(page.locator("svg.duration")).to_contain_text("Duration")
+        # The schedule's page: lateness and duration, a bar for each of its 35 runs.
+        page.goto(f"{url}/schedule?key=often")
+        expect(page.locator("svg.lateness a")).to_have_count(35)
+        expect(page.locator("svg.duration a")).to_have_count(35)
+        expect(page.locator("svg.duration")).to_contain_text("Duration")
 
-            # The export run's timeline: a row per checkpoint; the failed try, the
-            # back-off before the next and the sleep as marks of their own.
-            page.goto(f"{url}/run?id={export_id}")
-            timeline = page.locator("svg.timeline")
-            expect(timeline.locator("g.row")).to_have_count(3)
-            expect(timeline.locator("g.tl.step")).to_have_count(2)
-            expect(timeline.locator("g.tl.try")).to_have_count(1)
-            expect(timeline.locator("g.tl.backoff")).to_have_count(1)
-            expect(timeline.locator("g.tl.sleep")).to_have_count(1)
-            assert fill(timeline.locator("g.tl.try rect")) == BAD_RED
-            assert fill(timeline.locator("g.tl.step rect").first) == OK_GREEN
+        # The export run's timeline: a row per checkpoint; the failed try, the
+        # back-off before the next and the sleep as marks of their own.
+        page.goto(f"{url}/run?id={export_id}")
+        timeline = page.locator("svg.timeline")
+        expect(timeline.locator("g.row")).to_have_count(3)
+        expect(timeline.locator("g.tl.step")).to_have_count(2)
+        expect(timeline.locator("g.tl.try")).to_have_count(1)
+        expect(timeline.locator("g.tl.backoff")).to_have_count(1)
+        expect(timeline.locator("g.tl.sleep")).to_have_count(1)
+        assert fill(timeline.locator("g.tl.try rect")) == BAD_RED
+        assert fill(timeline.locator("g.tl.step rect").first) == OK_GREEN
 
-            # Readable on a phone: nothing wider than the screen, the pictures as wide
-            # as the page.
-            page.set_viewport_size({"width": 390, "height": 844})
-            for path in ["/", "/schedule?key=often", f"/run?id={export_id}"]:
-                page.goto(url + path)
-                assert page.evaluate(OVERFLOW) == 0, f"{path} is wider than a 390px screen"
-            box = page.locator("svg.timeline").bounding_box()
-            assert box is not None and 300 < box["width"] <= 390
-        finally:
-            browser.close()
+        # Readable on a phone: nothing wider than the screen, the pictures as wide
+        # as the page.
+        page.set_viewport_size({"width": 390, "height": 844})
+        for path in ["/", "/schedule?key=often", f"/run?id={export_id}"]:
+            page.goto(url + path)
+            assert page.evaluate(OVERFLOW) == 0, f"{path} is wider than a 390px screen"
+        box = page.locator("svg.timeline").bounding_box()
+        assert box is not None and 300 < box["width"] <= 390
     assert errors == []  # no script errors, no Content-Security-Policy violations

@@ -11,23 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
-from tests.acceptance.test_dashboard_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    OVERFLOW,
-    WAIT_MS,
-    _need_chromium,
-    serve,
-)
+from tests.acceptance.browser import OVERFLOW, dashboard_page, log_in, need_chromium, serve
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Page
 
 pytestmark = pytest.mark.acceptance
 
@@ -35,7 +24,7 @@ pytestmark = pytest.mark.acceptance
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Engine, str]]:
     """A served app over an engine with a schedule every 2 s: (url, engine, API key)."""
-    _need_chromium()
+    need_chromium()
     monkeypatch.setenv("TICKWORK_WORKER_HEARTBEAT", "500ms")
     with Engine(f"sqlite:///{tmp_path / 'tickwork.db'}") as engine:
 
@@ -49,69 +38,51 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str,
             yield url, engine, key
 
 
-def log_in(page: Page, url: str, key: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(url + "/")
-    expect(page).to_have_url(f"{url}/login")
-    page.fill("#key", key)
-    page.get_by_role("button", name="Log in").click()
-    expect(page).to_have_url(f"{url}/")
-
-
 def test_workers_page_and_the_overdue_banner_follow_the_fleet(
     site: tuple[str, Engine, str],
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, engine, key = site
     errors: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(WAIT_MS)
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            log_in(page, url, key)
-            overdue = page.locator("#banner-overdue")
+    with dashboard_page(errors) as page:
+        log_in(page, url, key)
+        overdue = page.locator("#banner-overdue")
 
-            with engine.worker(threads=1, poll_interval="200ms"):
-                (worker,) = engine.list_workers()
-                # The Workers page, reached from the navigation, lists it alive.
-                page.get_by_role("navigation").get_by_role("link", name="Workers").click()
-                expect(page).to_have_url(f"{url}/workers")
-                row = page.locator("tr.worker", has_text=worker.id)
-                expect(row).to_contain_text(worker.host)
-                expect(row).to_contain_text(str(worker.pid))
-                expect(row).to_contain_text("heartbeat-check")
-                expect(row.locator(".badge")).to_have_text("yes")
-                expect(page.locator("#banner-no-workers")).to_have_count(0)
+        with engine.worker(threads=1, poll_interval="200ms"):
+            (worker,) = engine.list_workers()
+            # The Workers page, reached from the navigation, lists it alive.
+            page.get_by_role("navigation").get_by_role("link", name="Workers").click()
+            expect(page).to_have_url(f"{url}/workers")
+            row = page.locator("tr.worker", has_text=worker.id)
+            expect(row).to_contain_text(worker.host)
+            expect(row).to_contain_text(str(worker.pid))
+            expect(row).to_contain_text("heartbeat-check")
+            expect(row.locator(".badge")).to_have_text("yes")
+            expect(page.locator("#banner-no-workers")).to_have_count(0)
 
-                page.get_by_role("navigation").get_by_role("link", name="Schedules").click()
-                expect(page.locator("tr", has_text="every-2s")).to_be_visible()
-                expect(overdue).to_have_count(0)
+            page.get_by_role("navigation").get_by_role("link", name="Schedules").click()
+            expect(page.locator("tr", has_text="every-2s")).to_be_visible()
+            expect(overdue).to_have_count(0)
 
-            # The only worker stopped: the schedule falls due and nobody fires it. The page,
-            # left open, comes to say so (live refresh), naming the schedule and why.
-            expect(overdue).to_be_visible()
-            expect(overdue).to_contain_text("every-2s")
-            expect(overdue).to_contain_text("no worker is alive")
+        # The only worker stopped: the schedule falls due and nobody fires it. The page,
+        # left open, comes to say so (live refresh), naming the schedule and why.
+        expect(overdue).to_be_visible()
+        expect(overdue).to_contain_text("every-2s")
+        expect(overdue).to_contain_text("no worker is alive")
 
-            with engine.worker(threads=1, poll_interval="200ms"):
-                # A worker again: it fires the overdue occurrence, and the banner goes.
-                expect(overdue).to_have_count(0)
-                expect(page.locator("#banner-unserved")).to_have_count(0)
+        with engine.worker(threads=1, poll_interval="200ms"):
+            # A worker again: it fires the overdue occurrence, and the banner goes.
+            expect(overdue).to_have_count(0)
+            expect(page.locator("#banner-unserved")).to_have_count(0)
 
-            # The Workers page says the worker stopped, and that none is alive.
-            page.goto(url + "/workers")
-            expect(page.locator("tr.worker", has_text=worker.id).locator(".badge")).to_have_text(
-                "stopped"
-            )
-            expect(page.locator("#banner-no-workers")).to_be_visible()
-            page.set_viewport_size({"width": 390, "height": 844})
-            page.goto(url + "/workers")
-            assert page.evaluate(OVERFLOW) == 0, "/workers is wider than a 390px screen"
-        finally:
-            browser.close()
+        # The Workers page says the worker stopped, and that none is alive.
+        page.goto(url + "/workers")
+        expect(page.locator("tr.worker", has_text=worker.id).locator(".badge")).to_have_text(
+            "stopped"
+        )
+        expect(page.locator("#banner-no-workers")).to_be_visible()
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(url + "/workers")
+        assert page.evaluate(OVERFLOW) == 0, "/workers is wider than a 390px screen"
     assert errors == []  # no script errors, no Content-Security-Policy violations

@@ -26,6 +26,8 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
+from tickwork._store.pg_claim import claim_statement
+from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
@@ -36,7 +38,16 @@ from tickwork._store.sql_runs import (
     SELECT_RUN,
     SELECT_STEPS,
 )
-from tickwork._store.sql_schedules import GET_INFO, LIST_INFO, SELECT_ACTIVE_RUNS, SELECT_HISTORY
+from tickwork._store.sql_schedules import (
+    CLEAR_QUEUE,
+    DEQUEUE,
+    GET_INFO,
+    LIST_INFO,
+    SELECT_ACTIVE_RUNS,
+    SELECT_HISTORY,
+    SELECT_QUEUE_HEAD,
+    SELECT_QUEUED_BETWEEN,
+)
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
 from tickwork._store.transaction import in_filters
 
@@ -127,6 +138,8 @@ def _plan(
 
 
 def _literal(value: Any) -> str:
+    if isinstance(value, list):
+        return f"ARRAY[{', '.join(_literal(v) for v in value)}]"
     return str(value) if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'"
 
 
@@ -296,6 +309,38 @@ def test_the_worker_reads_seek_an_index_of_unfinished_runs(history: Store) -> No
             assert found and found <= UNFINISHED_ONLY, (label, plan)
 
 
+@pytest.mark.parametrize("limited", [False, True], ids=["no-limits", "concurrency-limits"])
+def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
+    history: Store, limited: bool
+) -> None:
+    """PostgreSQL claims in one UPDATE (``pg_claim.py``): the candidates it locks are read
+    from tickwork_runs_due in its order (no Sort beneath the row locks: the history is
+    never sorted) and each run taken is written through its primary key."""
+    store = history
+    if store.dialect != "postgres":  # type: ignore[attr-defined]
+        pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
+    filters = in_filters(["default"], ["report", "sync"], store._db.no_index)  # type: ignore[attr-defined]
+    params: list[Any] = [T0, "default", "report", "sync", 10, "w", "w", T0 + 1000, T0, T0]
+    if limited:
+        params += [["report"], [2], 10]
+    plan = _plan(store, claim_statement(filters, limited=limited), params, generic=True)
+    assert set(_indexes(store, plan)) == {"tickwork_runs_due", "tickwork_runs_pkey"}, plan
+    assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
+    assert not any(re.search(r"\bSort\b", line) for line in _beneath("LockRows", plan)), plan
+
+
+def _beneath(node: str, plan: list[str]) -> list[str]:
+    """The lines of the plan beneath its first ``node`` (indented further)."""
+    start = next(i for i, line in enumerate(plan) if node in line)
+    depth = len(plan[start]) - len(plan[start].lstrip(" ->"))
+    lines = []
+    for line in plan[start + 1 :]:
+        if len(line) - len(line.lstrip(" ->")) <= depth:
+            break
+        lines.append(line)
+    return lines
+
+
 def test_pruning_and_db_stats_seek_an_index_of_ended_runs(history: Store) -> None:
     """Pruning's and ``db stats``' walks of ended runs read an index of ended runs only
     (their condition is the one migrations 0004 and 0005 write), so none reads the runs
@@ -318,3 +363,54 @@ def test_pruning_and_db_stats_seek_an_index_of_ended_runs(history: Store) -> Non
         found = _indexes(store, plan, table)
         assert len(found) == 1 and found[0] in allowed, (label, plan)
         assert not _sorts(store, plan), (label, plan)
+
+
+def test_the_run_strips_read_each_schedules_newest_runs_by_a_seek_of_its_own(
+    history: Store,
+) -> None:
+    """The Schedules page's strips (``recent_runs``): one read for many schedules, each
+    schedule's newest runs read in order from tickwork_runs_schedule up to the limit, so
+    neither the whole history nor a schedule's history is scanned or sorted (a window
+    over every schedule's runs would number them all)."""
+    store = history
+    keys = ["k1", "k2", "k3"]
+    if store.dialect == "sqlite":  # type: ignore[attr-defined]
+        statement = recent_runs_sqlite(len(keys))
+        params: list[Any] = [p for key in keys for p in (key, 30)]
+    else:
+        statement, params = RECENT_RUNS_POSTGRES, ["{" + ",".join(keys) + "}", 30]
+    plan = _plan(store, statement, params)
+    # PostgreSQL: one index scan, run again for each key of the array (a nested loop).
+    seeks = len(keys) if store.dialect == "sqlite" else 1  # type: ignore[attr-defined]
+    assert _indexes(store, plan) == ["tickwork_runs_schedule"] * seeks, plan
+    assert not _sorts(store, plan), plan
+    if store.dialect == "sqlite":  # type: ignore[attr-defined]
+        assert all("(schedule_key=?)" in line for line in plan if "tickwork_runs" in line), plan
+    else:
+        assert any("Index Cond: (schedule_key = k.key)" in line for line in plan), plan
+        assert any("Limit" in line for line in plan), plan
+
+
+def test_the_buffer_all_queue_is_read_and_written_by_a_seek_on_its_primary_key(
+    store: Store,
+) -> None:
+    """``overlap="buffer_all"``'s waiting occurrences (``tickwork_schedule_queue``): firing
+    reads a schedule's oldest two, a backfill its span, and a start or a reset deletes,
+    each a seek on the queue's primary key (key, occurrence), never a scan of every
+    schedule's queue."""
+    sqlite = store.dialect == "sqlite"  # type: ignore[attr-defined]
+    pk = "sqlite_autoindex_tickwork_schedule_queue_1" if sqlite else "tickwork_schedule_queue_pkey"
+    reads = [
+        ("queue head", SELECT_QUEUE_HEAD, ["k1"]),
+        ("queued in a span", SELECT_QUEUED_BETWEEN, ["k1", T0, T0 + 60_000]),
+        ("dequeue", DEQUEUE, ["k1", T0]),
+        ("clear", CLEAR_QUEUE, ["k1"]),
+    ]
+    for label, statement, params in reads:
+        plan = _plan(store, statement, params)
+        assert _indexes(store, plan, "tickwork_schedule_queue") == [pk], (label, plan)
+        assert not _sorts(store, plan), (label, plan)
+        if sqlite:
+            assert plan[0].startswith("SEARCH"), (label, plan)
+        else:
+            assert any(re.search(r"Index Cond: \(+key = ", line) for line in plan), (label, plan)

@@ -128,6 +128,20 @@ def test_concurrency_limit_holds_across_claims(store: Store) -> None:
     assert len(claim(store, worker="w2", limits={"wf": 2})) == 1
 
 
+def test_a_full_workflow_is_passed_over_for_the_next_runs_in_order(store: Store) -> None:
+    """Under a limit, the first runs of the limited workflow it has room for are taken,
+    and the runs of other workflows after them, in priority then availability order."""
+    order = [("wf", "a"), ("wf", "b"), ("free", "c"), ("wf", "d"), ("free", "e"), ("free", "f")]
+    for n, (workflow, run_id) in enumerate(order):
+        store.insert_run(new_run(run_id, workflow=workflow, available_ms=T0 - 10 + n))
+    store.insert_run(new_run("urgent", workflow="wf", priority=9, available_ms=T0))
+    taken = claim(store, limit=4, limits={"wf": 2, "free": None})
+    assert [c.info.id for c in taken] == ["urgent", "a", "c", "e"]
+    assert len({c.lease_token for c in taken}) == 4
+    assert all(c.info.status is RunStatus.RUNNING and c.info.started_at for c in taken)
+    assert [c.info.id for c in claim(store, worker="w2", limits={"wf": 2, "free": None})] == ["f"]
+
+
 def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> None:
     store.insert_run(new_run("r1"))
     (old,) = claim(store)

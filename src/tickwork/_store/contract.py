@@ -171,6 +171,13 @@ class Store(Protocol):
         """
         ...
 
+    def recent_runs(self, keys: Sequence[str], *, limit: int) -> dict[str, list[RunInfo]]:
+        """The newest ``limit`` runs of each schedule key, newest first (as ``list_runs``
+        with ``schedule_key``), read in one statement (or a few, for many keys) from the
+        schedules' index: what each key costs does not grow with its history. Every key
+        given is in the result, a key without runs with none."""
+        ...
+
     def list_steps(self, run_id: str) -> list[StepInfo]:
         """The run's checkpoints in the order they were first recorded."""
         ...

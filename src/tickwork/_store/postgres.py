@@ -1,10 +1,10 @@
 """The PostgreSQL dialect: a psycopg 3 connection pool, row locks that skip, LISTEN/NOTIFY.
 
 Differences from SQLite stay small: ``%s`` placeholders, ``FOR UPDATE SKIP LOCKED`` on the
-claim and firing queries (many workers take different rows at once instead of queueing),
-transaction-scoped advisory locks where a count must not race (concurrency limits,
-migrations), ``NOTIFY`` on changes that make work due, and the database's clock as the
-fleet's reference time (``database_now_ms``).
+claim and firing queries (many workers take different rows at once instead of queueing;
+the claim is one statement: ``pg_claim.py``), transaction-scoped advisory locks where a
+count must not race (concurrency limits, migrations), ``NOTIFY`` on changes that make
+work due, and the database's clock as the fleet's reference time (``database_now_ms``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .contract import LeaseLost, StepRecord
+from .pg_claim import PgRunsSql
 from .sql import SqlStore
 from .transaction import Transaction
 from .write_combiner import WriteCombiner
@@ -261,6 +262,7 @@ class PostgresStore(SqlStore):
             self.url, max_connections=max_connections, idle_timeout_ms=idle_timeout_ms
         )
         super().__init__(self._pg)
+        self._runs = PgRunsSql(self._pg)  # the claim in one statement
 
     def record_step(
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int

@@ -4,8 +4,9 @@ Each part owns its statements (named constants with a comment each, ``?`` placeh
 and reads and writes through the dialect's ``Database`` (``transaction.py``): runs, leases
 and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), API keys
 (``sql_keys.py``), workers (``sql_workers.py``), aggregates (``stats.py``), pruning
-(``sql_prune.py``) and what the database holds (``sql_storage.py``). ``SqlStore`` is the
-``Store`` they make together. Decisions stay in Python; the SQL only reads and writes.
+(``sql_prune.py``), what the database holds (``sql_storage.py``) and the latest runs of
+many schedules at once (``recent_runs.py``). ``SqlStore`` is the ``Store`` they make
+together. Decisions stay in Python; the SQL only reads and writes.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .contract import (
     StepRecord,
     WorkerRecord,
 )
+from .recent_runs import RecentRunsSql
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
 from .sql_runs import RunsSql
@@ -69,6 +71,7 @@ class SqlStore:
         self._prune = PruneSql(db)
         self._storage = StorageSql(db, self.dialect)
         self._runs = RunsSql(db)
+        self._recent = RecentRunsSql(db, self.dialect)
         self._schedules = SchedulesSql(db)
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
@@ -103,6 +106,9 @@ class SqlStore:
             workflow=workflow, status=status, schedule_key=schedule_key, limit=limit,
             before=before,
         )  # fmt: skip
+
+    def recent_runs(self, keys: Sequence[str], *, limit: int) -> dict[str, list[RunInfo]]:
+        return self._recent.recent_runs(keys, limit=limit)
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
         return self._runs.list_steps(run_id)

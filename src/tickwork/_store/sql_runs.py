@@ -248,7 +248,7 @@ class RunsSql:
         makes them ``ClaimedRun`` after the commit, out of the writer's way."""
         if request is None or not _can_claim(request):
             return []
-        now_ms, limits, pools = request.now_ms, request.limits, request.pools
+        now_ms, limits = request.now_ms, request.limits
         live: dict[str, int] = {}
         limited = [name for name, cap in limits.items() if cap is not None]
         if limited:
@@ -261,18 +261,34 @@ class RunsSql:
         ]
         if not open_workflows:
             return []
+        room = {name: cap - live.get(name, 0) for name, cap in limits.items() if cap is not None}
+        return self.take_runs(tx, request, open_workflows, room)
+
+    def take_runs(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[TakenRun]:
+        """Take the most urgent due runs of ``open_workflows`` under new leases, at most
+        ``room[name]`` of each concurrency-limited workflow (counted and serialized by the
+        caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
+        them in one statement (``pg_claim.py``)."""
+        now_ms, pools = request.now_ms, request.pools
         filters = in_filters(pools, open_workflows, self._db.no_index)
         statement = SELECT_CLAIMABLE.format(filters=filters) + self._db.lock_suffix
         # With limits, some candidates may be passed over below: read a few more.
-        candidates = request.limit * 2 if limited else request.limit
+        candidates = request.limit * 2 if room else request.limit
         rows = tx.execute(statement, now_ms, *pools, *open_workflows, candidates).fetchall()
+        left = dict(room)
         claimed = []
         for row in rows:
             workflow = row[COL_WORKFLOW]
-            cap = limits[workflow]
-            if cap is not None and live.get(workflow, 0) >= cap:
-                continue
-            live[workflow] = live.get(workflow, 0) + 1
+            if workflow in left:
+                if left[workflow] <= 0:
+                    continue
+                left[workflow] -= 1
             claimed.append(_take(tx, row, request))
             if len(claimed) == request.limit:
                 break

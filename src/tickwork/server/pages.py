@@ -77,21 +77,13 @@ class Pages:
         return self.engine.list_schedules(), self.engine.list_workers()
 
     def _strips(self, schedules: list[ScheduleInfo], here: str) -> dict[str, Markup]:
-        """Each schedule's strip of its last runs. One ``list_runs`` per schedule: each
-        reads ``STRIP_RUNS`` rows from the schedule's index (``tickwork_runs_schedule``),
-        whatever the history kept; a hundred schedules cost a hundred short reads
-        (docs/behaviour.md), and a schedule that never ran costs none."""
+        """Each schedule's strip of its last runs, all read at once: ``STRIP_RUNS`` rows
+        of each schedule's index (``tickwork_runs_schedule``), whatever the history kept
+        (docs/behaviour.md); a schedule that never ran is not asked for."""
         now = self.engine.clock.now()
-        return {
-            s.key: run_strip(
-                self.engine.list_runs(schedule_key=s.key, limit=STRIP_RUNS)
-                if s.last_run_id
-                else [],
-                now=now,
-                root=here,
-            )
-            for s in schedules
-        }
+        ran = [s.key for s in schedules if s.last_run_id]
+        recent = self.engine.recent_runs_by_schedule(ran, limit=STRIP_RUNS) if ran else {}
+        return {s.key: run_strip(recent.get(s.key, []), now=now, root=here) for s in schedules}
 
     async def schedule(self, request: Request, session: Session) -> Response:
         key = request.query_params.get("key", "")

@@ -1,0 +1,146 @@
+"""PostgreSQL's claim: the due runs taken under new leases in one statement.
+
+Elsewhere a claim reads its candidates (``FOR UPDATE SKIP LOCKED`` here) and writes each
+run taken on its own; here one ``UPDATE … FROM (the candidates, locked) RETURNING`` does
+both, the candidates read from ``tickwork_runs_due`` in the same order and with the same
+filters as ``sql_runs.SELECT_CLAIMABLE``. It returns each run as it was before the claim
+(its old status and token tell a take-over, its old start a resumed run), which the
+candidates' columns give (``RETURNING`` alone gives the new row).
+
+The checkpoints of the runs that had started are read next, in one statement for all
+of them and after the runs are locked (a snapshot taken before the lock could miss a
+checkpoint committed meanwhile by the worker that held the lease). A take-over's count
+of lost workers needs them (``run_rows.count_recoveries``): it is written by a third
+statement, only for the runs whose count changes, which are the rare take-overs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .contract import ClaimRequest
+from .run_rows import (
+    CLAIM_COLUMNS,
+    COL_ATTEMPT_STARTED_AT,
+    COL_ID,
+    COL_PRIORITY,
+    COL_RECOVERIES,
+    COL_RECOVERY_MARK,
+    COL_STARTED_AT,
+    STEP_COL_RUN_ID,
+    STEP_COLUMNS,
+    TakenRun,
+    count_recoveries,
+)
+from .sql_runs import RunsSql
+from .statuses import UNFINISHED
+from .transaction import Transaction, in_filters
+
+__all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
+
+#: the candidates' columns the claim returns; then their old available_at, the new token
+_CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
+#: positions of the columns returned after CLAIM_COLUMNS
+_COL_AVAILABLE_AT = len(CLAIM_COLUMNS)
+_COL_TOKEN = len(CLAIM_COLUMNS) + 1
+
+# Take the most urgent due runs under new leases, in one statement: the candidates are
+# locked (skipping rows other workers hold), read from tickwork_runs_due in its order
+# (UNFINISHED is its WHERE, word for word); {filters} as in sql_runs.SELECT_CLAIMABLE;
+# {taken} is "candidate", or TAKEN_WITH_ROOM under concurrency limits. Each run gets its
+# own token: the worker id and 48 random bits (it fences, it is no secret). started_at
+# and attempt_started_at are set once. MATERIALIZED: the locking read runs once.
+CLAIM = f"""
+WITH candidate AS MATERIALIZED (
+    SELECT {", ".join(CLAIM_COLUMNS)}, available_at FROM tickwork_runs
+    WHERE {UNFINISHED} AND available_at <= ? {{filters}}
+    ORDER BY priority DESC, available_at, id
+    LIMIT ?
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE tickwork_runs r SET status = 'running', worker = ?,
+    lease_token = ? || '.' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
+    available_at = ?, started_at = COALESCE(r.started_at, ?),
+    attempt_started_at = COALESCE(r.attempt_started_at, ?)
+FROM {{taken}} c
+WHERE r.id = c.id
+RETURNING {_CANDIDATE}, c.available_at, r.lease_token
+"""
+# Under concurrency limits: the first candidates of each limited workflow, as many as it
+# has room for (given as two arrays: workflows, room), then the first `limit` of those,
+# in the candidates' order (as sql_runs.RunsSql.take_runs picks them, one by one).
+TAKEN_WITH_ROOM = """(
+    SELECT ranked.* FROM (
+        SELECT candidate.*, row_number() OVER (
+            PARTITION BY workflow ORDER BY priority DESC, available_at, id) AS nth
+        FROM candidate
+    ) ranked
+    LEFT JOIN unnest(?::text[], ?::bigint[]) AS room(workflow, most)
+        ON room.workflow = ranked.workflow
+    WHERE room.most IS NULL OR ranked.nth <= room.most
+    ORDER BY priority DESC, available_at, id
+    LIMIT ?
+)"""
+# The checkpoints of the runs taken that had started, in the order each recorded them.
+SELECT_STEPS_OF = f"""
+SELECT {", ".join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ANY(?) ORDER BY run_id, seq
+"""
+# A take-over's count of workers lost in a row (run_rows.count_recoveries).
+COUNT_RECOVERY = "UPDATE tickwork_runs SET recoveries = ?, recovery_mark = ? WHERE id = ?"
+
+
+def claim_statement(filters: str, *, limited: bool) -> str:
+    """The claim, with its pool and workflow ``filters`` (``in_filters``)."""
+    return CLAIM.format(filters=filters, taken=TAKEN_WITH_ROOM if limited else "candidate")
+
+
+class PgRunsSql(RunsSql):
+    """``RunsSql`` whose claim is one statement (PostgreSQL)."""
+
+    __slots__ = ()
+
+    def take_runs(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[TakenRun]:
+        now_ms, pools, limit, worker = request.now_ms, request.pools, request.limit, request.worker
+        filters = in_filters(pools, open_workflows, self._db.no_index)
+        # With limits, some candidates may be passed over: read a few more.
+        candidates = limit * 2 if room else limit
+        lease_until = now_ms + request.lease_ms
+        params = [now_ms, *pools, *open_workflows, candidates, worker, worker, lease_until]
+        params += [now_ms, now_ms]
+        if room:
+            params += [list(room), list(room.values()), limit]
+        statement = claim_statement(filters, limited=bool(room))
+        rows = tx.execute(statement, *params).fetchall()
+        # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
+        # are taken was decided in SQL, so only ties' order may follow Python's collation.
+        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
+        return _with_steps(tx, rows)
+
+
+def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:
+    """The runs taken, each with its checkpoints and its count of lost workers."""
+    # A run that never started can have no checkpoints yet.
+    started = [
+        row[COL_ID]
+        for row in rows
+        if row[COL_STARTED_AT] is not None or row[COL_ATTEMPT_STARTED_AT] is not None
+    ]
+    steps: dict[str, list[Any]] = {run_id: [] for run_id in started}
+    if started:
+        for step in tx.execute(SELECT_STEPS_OF, started).fetchall():
+            steps[step[STEP_COL_RUN_ID]].append(step)
+    taken = []
+    for row in rows:
+        own = steps.get(row[COL_ID], [])
+        recoveries, mark, lost_workers = count_recoveries(row, own)
+        if (recoveries, mark) != (row[COL_RECOVERIES], row[COL_RECOVERY_MARK]):
+            tx.execute(COUNT_RECOVERY, recoveries, mark, row[COL_ID])
+        taken.append((row, row[_COL_TOKEN], own, lost_workers))
+    return taken
