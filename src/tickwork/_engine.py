@@ -284,7 +284,7 @@ class Engine:
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
         """
-        return [self.add_schedule(spec) for spec in self._declarations.specs(self._registry)]
+        return self._schedules.register_many(self._declarations.specs(self._registry))
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""

@@ -8,6 +8,7 @@ inputs from stored rows and hands them over inside the store's firing transactio
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -32,6 +33,9 @@ __all__ = ["Schedules"]
 #: so a firing transaction is short (its planning runs between its statements): a frozen
 #: worker holds few rows, and the server's idle-transaction timeout never ends a healthy one
 FIRE_BATCH = 100
+#: declared schedules registered per transaction at a worker's start (one commit each
+#: instead of one per schedule; each gap between statements stays short)
+REGISTER_BATCH = 500
 _MAX_PASSES = 10_000
 #: the most occurrences one backfill starts; a longer span is refused (ConfigError)
 MAX_BACKFILL = 100_000
@@ -67,6 +71,29 @@ class Schedules:
             )
         self._runtime.schedule_changed()
         return record.key
+
+    def register_many(self, specs: Sequence[ScheduleSpec]) -> list[str]:
+        """Register every spec, in order; return their keys. Each is checked first, so a
+        bad one stores none; then they are stored ``REGISTER_BATCH`` to a transaction."""
+        records = [(self._record(spec), spec) for spec in specs]
+        for start in range(0, len(records), REGISTER_BATCH):
+            batch = records[start : start + REGISTER_BATCH]
+            try:
+                outcomes = self._runtime.store.upsert_schedules(
+                    [(record, spec.on_conflict, spec.paused) for record, spec in batch],
+                    now_ms=self._runtime.now_ms(),
+                )
+            except OverflowError as exc:  # a cron occurrence past datetime's range
+                raise ConfigError(f"A schedule's occurrences pass year 9999: {exc}") from exc
+            for (record, _), outcome in zip(batch, outcomes, strict=True):
+                if outcome.outcome == "conflict":
+                    raise ScheduleConflict(
+                        f"Schedule {record.key!r} exists with another definition "
+                        "(on_conflict='error')"
+                    )
+        if records:
+            self._runtime.schedule_changed()
+        return [record.key for record, _ in records]
 
     def _record(self, spec: ScheduleSpec) -> ScheduleRecord:
         """The row to store for ``spec``: its input checked against the workflow, its key

@@ -179,6 +179,31 @@ def test_config_file_options_are_validated_when_synced(
         assert engine.list_schedules() == []
 
 
+def test_one_bad_declared_schedule_among_many_stores_none(
+    db_url: str, clock: FakeClock, tmp_path: Path
+) -> None:
+    """sync_schedules checks every schedule before storing any (they are stored in bulk):
+    an input the workflow refuses, declared after 1,200 good ones, stores nothing."""
+    entries = "".join(
+        f'[[schedules]]\nworkflow = "job"\nevery = "1h"\nkey = "k{i}"\n' for i in range(1_200)
+    )
+    bad = '[[schedules]]\nworkflow = "job"\nevery = "1h"\nkey = "bad"\ninput = {n = "x"}\n'
+    config = tmp_path / "tickwork.toml"
+    config.write_text(entries + bad)
+    with Engine(db_url, clock=clock, config=config) as engine:
+
+        @engine.workflow()
+        def job(ctx: Context, input: dict[str, int] | None = None) -> None:
+            return None
+
+        with pytest.raises(ConfigError):
+            engine.sync_schedules()
+        assert engine.list_schedules() == []
+        config.write_text(entries)
+        assert len(engine.sync_schedules()) == 1_200
+        assert len(engine.list_schedules()) == 1_200
+
+
 def test_worker_registers_declared_schedules_when_it_starts(db_url: str) -> None:
     with Engine(db_url) as engine:
 

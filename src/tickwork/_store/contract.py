@@ -324,6 +324,13 @@ class Store(Protocol):
         """
         ...
 
+    def upsert_schedules(
+        self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
+    ) -> list[Registration]:
+        """``upsert_schedule`` of each ``(record, on_conflict, paused)``, in order, in one
+        transaction (a worker's declared schedules at start-up: one commit for many)."""
+        ...
+
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         """The schedule with this key, with its last run's status, or None."""
         ...

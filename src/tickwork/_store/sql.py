@@ -189,6 +189,11 @@ class SqlStore:
             record, now_ms=now_ms, on_conflict=on_conflict, paused=paused
         )
 
+    def upsert_schedules(
+        self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
+    ) -> list[Registration]:
+        return self._schedules.upsert_schedules(records, now_ms=now_ms)
+
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         return self._schedules.get_schedule(key)
 

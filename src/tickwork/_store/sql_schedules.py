@@ -63,6 +63,10 @@ GET_INFO = LIST_INFO.format(where=" WHERE s.key = ?", page="")
 # One schedule's definition and firing state (a write appends the dialect's row lock, so
 # that its read-modify-write of the row cannot race another's).
 SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
+# Some schedules' rows; {marks} is one placeholder per key.
+SELECT_STORED_MANY = (
+    f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key IN ({{marks}})"
+)
 # One schedule's revision (a trigger records it).
 SELECT_REVISION = "SELECT revision FROM tickwork_schedules WHERE key = ?"
 # Register a new schedule, unless another transaction registered the key meanwhile.
@@ -180,43 +184,104 @@ class SchedulesSql:
     def upsert_schedule(
         self, record: ScheduleRecord, *, now_ms: int, on_conflict: str, paused: bool | None
     ) -> Registration:
-        def work(tx: Transaction) -> Registration:
-            stored = self._stored(tx, record.key)
-            if stored is None:
-                new = _policy.registration(
-                    record, None, now_ms=now_ms, on_conflict=on_conflict, paused=paused
+        return self._db.write(lambda tx: self._upsert(tx, record, now_ms, on_conflict, paused))
+
+    def upsert_schedules(
+        self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
+    ) -> list[Registration]:
+        """In bulk, the two cases of a worker's start-up: new keys are inserted with one
+        ``executemany``, keys registered as they are need no write; only the rest (a
+        changed definition, ``paused=``, a key met twice, a race lost) go one by one."""
+
+        def work(tx: Transaction) -> list[Registration]:
+            keys = [record.key for record, _, _ in records]
+            if len(set(keys)) != len(keys):  # later ones must see earlier ones: in order
+                return [self._upsert(tx, r, now_ms, c, p) for r, c, p in records]
+            stored = self._stored_many(tx, keys)
+            done: dict[int, Registration] = {}
+            fresh: list[tuple[int, list[object]]] = []
+            for i, (record, on_conflict, paused) in enumerate(records):
+                found = stored.get(record.key)
+                plan = _policy.registration(
+                    record, found, now_ms=now_ms, on_conflict=on_conflict, paused=paused
                 )
-                assert new.row is not None
-                tx.execute(
-                    INSERT_SCHEDULE, *definition_values(record), new.row.revision,
-                    new.row.anchor_ms, *firing_values(new.row.firing), now_ms, now_ms,
-                )  # fmt: skip
-                if tx.rowcount == 1:
-                    self._db.notify(tx, "schedules")
-                    return Registration(new.outcome, new.revision)
-                # Another worker registered the key between our read and our insert
-                # (PostgreSQL, READ COMMITTED: a fleet starting at once): the unique key
-                # kept one row; treat ours as a registration of an existing key.
-                stored = self._stored(tx, record.key)
-                assert stored is not None
-            plan = _policy.registration(
-                record, stored, now_ms=now_ms, on_conflict=on_conflict, paused=paused
-            )
-            row = plan.row
-            if row is not None:
-                if plan.outcome == "updated":
-                    tx.execute(
-                        UPDATE_SCHEDULE, *definition_values(record)[1:], row.anchor_ms,
-                        *firing_values(row.firing), now_ms, record.key,
-                    )  # fmt: skip
-                else:
-                    _set_state(tx, record.key, row.firing, now_ms)
-                if row.firing.state is not stored.firing.state:  # paused= changed it
-                    mark_state_changed(tx, record.key, now_ms)
+                if found is not None and plan.row is None:
+                    done[i] = Registration(plan.outcome, plan.revision)  # nothing to write
+                elif found is None and plan.row is not None:
+                    row = plan.row
+                    fresh.append((i, [
+                        *definition_values(record), row.revision, row.anchor_ms,
+                        *firing_values(row.firing), now_ms, now_ms,
+                    ]))  # fmt: skip
+                    done[i] = Registration(plan.outcome, plan.revision)
+            if fresh:
+                tx.executemany(INSERT_SCHEDULE, [values for _, values in fresh])
+                if tx.rowcount != len(fresh):
+                    # Another worker got some of these keys in first: register them all
+                    # one by one over what is there now (ours then say "unchanged").
+                    for i, _ in fresh:
+                        del done[i]
                 self._db.notify(tx, "schedules")
-            return Registration(plan.outcome, plan.revision)
+            return [
+                done[i] if i in done else self._upsert(tx, record, now_ms, on_conflict, paused)
+                for i, (record, on_conflict, paused) in enumerate(records)
+            ]
 
         return self._db.write(work)
+
+    def _stored_many(self, tx: Transaction, keys: list[str]) -> dict[str, StoredSchedule]:
+        """The rows of those schedules that exist, by key, locked like ``_stored``'s."""
+        found: dict[str, StoredSchedule] = {}
+        for chunk in _chunks(keys):
+            statement = SELECT_STORED_MANY.format(marks=marks(len(chunk))) + self._db.lock_row
+            for row in tx.execute(statement, *chunk).fetchall():
+                stored = stored_from_row(row)
+                found[stored.record.key] = stored
+        return found
+
+    def _upsert(
+        self,
+        tx: Transaction,
+        record: ScheduleRecord,
+        now_ms: int,
+        on_conflict: str,
+        paused: bool | None,
+    ) -> Registration:
+        """Register ``record`` in the transaction ``tx`` (``upsert_schedule``'s rules)."""
+        stored = self._stored(tx, record.key)
+        if stored is None:
+            new = _policy.registration(
+                record, None, now_ms=now_ms, on_conflict=on_conflict, paused=paused
+            )
+            assert new.row is not None
+            tx.execute(
+                INSERT_SCHEDULE, *definition_values(record), new.row.revision,
+                new.row.anchor_ms, *firing_values(new.row.firing), now_ms, now_ms,
+            )  # fmt: skip
+            if tx.rowcount == 1:
+                self._db.notify(tx, "schedules")
+                return Registration(new.outcome, new.revision)
+            # Another worker registered the key between our read and our insert
+            # (PostgreSQL, READ COMMITTED: a fleet starting at once): the unique key
+            # kept one row; treat ours as a registration of an existing key.
+            stored = self._stored(tx, record.key)
+            assert stored is not None
+        plan = _policy.registration(
+            record, stored, now_ms=now_ms, on_conflict=on_conflict, paused=paused
+        )
+        row = plan.row
+        if row is not None:
+            if plan.outcome == "updated":
+                tx.execute(
+                    UPDATE_SCHEDULE, *definition_values(record)[1:], row.anchor_ms,
+                    *firing_values(row.firing), now_ms, record.key,
+                )  # fmt: skip
+            else:
+                _set_state(tx, record.key, row.firing, now_ms)
+            if row.firing.state is not stored.firing.state:  # paused= changed it
+                mark_state_changed(tx, record.key, now_ms)
+            self._db.notify(tx, "schedules")
+        return Registration(plan.outcome, plan.revision)
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         with self._db.read() as tx:
