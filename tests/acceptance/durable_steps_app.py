@@ -1,4 +1,4 @@
-"""The app of ``test_durable_steps.py``'s worker processes:
+"""The app of ``test_checkpoints_survive_sigkill.py``'s worker processes:
 ``tickwork worker durable_steps_app.py:engine`` on ``TICKWORK_DATABASE_URL``.
 
 The workflow ``marked-steps`` runs ``STEPS`` trivial steps (so that the worker's threads
