@@ -73,26 +73,33 @@ class Schedules:
         return record.key
 
     def register_many(self, specs: Sequence[ScheduleSpec]) -> list[str]:
-        """Register every spec, in order; return their keys. Each is checked first, so a
-        bad one stores none; then they are stored ``REGISTER_BATCH`` to a transaction."""
+        """Register every spec, in order, as ``register`` would one after the other; return
+        their keys. All are checked first, so a bad one stores none; then they are stored
+        ``REGISTER_BATCH`` to a transaction, a few statements each (``upsert_schedules``).
+
+        A conflict (``on_conflict="error"``) raises ``ScheduleConflict`` once its batch is
+        stored: the batches after it are not.
+        """
         records = [(self._record(spec), spec) for spec in specs]
-        for start in range(0, len(records), REGISTER_BATCH):
-            batch = records[start : start + REGISTER_BATCH]
-            try:
-                outcomes = self._runtime.store.upsert_schedules(
-                    [(record, spec.on_conflict, spec.paused) for record, spec in batch],
-                    now_ms=self._runtime.now_ms(),
-                )
-            except OverflowError as exc:  # a cron occurrence past datetime's range
-                raise ConfigError(f"A schedule's occurrences pass year 9999: {exc}") from exc
-            for (record, _), outcome in zip(batch, outcomes, strict=True):
-                if outcome.outcome == "conflict":
-                    raise ScheduleConflict(
-                        f"Schedule {record.key!r} exists with another definition "
-                        "(on_conflict='error')"
+        try:
+            for start in range(0, len(records), REGISTER_BATCH):
+                batch = records[start : start + REGISTER_BATCH]
+                try:
+                    outcomes = self._runtime.store.upsert_schedules(
+                        [(record, spec.on_conflict, spec.paused) for record, spec in batch],
+                        now_ms=self._runtime.now_ms(),
                     )
-        if records:
-            self._runtime.schedule_changed()
+                except OverflowError as exc:  # a cron occurrence past datetime's range
+                    raise ConfigError(f"A schedule's occurrences pass year 9999: {exc}") from exc
+                for (record, _), outcome in zip(batch, outcomes, strict=True):
+                    if outcome.outcome == "conflict":
+                        raise ScheduleConflict(
+                            f"Schedule {record.key!r} exists with another definition "
+                            "(on_conflict='error')"
+                        )
+        finally:
+            if records:
+                self._runtime.schedule_changed()  # a local worker looks again
         return [record.key for record, _ in records]
 
     def _record(self, spec: ScheduleSpec) -> ScheduleRecord:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from tickwork import ConfigError, Context, Cron, Engine, Every, Retry
+from tickwork import ConfigError, Context, Cron, Engine, Every, Retry, ScheduleConflict
 from tickwork.testing import FakeClock
 
 
@@ -214,3 +215,73 @@ def test_worker_registers_declared_schedules_when_it_starts(db_url: str) -> None
         with engine.worker(threads=1):
             pass
         assert [s.key for s in engine.list_schedules()] == ["hourly"]
+
+
+def test_two_workers_starting_at_once_register_each_declared_schedule_once(
+    db_url: str, clock: FakeClock
+) -> None:
+    """A fleet's workers start together and sync the same 2,000 declared schedules at once
+    (in bulk): no error, and one schedule per key, registered once (revision 1)."""
+    declared = [{"workflow": "job", "key": f"k{i:04d}", "every": f"{1 + i % 50}m"}
+                for i in range(2_000)]  # fmt: skip
+    engines = [Engine(db_url, clock=clock, schedules=declared) for _ in range(2)]
+    for engine in engines:
+
+        @engine.workflow()
+        def job(ctx: Context) -> None:
+            return None
+
+    engines[0].migrate()
+    start = threading.Barrier(2)
+    synced: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def sync(engine: Engine) -> None:
+        try:
+            start.wait()
+            synced.append(engine.sync_schedules())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sync, args=(engine,)) for engine in engines]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert errors == []
+        keys = [f"k{i:04d}" for i in range(2_000)]
+        assert synced == [keys, keys]
+        listed = engines[0].list_schedules()
+        assert [info.key for info in listed] == keys
+        assert {info.revision for info in listed} == {1}
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+def test_a_declared_schedule_in_conflict_raises_and_keeps_the_stored_one(
+    db_url: str, clock: FakeClock
+) -> None:
+    """on_conflict="error" among declared schedules registered in bulk: the conflict is
+    raised as one registration would raise it, and the stored schedule is left as it was."""
+    first = [{"workflow": "job", "key": "report", "every": "1h"}]
+    second = [
+        *({"workflow": "job", "key": f"k{i}", "every": "1h"} for i in range(3)),
+        {"workflow": "job", "key": "report", "every": "2h", "on_conflict": "error"},
+    ]
+    for declared, conflict in ((first, False), (second, True)):
+        with Engine(db_url, clock=clock, schedules=declared) as engine:
+
+            @engine.workflow()
+            def job(ctx: Context) -> None:
+                return None
+
+            if conflict:
+                with pytest.raises(ScheduleConflict, match="'report'"):
+                    engine.sync_schedules()
+            else:
+                engine.sync_schedules()
+            report = engine.get_schedule("report")
+            assert report is not None
+            assert (report.every, report.revision) == (timedelta(hours=1), 1)

@@ -328,7 +328,16 @@ class Store(Protocol):
         self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
     ) -> list[Registration]:
         """``upsert_schedule`` of each ``(record, on_conflict, paused)``, in order, in one
-        transaction (a worker's declared schedules at start-up: one commit for many)."""
+        transaction (a worker's declared schedules at start-up: one commit for many).
+
+        The same outcomes, revisions, rows and state changes as registering them one at a
+        time, in a few statements whatever their number: one read of the stored rows, one
+        insert of the new ones, one ``executemany`` of the changed ones. A key given twice
+        is registered twice, in order. Workers registering the same keys at once leave one
+        row per key; a key another registered first is a registration of an existing key
+        ("unchanged", or "updated" over theirs). Callers keep batches to a few hundred:
+        the transaction holds the rows it writes (SQLite: the whole file) until it ends.
+        """
         ...
 
     def get_schedule(self, key: str) -> ScheduleInfo | None:

@@ -72,7 +72,7 @@ class SqlStore:
         self._storage = StorageSql(db, self.dialect)
         self._runs = RunsSql(db)
         self._recent = RecentRunsSql(db, self.dialect)
-        self._schedules = SchedulesSql(db)
+        self._schedules = SchedulesSql(db, self.dialect)
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)

@@ -7,6 +7,10 @@ their unfinished runs, ask the planner, insert runs with ``ON CONFLICT (id) DO N
 append history, advance ``next_fire_at``. The unique run id of an occurrence, not the lock,
 is what makes a second start of the same occurrence impossible.
 
+Registration in bulk (a worker's declared schedules at start-up) is the same rule over a
+batch in a few statements: the batch's stored rows in one read, the new ones in one
+insert that returns the keys it took, the changed ones in one ``executemany``.
+
 ``overlap="buffer_all"`` keeps its waiting occurrences in ``tickwork_schedule_queue``
 (migration 0009), their count in the schedule's ``waiting`` and the oldest in
 ``buffered_for``; firing reads the oldest two only of a schedule where some wait. A
@@ -15,6 +19,7 @@ backfill is decided by the planner too, a bounded batch per transaction.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from .. import _policy
@@ -63,10 +68,13 @@ GET_INFO = LIST_INFO.format(where=" WHERE s.key = ?", page="")
 # One schedule's definition and firing state (a write appends the dialect's row lock, so
 # that its read-modify-write of the row cannot race another's).
 SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
-# Some schedules' rows; {marks} is one placeholder per key.
-SELECT_STORED_MANY = (
-    f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key IN ({{marks}})"
-)
+# Some schedules' rows, by key (the order their locks are taken in); {keys} is "IN (?, ...)"
+# with one placeholder per key (SQLite) or "= ANY(?)" with an array (PostgreSQL: one
+# parameter, so that psycopg converts the statement once).
+SELECT_STORED_MANY = f"""
+SELECT {", ".join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key {{keys}}
+ORDER BY key
+"""
 # One schedule's revision (a trigger records it).
 SELECT_REVISION = "SELECT revision FROM tickwork_schedules WHERE key = ?"
 # Register a new schedule, unless another transaction registered the key meanwhile.
@@ -76,6 +84,22 @@ INSERT INTO tickwork_schedules ({", ".join(DEFINITION_COLUMNS)}, revision, ancho
 VALUES ({marks(len(DEFINITION_COLUMNS) + 2 + len(FIRING_COLUMNS) + 2)})
 ON CONFLICT (key) DO NOTHING
 """
+# Register new schedules, unless another transaction registered their keys meanwhile (the
+# keys returned are those inserted). {rows} is "VALUES (?, ...), ..." with a row of
+# placeholders per schedule (SQLite), or the rows as one JSON array of objects read with the
+# table's row type (PostgreSQL: one parameter, which psycopg neither splits nor escapes
+# value by value, as it does thousands of placeholders or arrays).
+_INSERTED = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS, "created_at",
+             "updated_at")  # fmt: skip
+INSERT_SCHEDULES = f"""
+INSERT INTO tickwork_schedules ({", ".join(_INSERTED)})
+{{rows}}
+ON CONFLICT (key) DO NOTHING RETURNING key
+"""
+INSERT_SCHEDULES_POSTGRES = INSERT_SCHEDULES.format(
+    rows=f"SELECT {', '.join(_INSERTED)} "
+    "FROM json_populate_recordset(NULL::tickwork_schedules, ?::json)"
+)
 # Replace a definition in place, with its anchor and firing state (from _policy).
 UPDATE_SCHEDULE = f"""
 UPDATE tickwork_schedules SET {" = ?, ".join(DEFINITION_COLUMNS[1:])} = ?,
@@ -171,10 +195,11 @@ WHERE due_at IS NOT NULL AND state = 'active' {filters}
 class SchedulesSql:
     """Schedules over a dialect's ``Database`` (see ``Store``)."""
 
-    __slots__ = ("_db",)
+    __slots__ = ("_db", "_dialect")
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, dialect: str) -> None:
         self._db = db
+        self._dialect = dialect  # "sqlite" or "postgres"
 
     def _stored(self, tx: Transaction, key: str) -> StoredSchedule | None:
         """The schedule's row, locked against other writers until the commit."""
@@ -189,55 +214,79 @@ class SchedulesSql:
     def upsert_schedules(
         self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
     ) -> list[Registration]:
-        """In bulk, the two cases of a worker's start-up: new keys are inserted with one
-        ``executemany``, keys registered as they are need no write; only the rest (a
-        changed definition, ``paused=``, a key met twice, a race lost) go one by one."""
+        """In bulk, whatever the count: one read of the stored rows, the pure rule for each,
+        new keys in one insert, changed rows in one ``executemany`` per statement (psycopg
+        pipelines them). Rows are locked and inserted in the order of their keys, so that two
+        workers registering the same keys at once wait for each other in one order."""
 
         def work(tx: Transaction) -> list[Registration]:
             keys = [record.key for record, _, _ in records]
             if len(set(keys)) != len(keys):  # later ones must see earlier ones: in order
                 return [self._upsert(tx, r, now_ms, c, p) for r, c, p in records]
             stored = self._stored_many(tx, keys)
-            done: dict[int, Registration] = {}
-            fresh: list[tuple[int, list[object]]] = []
-            for i, (record, on_conflict, paused) in enumerate(records):
-                found = stored.get(record.key)
-                plan = _policy.registration(
-                    record, found, now_ms=now_ms, on_conflict=on_conflict, paused=paused
-                )
-                if found is not None and plan.row is None:
-                    done[i] = Registration(plan.outcome, plan.revision)  # nothing to write
-                elif found is None and plan.row is not None:
-                    row = plan.row
-                    fresh.append((i, [
-                        *definition_values(record), row.revision, row.anchor_ms,
-                        *firing_values(row.firing), now_ms, now_ms,
-                    ]))  # fmt: skip
-                    done[i] = Registration(plan.outcome, plan.revision)
-            if fresh:
-                tx.executemany(INSERT_SCHEDULE, [values for _, values in fresh])
-                if tx.rowcount != len(fresh):
-                    # Another worker got some of these keys in first: register them all
-                    # one by one over what is there now (ours then say "unchanged").
-                    for i, _ in fresh:
-                        del done[i]
-                self._db.notify(tx, "schedules")
-            return [
-                done[i] if i in done else self._upsert(tx, record, now_ms, on_conflict, paused)
-                for i, (record, on_conflict, paused) in enumerate(records)
+            plans = {request[0].key: _plan(request, stored, now_ms) for request in records}
+            new = [(record, plans[record.key]) for record in _records(records, stored, False)]
+            inserted = self._insert_new(tx, new, now_ms)
+            lost = {record.key for record, _ in new} - inserted
+            if lost:
+                # Another worker registered these keys between our read and our insert
+                # (PostgreSQL, READ COMMITTED: a fleet starting at once): the unique key
+                # kept its row; ours are registrations of existing keys, as in _upsert.
+                stored.update(self._stored_many(tx, list(lost)))
+                again = [request for request in records if request[0].key in lost]
+                plans.update((request[0].key, _plan(request, stored, now_ms)) for request in again)
+            changed = [
+                (stored[record.key], record, plans[record.key])
+                for record in _records(records, stored, True)
+                if plans[record.key].row is not None
             ]
+            _write_registered(tx, changed, now_ms)
+            if inserted or changed:
+                self._db.notify(tx, "schedules")
+            return [Registration(plans[key].outcome, plans[key].revision) for key in keys]
 
         return self._db.write(work)
 
     def _stored_many(self, tx: Transaction, keys: list[str]) -> dict[str, StoredSchedule]:
         """The rows of those schedules that exist, by key, locked like ``_stored``'s."""
-        found: dict[str, StoredSchedule] = {}
-        for chunk in _chunks(keys):
-            statement = SELECT_STORED_MANY.format(marks=marks(len(chunk))) + self._db.lock_row
-            for row in tx.execute(statement, *chunk).fetchall():
-                stored = stored_from_row(row)
-                found[stored.record.key] = stored
-        return found
+        ordered = sorted(keys)
+        if self._dialect == "postgres":
+            statement = SELECT_STORED_MANY.format(keys="= ANY(?)") + self._db.lock_row
+            rows = tx.execute(statement, ordered).fetchall()
+        else:
+            rows = []
+            for chunk in _chunks(ordered):
+                statement = SELECT_STORED_MANY.format(keys=f"IN ({marks(len(chunk))})")
+                rows += tx.execute(statement + self._db.lock_row, *chunk).fetchall()
+        return {stored.record.key: stored for stored in map(stored_from_row, rows)}
+
+    def _insert_new(
+        self,
+        tx: Transaction,
+        new: list[tuple[ScheduleRecord, _policy.RegistrationPlan]],
+        now_ms: int,
+    ) -> set[str]:
+        """Insert new schedules (their plans' rows) in the order of their keys; the keys
+        inserted (not those another transaction registered first)."""
+        rows: list[tuple[object, ...]] = []
+        for record, plan in sorted(new, key=lambda pair: pair[0].key):
+            row = plan.row
+            assert row is not None  # a new key's plan is its whole row
+            rows.append((*definition_values(record), row.revision, row.anchor_ms,
+                         *firing_values(row.firing), now_ms, now_ms))  # fmt: skip
+        if not rows:
+            return set()
+        if self._dialect == "postgres":
+            objects = json.dumps([dict(zip(_INSERTED, row, strict=True)) for row in rows])
+            return {key for (key,) in tx.execute(INSERT_SCHEDULES_POSTGRES, objects).fetchall()}
+        inserted: set[str] = set()
+        for start in range(0, len(rows), _CHUNK):
+            chunk = rows[start : start + _CHUNK]
+            values = "VALUES " + ", ".join([f"({marks(len(_INSERTED))})"] * len(chunk))
+            params = [value for row in chunk for value in row]
+            found = tx.execute(INSERT_SCHEDULES.format(rows=values), *params).fetchall()
+            inserted.update(key for (key,) in found)
+        return inserted
 
     def _upsert(
         self,
@@ -443,6 +492,52 @@ class SchedulesSql:
 
 def _set_state(tx: Transaction, key: str, firing: FiringState, now_ms: int) -> None:
     tx.execute(SET_STATE, *firing_values(firing), now_ms, key)
+
+
+def _plan(
+    request: tuple[ScheduleRecord, str, bool | None], stored: dict[str, StoredSchedule], now_ms: int
+) -> _policy.RegistrationPlan:
+    """What registering ``(record, on_conflict, paused)`` over the stored rows does."""
+    record, on_conflict, paused = request
+    found = stored.get(record.key)
+    return _policy.registration(
+        record, found, now_ms=now_ms, on_conflict=on_conflict, paused=paused
+    )
+
+
+def _records(
+    requests: Sequence[tuple[ScheduleRecord, str, bool | None]],
+    stored: dict[str, StoredSchedule],
+    existing: bool,
+) -> list[ScheduleRecord]:
+    """The records of registration requests whose keys are stored (or are not)."""
+    return [record for record, _, _ in requests if (record.key in stored) is existing]
+
+
+def _write_registered(
+    tx: Transaction,
+    changed: list[tuple[StoredSchedule, ScheduleRecord, _policy.RegistrationPlan]],
+    now_ms: int,
+) -> None:
+    """Write the registrations of existing keys that change their rows, as ``_upsert``
+    does one by one: a new definition (revision bumped) or a new state (``paused=``)."""
+    updated, states = [], []
+    for _, record, plan in changed:
+        row = plan.row
+        assert row is not None
+        if plan.outcome == "updated":
+            updated.append((*definition_values(record)[1:], row.anchor_ms,
+                            *firing_values(row.firing), now_ms, record.key))  # fmt: skip
+        else:
+            states.append((*firing_values(row.firing), now_ms, record.key))
+    if updated:
+        tx.executemany(UPDATE_SCHEDULE, updated)
+    if states:
+        tx.executemany(SET_STATE, states)
+    for stored, record, plan in changed:
+        assert plan.row is not None
+        if plan.row.firing.state is not stored.firing.state:  # paused= changed it
+            mark_state_changed(tx, record.key, now_ms)
 
 
 def _forget_queue(tx: Transaction, key: str) -> None:
