@@ -26,7 +26,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
-from tickwork._store.pg_claim import claim_statement
+from tickwork._store.pg_claim import UNSORTED, claim_statement
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
@@ -347,6 +347,33 @@ def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
     assert set(_indexes(store, plan)) == {"tickwork_runs_due", "tickwork_runs_pkey"}, plan
     assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
     assert not any(re.search(r"\bSort\b", line) for line in _beneath("LockRows", plan)), plan
+
+
+def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
+    store: Store,
+) -> None:
+    """A new deployment's first minute: runs pile up before autovacuum's first ANALYZE, and
+    with no statistics the planner takes its defaults, which say few runs are due. It
+    would then read every run of the workflow and sort them, at each claim (O(backlog)).
+    The claim runs as the store runs it, planned with sorts off (``pg_claim.UNSORTED``),
+    and walks tickwork_runs_due in order, stopping after the runs it takes."""
+    if store.dialect != "postgres":  # type: ignore[attr-defined]
+        pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
+    rows = [(f"due-{n:05d}", "report", "pending", None, T0 + n, T0 + n) for n in range(2000)]
+    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
+    filters = in_filters(["default"], ["report"], store._db.no_index)  # type: ignore[attr-defined]
+    params = iter([T0 + 5000, "default", "report", 8, "w", "w", T0 + 60_000, T0, T0])
+    statement = re.sub(
+        r"\?", lambda _: _literal(next(params)), claim_statement(filters, limited=False)
+    )
+    with store._db.read() as tx:  # type: ignore[attr-defined]
+        explained = tx.execute_under(*UNSORTED, f"EXPLAIN {statement}").fetchall()
+        # The setting is the claim's only: the transaction's next statement is planned as
+        # usual (the writes of other threads share it: write_combiner.py).
+        assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
+    plan = [row[0] for row in explained]
+    assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
+    assert not any(re.search(r"\bSort\b", line) for line in plan), plan
 
 
 def _beneath(node: str, plan: list[str]) -> list[str]:

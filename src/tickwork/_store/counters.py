@@ -120,7 +120,7 @@ def flush(tx: Transaction, shard: int) -> None:
                 found[1] += sum_ms
         rows = [(m, labels, b, shard, v, t) for (m, labels, b), (v, t) in sorted(totals.items())]
     counts.clear()
-    tx.executemany(UPSERT_COUNTER, rows)
+    tx.executemany(UPSERT_COUNTER, rows, by_key=True)
 
 
 @dataclass

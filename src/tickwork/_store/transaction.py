@@ -41,19 +41,42 @@ class Transaction:
     before the commit (``counters.flush``), so they land with the events or not at all.
     """
 
-    __slots__ = ("_cursor", "_translate", "counts")
+    __slots__ = ("_cursor", "_translate", "_undo", "counts")
 
     def __init__(self, cursor: Cursor, translate: Callable[[str], str]) -> None:
         self._cursor = cursor
         self._translate = translate
+        self._undo: str | None = None  # takes back a setting of execute_under
         self.counts: list[tuple[str, str, int, int, int]] = []
 
     def execute(self, statement: str, *params: Any) -> Cursor:
+        self._undo_setting()
         self._cursor.execute(self._translate(statement), params)
         return self._cursor
 
-    def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+    def executemany(
+        self, statement: str, rows: Sequence[Sequence[Any]], *, by_key: bool = False
+    ) -> None:
+        """``statement`` once per row. ``by_key``: each row is written through its primary
+        key (there is no plan to choose), so a setting of ``execute_under`` may stay."""
+        if not by_key:
+            self._undo_setting()
         self._cursor.executemany(self._translate(statement), rows)
+
+    def execute_under(self, setting: str, value: str, statement: str, *params: Any) -> Cursor:
+        """``statement`` planned with a setting of the planner (PostgreSQL's ``SET LOCAL``),
+        which is taken back before the transaction's next statement that could be planned
+        differently (the commit ends it anyway): it never leaks into other writes that
+        share the transaction (``write_combiner.py``)."""
+        self.execute(f"SET LOCAL {setting} = {value}")
+        self._cursor.execute(self._translate(statement), params)
+        self._undo = f"SET LOCAL {setting} TO DEFAULT"
+        return self._cursor
+
+    def _undo_setting(self) -> None:
+        if self._undo is not None:
+            undo, self._undo = self._undo, None
+            self._cursor.execute(undo, ())
 
     @property
     def rowcount(self) -> int:
