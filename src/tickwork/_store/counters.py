@@ -51,14 +51,18 @@ LATENESS = "firing_lateness"  # workflow: created - scheduled_for of scheduled r
 RUN_ENDS = "run_ends"  # workflow|status: runs ended so, by finished - started
 STEP_ENDS = "step_ends"  # status: tries of steps ended so, by finished - started
 
-# Add a transaction's increments, one row per (metric, labels, bucket, shard).
-UPSERT_COUNTER = """
+# Add a transaction's increments, one row per (metric, labels, bucket, shard); {rows} is
+# "(?, ?, ?, ?, ?, ?), ..." (one statement for all: a driver's executemany costs more).
+UPSERT_COUNTERS = """
 INSERT INTO tickwork_counters (metric, labels, bucket, shard, value, sum_ms)
-VALUES (?, ?, ?, ?, ?, ?)
+VALUES {rows}
 ON CONFLICT (metric, labels, bucket, shard) DO UPDATE
 SET value = tickwork_counters.value + excluded.value,
     sum_ms = tickwork_counters.sum_ms + excluded.sum_ms
 """
+#: rows per statement (SQLite takes at most 32,766 parameters, and a statement of a size
+#: seen before is cached: a firing pass can count hundreds of (workflow, bucket) rows)
+_ROWS_PER_STATEMENT = 100
 # Every counter and histogram row, its shards summed.
 SELECT_COUNTERS = """
 SELECT metric, labels, bucket, SUM(value), SUM(sum_ms) FROM tickwork_counters
@@ -98,7 +102,7 @@ def observe_step(tx: Transaction, status: str, started_ms: int, finished_ms: int
 
 
 def flush(tx: Transaction, shard: int) -> None:
-    """Write the transaction's increments, summed per row, in one ``executemany``.
+    """Write the transaction's increments, summed per row, in one statement.
 
     Rows go in key order, so that transactions adding to the same rows lock them in the
     same order (no deadlock); a dialect calls this last, just before its commit.
@@ -120,7 +124,10 @@ def flush(tx: Transaction, shard: int) -> None:
                 found[1] += sum_ms
         rows = [(m, labels, b, shard, v, t) for (m, labels, b), (v, t) in sorted(totals.items())]
     counts.clear()
-    tx.executemany(UPSERT_COUNTER, rows, by_key=True)
+    for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+        chunk = rows[start : start + _ROWS_PER_STATEMENT]
+        statement = UPSERT_COUNTERS.format(rows=", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)))
+        tx.execute_by_key(statement, *(value for row in chunk for value in row))
 
 
 @dataclass

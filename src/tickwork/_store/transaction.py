@@ -54,14 +54,15 @@ class Transaction:
         self._cursor.execute(self._translate(statement), params)
         return self._cursor
 
-    def executemany(
-        self, statement: str, rows: Sequence[Sequence[Any]], *, by_key: bool = False
-    ) -> None:
-        """``statement`` once per row. ``by_key``: each row is written through its primary
-        key (there is no plan to choose), so a setting of ``execute_under`` may stay."""
-        if not by_key:
-            self._undo_setting()
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._undo_setting()
         self._cursor.executemany(self._translate(statement), rows)
+
+    def execute_by_key(self, statement: str, *params: Any) -> None:
+        """A write of rows through their primary key, which has no plan to choose, so a
+        setting of ``execute_under`` may stay (``counters.flush``, the last statement of
+        most transactions, would otherwise pay a statement to take it back)."""
+        self._cursor.execute(self._translate(statement), params)
 
     def execute_under(self, setting: str, value: str, statement: str, *params: Any) -> Cursor:
         """``statement`` planned with a setting of the planner (PostgreSQL's ``SET LOCAL``),
