@@ -40,6 +40,7 @@ Exits non-zero only when a tickwork measurement fails; a missing peer is skipped
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -53,10 +54,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import quote
 
 WATCH_MS = 5
 INSTALL = "bench/.venv/bin/pip install -e . 'apscheduler<4' sqlalchemy"
@@ -111,10 +114,15 @@ def fresh_db(folder: Path, name: str) -> Path:
 # -- tickwork children ---------------------------------------------------------------
 
 
-def tw_engine(db: Path, clock: Any = None) -> Any:
+def tw_url(db: Path | str) -> str:
+    """A store's URL: a PostgreSQL URL as given (measure (d) with --postgres), or a file."""
+    return str(db) if str(db).startswith("postgresql") else f"sqlite:///{db}"
+
+
+def tw_engine(db: Path | str, clock: Any = None) -> Any:
     from tickwork import Engine
 
-    engine = Engine(f"sqlite:///{db}", clock=clock)
+    engine = Engine(tw_url(db), clock=clock)
 
     @engine.workflow("noop")
     def _noop(ctx: Any, input: Any = None) -> None:
@@ -134,11 +142,11 @@ def tw_register(db: str, n: int) -> dict[str, Any]:
     return {"rate": n / elapsed, "n": n, "seconds": elapsed}
 
 
-def start_worker(db: Path, folder: Path) -> subprocess.Popen[bytes]:
+def start_worker(db: Path | str, folder: Path) -> subprocess.Popen[bytes]:
     app = folder / "bench_app.py"
     app.write_text(APP)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKWORK_")}
-    env.update(TICKWORK_DATABASE_URL=f"sqlite:///{db}", PYTHONUNBUFFERED="1")
+    env.update(TICKWORK_DATABASE_URL=tw_url(db), PYTHONUNBUFFERED="1")
     log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
         [str(TICKWORK_CLI), "worker", f"{app}:engine", "--log-level", "INFO"],
@@ -174,7 +182,7 @@ def measure_idle(pid: int, seconds: float) -> float:
 
 def tw_idle(db: str, seconds: float) -> dict[str, Any]:
     folder = Path(db).parent
-    proc = start_worker(Path(db), folder)
+    proc = start_worker(db, folder)
     try:
         wait_for_log(folder, proc, "started", 120)
         time.sleep(1.0)  # let start-up settle
@@ -206,13 +214,18 @@ def tw_fire(db: str, n: int, rounds: int) -> dict[str, Any]:
     return {"rate": statistics.median(rates), "rates": rates}
 
 
-def watch_runs(db: Path, seen: dict[str, float], done: threading.Event) -> None:
+def watch_runs(db: Path | str, seen: dict[str, float], done: threading.Event) -> None:
     """Note when each run first becomes visible in the database (a committed firing).
 
     Polls every ``WATCH_MS`` for rows past the highest rowid seen, on a read-only
     connection (WAL: it never blocks the worker). Reads tickwork's table directly: the
-    instant a run's transaction committed is stored nowhere.
+    instant a run's transaction committed is stored nowhere. PostgreSQL: the rows created
+    since the newest ``created_at`` seen (a firing pass stamps its runs with the time it
+    began, and a worker's passes follow one another, so later commits are not older).
     """
+    if tw_url(db).startswith("postgresql"):
+        watch_postgres_runs(str(db), seen, done)
+        return
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     last = 0
     while not done.is_set():
@@ -227,18 +240,34 @@ def watch_runs(db: Path, seen: dict[str, float], done: threading.Event) -> None:
     conn.close()
 
 
+def watch_postgres_runs(url: str, seen: dict[str, float], done: threading.Event) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        since = 0
+        while not done.is_set():
+            rows = conn.execute(
+                "SELECT id, created_at FROM tickwork_runs WHERE created_at >= %s", (since,)
+            ).fetchall()
+            now = time.time()
+            for run_id, created in rows:
+                seen.setdefault(run_id, now)
+                since = max(since, created)
+            time.sleep(WATCH_MS / 1000)
+
+
 def tw_lateness(db: str, n: int, seconds: float) -> dict[str, Any]:
-    folder = Path(db).parent
+    folder = Path(db).parent if not db.startswith("postgresql") else Path(tempfile.mkdtemp())
     engine = tw_engine(Path(db))
     # Aligned to a whole second a little ahead, past registration and worker start-up.
     first = math.ceil(time.time() + n / 1000 + 3)
     start_at = datetime.fromtimestamp(first, UTC)
     for i in range(n):
         engine.schedule("noop", every="1s", key=f"s{i}", start_at=start_at)
-    proc = start_worker(Path(db), folder)
+    proc = start_worker(db, folder)
     seen: dict[str, float] = {}
     done = threading.Event()
-    watcher = threading.Thread(target=watch_runs, args=(Path(db), seen, done), daemon=True)
+    watcher = threading.Thread(target=watch_runs, args=(db, seen, done), daemon=True)
     try:
         wait_for_log(folder, proc, "started", 120)
         watcher.start()
@@ -530,6 +559,22 @@ def ratio(tw: float | None, aps: float | None, higher_is_better: bool) -> str:
     return f"{aps / tw:.1f}x"
 
 
+@contextlib.contextmanager
+def postgres_schema(base: str) -> Iterator[str]:
+    """A URL on a fresh schema of the PostgreSQL at ``base``, dropped afterwards."""
+    import psycopg
+
+    schema = f"bench_sched_{os.getpid()}_{int(time.time() * 1000)}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in base else "?"
+    try:
+        yield f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter windows")
@@ -543,6 +588,10 @@ def main() -> int:
         "--seconds", type=float, default=None, help="lateness window in (d) (default 30, quick 8)"
     )
     parser.add_argument("--only", default="abcd", help="which measures, e.g. 'ad'")
+    parser.add_argument(
+        "--postgres",
+        help="also measure tickwork's (d) on this PostgreSQL (a schema of its own, dropped)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.child:
@@ -622,7 +671,19 @@ def main() -> int:
                          ratio(value(tw, "rate"), value(aps, "rate"), True),
                          ">= 20,000/s"))  # fmt: skip
         if "d" in args.only:
-            for n in (50, 1_000):
+            for n, backend in [(50, "sqlite"), (1_000, "sqlite")] + (
+                [(50, "postgres"), (1_000, "postgres")] if args.postgres else []
+            ):
+                if backend == "postgres":
+                    with postgres_schema(args.postgres) as url:
+                        tw = child("tw_lateness", url, n, seconds)
+                    print(f"(d) {n} on PostgreSQL: tickwork {tw}", flush=True)
+                    failed |= "error" in tw
+                    for kind in ("created", "visible", "started"):
+                        rows.append((f"(d) {n:,} x every 1 s, {seconds:.0f} s, PostgreSQL: "
+                                     f"tickwork {kind} p50 / p99", fmt_late(tw, kind), "", "",
+                                     ""))  # fmt: skip
+                    continue
                 tw = child("tw_lateness", str(fresh_db(folder, f"tw-late-{n}.db")), n, seconds)
                 aps = None
                 if aps_version:

@@ -26,7 +26,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
-from tickwork._store.pg_claim import UNSORTED, claim_statement
+from tickwork._store.pg_claim import claim_statement
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
@@ -44,12 +44,13 @@ from tickwork._store.sql_schedules import (
     GET_INFO,
     LIST_INFO,
     SELECT_ACTIVE_RUNS,
+    SELECT_EXISTING_RUNS,
     SELECT_HISTORY,
     SELECT_QUEUE_HEAD,
     SELECT_QUEUED_BETWEEN,
 )
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
-from tickwork._store.transaction import in_filters
+from tickwork._store.transaction import SOUGHT, UNSORTED, in_filters
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 WORKFLOWS = ("report", "sync")
@@ -355,7 +356,7 @@ def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
     """A new deployment's first minute: runs pile up before autovacuum's first ANALYZE, and
     with no statistics the planner takes its defaults, which say few runs are due. It
     would then read every run of the workflow and sort them, at each claim (O(backlog)).
-    The claim runs as the store runs it, planned with sorts off (``pg_claim.UNSORTED``),
+    The claim runs as the store runs it, planned with sorts off (``transaction.UNSORTED``),
     and walks tickwork_runs_due in order, stopping after the runs it takes."""
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
@@ -367,13 +368,39 @@ def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
         r"\?", lambda _: _literal(next(params)), claim_statement(filters, limited=False)
     )
     with store._db.read() as tx:  # type: ignore[attr-defined]
-        explained = tx.execute_under(*UNSORTED, f"EXPLAIN {statement}").fetchall()
+        explained = tx.execute_under(UNSORTED, f"EXPLAIN {statement}").fetchall()
         # The setting is the claim's only: the transaction's next statement is planned as
         # usual (the writes of other threads share it: write_combiner.py).
         assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
     plan = [row[0] for row in explained]
     assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
     assert not any(re.search(r"\bSort\b", line) for line in plan), plan
+
+
+def test_the_postgresql_firing_reads_seek_runs_before_the_table_is_analyzed(
+    store: Store,
+) -> None:
+    """The same first minute for a firing batch: without statistics, the unfinished runs
+    of its schedules and the run ids it is about to start were read by scanning every run
+    (~3.6 ms a batch among 5,000 runs, growing with them). As the store runs them (under
+    ``transaction.SOUGHT``) they seek tickwork_runs_schedule_active and the primary key."""
+    if store.dialect != "postgres":  # type: ignore[attr-defined]
+        pytest.skip("SQLite plans without statistics alike for any table size")
+    rows = [
+        (f"s{n % 500}@{n}", "report", "completed", f"s{n % 500}", T0 + n, T0) for n in range(5000)
+    ]
+    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
+    keys = [f"s{n}" for n in range(100)]
+    ids = [f"s{n}@{n + 9000}" for n in range(100)]
+    active = SELECT_ACTIVE_RUNS.format(marks=", ".join(map(_literal, keys)), no_index="")
+    existing = SELECT_EXISTING_RUNS.format(marks=", ".join(map(_literal, ids)))
+    for statement, index in (
+        (active, "tickwork_runs_schedule_active"),
+        (existing, "tickwork_runs_pkey"),
+    ):
+        with store._db.read() as tx:  # type: ignore[attr-defined]
+            plan = [row[0] for row in tx.execute_under(SOUGHT, f"EXPLAIN {statement}").fetchall()]
+        assert _indexes(store, plan) == [index], plan
 
 
 def _beneath(node: str, plan: list[str]) -> list[str]:

@@ -35,9 +35,9 @@ from .run_rows import (
 )
 from .sql_runs import RunsSql
 from .statuses import UNFINISHED
-from .transaction import Transaction, in_filters
+from .transaction import UNSORTED, Transaction, in_filters
 
-__all__ = ["CLAIM", "UNSORTED", "PgRunsSql", "claim_statement"]
+__all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
 
 #: the candidates' columns the claim returns; then their old available_at, the new token
 _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
@@ -82,13 +82,6 @@ TAKEN_WITH_ROOM = """(
     ORDER BY priority DESC, available_at, id
     LIMIT ?
 )"""
-# The claim is planned with sorts off. Its one good plan walks tickwork_runs_due in order
-# and stops after `limit` rows; every other plan reads all due runs (all runs of the
-# workflow, or the table) and sorts them. The planner picks one of those whenever its
-# statistics say few runs are due: always on a table not yet analyzed (autovacuum's first
-# ANALYZE comes up to a minute after the rows), which made each claim cost ~1.4 ms at a
-# backlog of 2,000 runs and grow with it (bench/README.md "fleet").
-UNSORTED = ("enable_sort", "off")
 # The checkpoints of the runs taken that had started, in the order each recorded them.
 SELECT_STEPS_OF = f"""
 SELECT {", ".join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ANY(?) ORDER BY run_id, seq
@@ -124,7 +117,8 @@ class PgRunsSql(RunsSql):
         if room:
             params += [list(room), list(room.values()), limit]
         statement = claim_statement(filters, limited=bool(room))
-        rows = tx.execute_under(UNSORTED[0], UNSORTED[1], statement, *params).fetchall()
+        # Planned as a walk of tickwork_runs_due in order (transaction.UNSORTED says why).
+        rows = tx.execute_under(UNSORTED, statement, *params).fetchall()
         # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
         # are taken was decided in SQL, so only ties' order may follow Python's collation.
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))

@@ -224,7 +224,7 @@ class PostgresDatabase:
         metric increments are written last, to a shard picked at random (see counters)."""
         try:
             with self._open().connection() as conn, conn.transaction():
-                tx = Transaction(conn.cursor(), self._translate)
+                tx = Transaction(conn.cursor(), self._translate, planner=True)
                 yield tx
                 if tx.counts:
                     counters.flush(tx, shard=random.randrange(counters.SHARDS))

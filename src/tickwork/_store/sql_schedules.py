@@ -48,7 +48,7 @@ from .schedule_rows import (
 from .sql_runs import INSERT_RUN, REQUEST_CANCEL, cancel_idle_run, insert_run_row
 from .state_changes import change_state, mark_state_changed
 from .statuses import UNFINISHED
-from .transaction import Database, Transaction, in_filters, marks
+from .transaction import SOUGHT, UNSORTED, Database, Transaction, in_filters, marks
 
 __all__ = ["SchedulesSql"]
 
@@ -401,7 +401,9 @@ class SchedulesSql:
         statement = SELECT_DUE.format(filters=filters) + self._db.lock_suffix
 
         def work(tx: Transaction) -> FireResult:
-            rows = tx.execute(statement, now_ms, *pools, *workflows, limit).fetchall()
+            # in tickwork_schedules_due's order (transaction.UNSORTED says why)
+            due_rows = tx.execute_under(UNSORTED, statement, now_ms, *pools, *workflows, limit)
+            rows = due_rows.fetchall()
             if not rows:
                 return FireResult(0, [], [])
             schedules = [key_from_row(row) for row in rows]
@@ -573,7 +575,7 @@ def _active_runs(tx: Transaction, keys: list[str], no_index: str) -> dict[str, l
     found: dict[str, list[str]] = {}
     for chunk in _chunks(keys):
         statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)), no_index=no_index)
-        for key, run_id in tx.execute(statement, *chunk).fetchall():
+        for key, run_id in tx.execute_under(SOUGHT, statement, *chunk).fetchall():
             found.setdefault(key, []).append(run_id)
     return found
 
@@ -582,7 +584,7 @@ def _existing_runs(tx: Transaction, run_ids: list[str]) -> set[str]:
     found: set[str] = set()
     for chunk in _chunks(run_ids):
         statement = SELECT_EXISTING_RUNS.format(marks=marks(len(chunk)))
-        found.update(row[0] for row in tx.execute(statement, *chunk).fetchall())
+        found.update(row[0] for row in tx.execute_under(SOUGHT, statement, *chunk).fetchall())
     return found
 
 

@@ -12,9 +12,33 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Cursor", "Database", "Transaction", "in_filters", "marks"]
+__all__ = [
+    "SOUGHT",
+    "UNSORTED",
+    "Cursor",
+    "Database",
+    "Settings",
+    "Transaction",
+    "in_filters",
+    "marks",
+]
 
 T = TypeVar("T")
+
+#: settings of a dialect's query planner, as (name, value) pairs (``execute_under``)
+Settings = tuple[tuple[str, str], ...]
+
+# The hot statements of claiming and firing have one good plan each: a walk of an index
+# in its order that stops after the rows taken, or seeks by key. PostgreSQL's planner
+# prefers to read every row that matches and sort them (or to scan the table) whenever
+# its statistics say few rows match: always on a table not yet analyzed (autovacuum's
+# first ANALYZE comes up to a minute after the rows), where each claim cost ~1.4 ms at a
+# backlog of 2,000 runs and a firing batch of 100 schedules ~15 ms among 10,000, growing
+# with them. These settings leave it the good plan only (bench/README.md "fleet").
+#: no sort: the rows are read in an index's order
+UNSORTED: Settings = (("enable_sort", "off"),)
+#: no scan of the whole table: the rows are sought through an index
+SOUGHT: Settings = (("enable_seqscan", "off"),)
 
 
 class Cursor(Protocol):
@@ -41,43 +65,49 @@ class Transaction:
     before the commit (``counters.flush``), so they land with the events or not at all.
     """
 
-    __slots__ = ("_cursor", "_translate", "_undo", "counts")
+    __slots__ = ("_cursor", "_planner", "_translate", "_undo", "counts")
 
-    def __init__(self, cursor: Cursor, translate: Callable[[str], str]) -> None:
+    def __init__(
+        self, cursor: Cursor, translate: Callable[[str], str], *, planner: bool = False
+    ) -> None:
         self._cursor = cursor
         self._translate = translate
-        self._undo: str | None = None  # takes back a setting of execute_under
+        self._planner = planner  # the dialect's planner takes settings (PostgreSQL)
+        self._undo: list[str] = []  # takes back the settings of execute_under
         self.counts: list[tuple[str, str, int, int, int]] = []
 
     def execute(self, statement: str, *params: Any) -> Cursor:
-        self._undo_setting()
+        self._undo_settings()
         self._cursor.execute(self._translate(statement), params)
         return self._cursor
 
     def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-        self._undo_setting()
+        self._undo_settings()
         self._cursor.executemany(self._translate(statement), rows)
 
     def execute_by_key(self, statement: str, *params: Any) -> None:
-        """A write of rows through their primary key, which has no plan to choose, so a
-        setting of ``execute_under`` may stay (``counters.flush``, the last statement of
-        most transactions, would otherwise pay a statement to take it back)."""
+        """A write of rows through their primary key, which has no plan to choose, so the
+        settings of ``execute_under`` may stay (``counters.flush``, the last statement of
+        most transactions, would otherwise pay a statement to take them back)."""
         self._cursor.execute(self._translate(statement), params)
 
-    def execute_under(self, setting: str, value: str, statement: str, *params: Any) -> Cursor:
-        """``statement`` planned with a setting of the planner (PostgreSQL's ``SET LOCAL``),
-        which is taken back before the transaction's next statement that could be planned
-        differently (the commit ends it anyway): it never leaks into other writes that
-        share the transaction (``write_combiner.py``)."""
-        self.execute(f"SET LOCAL {setting} = {value}")
+    def execute_under(self, settings: Settings, statement: str, *params: Any) -> Cursor:
+        """``statement`` planned with ``settings`` of the planner (PostgreSQL's ``SET
+        LOCAL``; a dialect without them runs it as it is). They are taken back before the
+        transaction's next statement that could be planned differently (the commit ends
+        them anyway), so they never leak into the other writes that share a transaction
+        (``write_combiner.py``)."""
+        self._undo_settings()
+        if self._planner:
+            for name, value in settings:
+                self._cursor.execute(f"SET LOCAL {name} = {value}", ())
+            self._undo = [f"SET LOCAL {name} TO DEFAULT" for name, _ in settings]
         self._cursor.execute(self._translate(statement), params)
-        self._undo = f"SET LOCAL {setting} TO DEFAULT"
         return self._cursor
 
-    def _undo_setting(self) -> None:
-        if self._undo is not None:
-            undo, self._undo = self._undo, None
-            self._cursor.execute(undo, ())
+    def _undo_settings(self) -> None:
+        while self._undo:
+            self._cursor.execute(self._undo.pop(), ())
 
     @property
     def rowcount(self) -> int:
