@@ -258,7 +258,7 @@ def watch_postgres_runs(url: str, seen: dict[str, float], done: threading.Event)
 
 def tw_lateness(db: str, n: int, seconds: float) -> dict[str, Any]:
     folder = Path(db).parent if not db.startswith("postgresql") else Path(tempfile.mkdtemp())
-    engine = tw_engine(Path(db))
+    engine = tw_engine(db)
     # Aligned to a whole second a little ahead, past registration and worker start-up.
     first = math.ceil(time.time() + n / 1000 + 3)
     start_at = datetime.fromtimestamp(first, UTC)

@@ -8,6 +8,8 @@ import pytest
 
 from tickwork import RunStatus
 from tickwork._store import LeaseLost, NewRun, StepRecord, Store
+from tickwork._store.transaction import UNSORTED, Transaction
+from tickwork._store.write_combiner import _run_in_savepoint, _Write
 
 T0 = 1_772_366_400_000
 LEASE = 60_000
@@ -89,3 +91,29 @@ def test_many_threads_starting_runs_lose_none(store: Store, writers: int) -> Non
     for thread in threads:
         thread.join()
     assert len(store.list_runs(limit=10_000)) == writers * per_thread
+
+
+def test_a_write_failing_under_planner_settings_undoes_only_itself(store: Store) -> None:
+    """A combined batch redone write by write in savepoints (write_combiner.py): a write
+    whose statement fails while planned under settings (``execute_under``, the claim's and
+    firing's) rolls back to its savepoint in the failed transaction, and the next write of
+    the batch runs with the settings back to normal."""
+    db = store._db  # type: ignore[attr-defined]
+
+    def fails(tx: Transaction) -> None:
+        tx.execute_under(UNSORTED, "SELECT * FROM tickwork_no_such_table")
+
+    def setting(tx: Transaction) -> str:
+        if store.dialect == "sqlite":  # type: ignore[attr-defined]
+            return "on"  # SQLite's planner takes no settings
+        return str(tx.execute("SHOW enable_sort").fetchone()[0])
+
+    failed, after = _Write(fails), _Write(setting)
+
+    def batch(tx: Transaction) -> None:
+        _run_in_savepoint(tx, failed)
+        _run_in_savepoint(tx, after)
+
+    db.write(batch)
+    assert failed.error is not None  # the driver's error, which the batch reports to its writer
+    assert after.error is None and after.result == "on"

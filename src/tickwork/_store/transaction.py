@@ -105,6 +105,14 @@ class Transaction:
         self._cursor.execute(self._translate(statement), params)
         return self._cursor
 
+    def roll_back_to(self, savepoint: str) -> None:
+        """``ROLLBACK TO SAVEPOINT``, accepted even after a failed statement. Settings of
+        ``execute_under`` still in force were made since the savepoint (any statement,
+        ``SAVEPOINT`` included, takes back the earlier ones first): the rollback undoes
+        them too, and running anything else first would fail in the failed transaction."""
+        self._undo.clear()
+        self._cursor.execute(self._translate(savepoint), ())
+
     def _undo_settings(self) -> None:
         while self._undo:
             self._cursor.execute(self._undo.pop(), ())

@@ -86,7 +86,7 @@ def _run_in_savepoint(tx: Transaction, request: _Write) -> None:
     try:
         request.result = request.work(tx)
     except (Exception, LeaseLost) as exc:
-        tx.execute(ROLLBACK_TO_SAVEPOINT)
+        tx.roll_back_to(ROLLBACK_TO_SAVEPOINT)
         del tx.counts[counted:]
         request.error = _as_store_error(exc)
     tx.execute(RELEASE_SAVEPOINT)
