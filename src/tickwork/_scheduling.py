@@ -176,7 +176,12 @@ class Schedules:
     def _with_lateness(self, schedules: list[ScheduleInfo]) -> list[ScheduleInfo]:
         """``schedules`` with ``overdue_by`` at the engine's now (rule: ``_liveness``)."""
         now = self._runtime.now_ms()
-        return [replace(info, overdue_by=overdue_by(info, now)) for info in schedules]
+        # Copied only when overdue (rarely): a copy of every one doubled what a /metrics
+        # scrape or the Schedules page costs (~20 µs a schedule).
+        return [
+            info if (late := overdue_by(info, now)) is None else replace(info, overdue_by=late)
+            for info in schedules
+        ]
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
         check_limit(limit)
