@@ -8,7 +8,6 @@ Every process a test starts is killed and reaped when the test ends, pass or fai
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sqlite3
@@ -21,10 +20,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
+from tests.acceptance.neighbours import load_neighbour
 
 from tickwork import Engine, RunInfo
 
@@ -34,21 +33,7 @@ WAIT = 60.0  # seconds: generous, only ever reached when something is broken
 T = TypeVar("T")
 
 
-def _load_workflows() -> ModuleType:
-    # Loaded by path so it does not depend on how pytest arranges sys.path; the worker
-    # processes import it as a neighbour of the app file.
-    name = "acceptance_workflows"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-workflows = _load_workflows()
+workflows = load_neighbour("acceptance_workflows")  # the workers import it as a file
 
 
 def tickwork_command() -> list[str]:

@@ -11,15 +11,13 @@ has finished every run, each step ran exactly once unless a kill cut it short.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections import defaultdict
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.acceptance.neighbours import load_neighbour
 
 pytestmark = pytest.mark.acceptance
 
@@ -31,20 +29,7 @@ KILLED_WORKERS = 3
 KILL_AT = 20
 
 
-def _load_app() -> ModuleType:
-    # By path, as the acceptance conftest loads its own; the workers import it as a file.
-    name = "durable_steps_app"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-app = _load_app()
+app = load_neighbour("durable_steps_app")  # the workers import it as a file
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

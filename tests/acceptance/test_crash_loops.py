@@ -10,14 +10,12 @@ The workflows are in ``crash_loop_workflows.py``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from tests.acceptance.neighbours import load_neighbour
 
 from tickwork import Engine, RunInfo
 
@@ -27,21 +25,7 @@ HERE = Path(__file__).parent
 APP = f"{HERE / 'crash_loop_app.py'}:engine"
 
 
-def _load_workflows() -> ModuleType:
-    # By path, as the acceptance conftest loads its own; the workers import it as a
-    # neighbour of the app file.
-    name = "crash_loop_workflows"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-workflows = _load_workflows()
+workflows = load_neighbour("crash_loop_workflows")  # the workers import it as a file
 
 
 def _start_worker(harness: Any) -> Any:
