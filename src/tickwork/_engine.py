@@ -502,7 +502,8 @@ class Engine:
 
     def stats(self) -> Stats:
         """The fleet's counts and histograms, for ``/metrics``: counted as events happen
-        (never recounted from history), histograms by bucket (bounds in ``_buckets``).
+        (never recounted from history), histograms by bucket (bounds in ``_buckets``);
+        and the schedules by state, the active ones by pool, the overdue ones.
 
         A store that keeps no aggregates reports nothing rather than failing the scrape.
         """

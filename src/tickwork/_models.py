@@ -241,7 +241,8 @@ class Histogram:
 @dataclass(frozen=True)
 class Stats:
     """The fleet's counts and histograms, for monitoring: counted by the store as events
-    happen, so pruning rows never lowers them."""
+    happen, so pruning rows never lowers them; and what the schedules say now (by state,
+    active ones by pool, the overdue ones), read from their rows without building them."""
 
     #: (workflow, status) -> unfinished runs now; ended runs ever, for ended statuses
     runs: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -255,6 +256,10 @@ class Stats:
     run_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
     #: step status -> finished_at - started_at of each try of a step (not sleeps, not now())
     step_durations: dict[str, Histogram] = field(default_factory=dict)
+    #: pool -> active schedules in it (a pool nobody serves is one of these without workers)
+    active_pools: dict[str, int] = field(default_factory=dict)
+    #: key -> how late the next occurrence of each overdue schedule is (``overdue_by``)
+    overdue: dict[str, timedelta] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,7 +130,7 @@ class Runtime:
         store = self.store
         if not isinstance(store, StatsSource):
             return Stats()
-        return store.read_stats()
+        return store.read_stats(now_ms=self.now_ms())
 
     def limits(self) -> dict[str, int | None]:
         """Concurrency limit of each workflow this process can execute, by name."""

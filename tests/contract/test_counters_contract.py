@@ -65,7 +65,7 @@ def fire(store: Store, at: int, decider: Callable[[DueSchedule, int], Plan]) -> 
 
 def stats(store: Store) -> Stats:
     assert isinstance(store, StatsSource)
-    return store.read_stats()
+    return store.read_stats(now_ms=T0)
 
 
 def one(bounds: tuple[int, ...], value_ms: int) -> Histogram:

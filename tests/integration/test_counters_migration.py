@@ -103,6 +103,6 @@ def test_seeding_from_existing_rows_gives_the_figures_counting_them_gave(
     store = open_store(db_url)
     store.migrate()
     assert isinstance(store, StatsSource)
-    seeded = store.read_stats()
+    seeded = store.read_stats(now_ms=T0)
     store.close()
     assert figures(seeded) == before

@@ -195,6 +195,31 @@ def test_metrics_count_live_workers_per_pool(engine: Engine, clock: FakeClock) -
     assert samples(engine, "tickwork_workers")[("tickwork_workers", (("pool", "default"),))] == 0
 
 
+def test_metrics_read_overdue_schedules_and_served_pools_as_list_schedules_says(
+    engine: Engine, clock: FakeClock
+) -> None:
+    # The scrape reads three columns of the schedules, not every ScheduleInfo: the same
+    # rule must come out (paused and inactive schedules are late on purpose).
+    engine.workflow("report")(report)
+    engine.schedule("report", every="1m", key="late")
+    engine.schedule("report", every="1m", key="paused", pool="batch")
+    engine.schedule("report", every="1m", key="inactive", pool="night")
+    engine.schedule("report", every="1h", key="hourly", pool="hourly")
+    clock.advance("90s")
+    engine.pause("paused")
+    engine.deactivate("inactive")
+    listed = {s.key: s.overdue_by for s in engine.list_schedules() if s.overdue_by}
+    stats = engine.stats()
+    assert stats.overdue == listed == {"late": timedelta(seconds=30)}
+    assert stats.active_pools == {"default": 1, "hourly": 1}
+    assert stats.schedules == {"active": 2, "paused": 1, "inactive": 1}
+    assert samples(engine, "tickwork_workers", "tickwork_schedule_overdue_seconds") == {
+        ("tickwork_workers", (("pool", "default"),)): 0.0,
+        ("tickwork_workers", (("pool", "hourly"),)): 0.0,
+        ("tickwork_schedule_overdue_seconds", (("key", "late"),)): 30.0,
+    }
+
+
 # -- the dashboard ---------------------------------------------------------------------
 
 

@@ -561,7 +561,7 @@ class ReferenceTime(Protocol):
 class StatsSource(Protocol):
     """A store that counts events as they happen, for monitoring."""
 
-    def read_stats(self) -> Stats:
+    def read_stats(self, *, now_ms: int) -> Stats:
         """The fleet's figures now, in one read transaction, never recounted from history.
 
         Counters and histograms (buckets of ``_buckets``) count each event once, in the
@@ -569,6 +569,8 @@ class StatsSource(Protocol):
         run created (its lateness), a run ended (its duration when it had started), a try
         of a step ended (``kind`` "step"). Deleting runs, steps or history lowers none of
         them. ``runs`` holds the unfinished runs by status now, and for ended statuses
-        the runs that ever ended so.
+        the runs that ever ended so. ``schedules`` counts schedules by state,
+        ``active_pools`` the active ones by pool, and ``overdue`` holds each active
+        schedule whose next occurrence is before ``now_ms`` (``_liveness.overdue_ms``).
         """
         ...

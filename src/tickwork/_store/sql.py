@@ -283,6 +283,6 @@ class SqlStore:
 
     # -- aggregates ------------------------------------------------------------------------
 
-    def read_stats(self) -> Stats:
+    def read_stats(self, *, now_ms: int) -> Stats:
         """The fleet's counters, histograms and gauges; see ``StatsSource``."""
-        return self._stats.read_stats()
+        return self._stats.read_stats(now_ms=now_ms)

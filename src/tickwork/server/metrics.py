@@ -20,7 +20,8 @@ bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulati
   (a step that failed twice, then completed, is 2 failed and 1 completed).
 
 Nobody serving (DESIGN §8), read from the workers' records and the schedules at the
-scrape, so an alert can fire when the fleet is down:
+scrape (three columns of the schedules' rows, not every schedule built whole), so an
+alert can fire when the fleet is down:
 
 - ``tickwork_workers{pool}``: live workers serving each pool, for every pool a worker seen
   within the day serves or an active schedule uses (0: nobody serves it).
@@ -49,7 +50,7 @@ from prometheus_client.registry import Collector
 
 from .. import _buckets as buckets
 from .._engine import Engine
-from .._models import Histogram, ScheduleState
+from .._models import Histogram, Stats
 
 __all__ = ["CONTENT_TYPE_LATEST", "EngineCollector", "metrics_registry", "render_metrics"]
 
@@ -94,7 +95,7 @@ class EngineCollector(Collector):
         for state, count in sorted(stats.schedules.items()):
             schedules.add_metric([state], count)
         yield schedules
-        yield from self._serving()
+        yield from self._serving(stats)
         yield self._histogram(
             "tickwork_firing_lateness_seconds",
             "Creation of a scheduled run minus its occurrence",
@@ -117,35 +118,29 @@ class EngineCollector(Collector):
             STEP_BUCKETS,
         )
 
-    def _serving(self) -> Iterator[Metric]:
+    def _serving(self, stats: Stats) -> Iterator[Metric]:
         """Live workers per pool, overdue schedules (see the module's docstring)."""
-        workers = self.engine.list_workers()
-        schedules = self.engine.list_schedules()
-        live: dict[str, int] = {}
-        for worker in workers:
+        live = dict.fromkeys(stats.active_pools, 0)
+        for worker in self.engine.list_workers():
             for pool in worker.pools:
                 live[pool] = live.get(pool, 0) + worker.alive
-        for info in schedules:
-            if info.state is ScheduleState.ACTIVE:
-                live.setdefault(info.pool, 0)
         family = GaugeMetricFamily(
             "tickwork_workers", "Live workers serving each pool", labels=["pool"]
         )
         for pool, count in sorted(live.items()):
             family.add_metric([pool], count)
         yield family
-        overdue = [(s.key, s.overdue_by) for s in schedules if s.overdue_by is not None]
         yield GaugeMetricFamily(
             "tickwork_schedules_overdue",
             "Active schedules whose next occurrence is past, undecided: no worker fired it",
-            value=len(overdue),
+            value=len(stats.overdue),
         )
         lateness = GaugeMetricFamily(
             "tickwork_schedule_overdue_seconds",
             "How late an overdue schedule's next occurrence is (overdue schedules only)",
             labels=["key"],
         )
-        for key, late in sorted(overdue):
+        for key, late in sorted(stats.overdue.items()):
             lateness.add_metric([key], late.total_seconds())
         yield lateness
 
