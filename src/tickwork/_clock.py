@@ -136,7 +136,7 @@ def monotonic() -> float:
 
 
 def sleep(seconds: float) -> None:
-    """Block the calling thread (used only for connection back-off)."""
+    """Block the calling thread (connection back-off, a poll of SQLite's write lock)."""
     time.sleep(seconds)
 
 

@@ -2,7 +2,7 @@
 
 A pass reads the engine's clock once, asks ``_retention.cutoffs`` which cutoff applies to
 which workflow, then calls ``Store.prune_batch`` until the pass is done: each batch one
-short write of at most ``BATCH_ROWS`` rows, then a pause as long as the batch took
+short write of at most ``BATCH_ROWS`` rows, then a pause half as long as the batch took
 (``give_way_s``), so firing, claiming and checkpoints — and, on SQLite, other processes
 waiting for the file's write lock — get their turns between batches. Where writes take
 turns (``ExclusiveWrites``: SQLite) the budget adapts so that a batch lasts about

@@ -103,8 +103,8 @@ def test_a_pass_walks_runs_then_history_then_ends() -> None:
     assert history.next_phase().done
 
 
-def test_the_pause_between_batches_is_as_long_as_the_batch_within_bounds() -> None:
-    assert give_way_s(0.004) == 0.004
+def test_the_pause_between_batches_is_half_as_long_as_the_batch_within_bounds() -> None:
+    assert give_way_s(0.004) == 0.002
     assert give_way_s(0.0) == 0.001
     assert give_way_s(3.0) == 0.1
 

@@ -2,7 +2,15 @@
 
 Several processes may share the file: ``BEGIN IMMEDIATE`` takes SQLite's single write lock
 at the start of a transaction, so a claim reads and writes with no other writer in
-between, and the busy timeout makes the others wait their turn instead of failing.
+between, and the others wait their turn instead of failing, up to the URL's timeout.
+
+They wait by asking again every ``LOCK_POLL_S``, not in SQLite's own busy handler: that
+one sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, then 100 ms between tries, so a
+process that missed the lock a few times sleeps through the gaps another process leaves
+between its transactions (a firing waited ~100 ms behind a pruner holding the lock two
+thirds of the time). Rails 8 replaced that handler for the same reason (rails#51958).
+Python's ``sqlite3`` cannot install a busy handler, so the writer connection has none
+(``busy_timeout = 0``) and ``begin_write`` polls.
 
 ``sqlite://`` (or ``sqlite:///:memory:``) is a private database in memory, for tests: one
 connection that every thread shares, its transactions taking turns. (Not a shared-cache
@@ -20,6 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
+from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .sql import SqlStore
@@ -72,6 +81,10 @@ def parse_sqlite_url(url: str) -> tuple[Path | None, str, float]:
 BEGIN_WRITE = "BEGIN IMMEDIATE"
 # A read transaction: one consistent snapshot (WAL lets it run beside the writer).
 BEGIN_READ = "BEGIN"
+# The writer connection: no busy handler, BEGIN_WRITE is polled (see the module's docstring).
+NO_BUSY_HANDLER = "PRAGMA busy_timeout = 0"
+#: seconds between two tries of BEGIN_WRITE while another process holds the write lock
+LOCK_POLL_S = 0.0005
 # Every connection: write-ahead log, so readers never block the writer nor it them.
 JOURNAL_WAL = "PRAGMA journal_mode=WAL"
 # Every connection: the durability the URL chose ({level}: off, normal, full, extra).
@@ -132,7 +145,10 @@ class SQLiteDatabase:
         every batch read its B-tree pages back from the WAL file.
         """
         if self._writer_conn is None:
-            self._writer_conn = self._open()
+            conn = self._open()
+            if self.path is not None:
+                conn.execute(NO_BUSY_HANDLER)
+            self._writer_conn = conn
         return self._writer_conn
 
     def _open(self) -> sqlite3.Connection:
@@ -180,7 +196,12 @@ class SQLiteDatabase:
             if conn.in_transaction:  # left open by a turn cut short: its writes failed
                 conn.rollback()
             cursor = conn.cursor()
-            cursor.execute(BEGIN_WRITE if write else BEGIN_READ)
+            if not write:
+                cursor.execute(BEGIN_READ)
+            elif self.path is None:  # in memory: nobody else to wait for
+                cursor.execute(BEGIN_WRITE)
+            else:
+                begin_write(cursor, self._timeout)
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite: {exc}") from exc
         try:
@@ -223,6 +244,24 @@ class SQLiteDatabase:
                 conn.close()
         self._local = threading.local()
         self._writer_conn = None
+
+
+def begin_write(cursor: sqlite3.Cursor, timeout: float) -> None:
+    """``BEGIN IMMEDIATE``, asked again every ``LOCK_POLL_S`` while another process holds
+    the write lock, for at most ``timeout`` seconds (then SQLite's "database is locked")."""
+    deadline = None  # read the clock only when the lock is taken: the common case is free
+    while True:
+        try:
+            cursor.execute(BEGIN_WRITE)
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # extended codes too
+                raise
+            now = _clock.monotonic()
+            deadline = now + timeout if deadline is None else deadline
+            if now >= deadline:
+                raise
+        _clock.sleep(LOCK_POLL_S)
 
 
 class SQLiteStore(SqlStore):
