@@ -255,7 +255,8 @@ def begin_write(cursor: sqlite3.Cursor, timeout: float) -> None:
             cursor.execute(BEGIN_WRITE)
             return
         except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:  # extended codes too
+            code = getattr(exc, "sqlite_errorcode", None) or 0  # extended codes too
+            if code & 0xFF != sqlite3.SQLITE_BUSY:
                 raise
             now = _clock.monotonic()
             deadline = now + timeout if deadline is None else deadline

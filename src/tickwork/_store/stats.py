@@ -10,7 +10,7 @@ figure: ``runs`` reports ended statuses from the run-end counters.
 
 What the schedules say (by state, active ones by pool, the overdue ones) is read as
 three columns of their rows, in SQL, and never as whole schedules: a scrape that built
-every ``ScheduleInfo`` cost ~12-35 µs a schedule, a third of a second at ten thousand.
+every ``ScheduleInfo`` cost ~9-35 µs a schedule (90-110 ms at ten thousand).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class StatsSql:
             schedules[state] = schedules.get(state, 0) + int(count)
             if state == ScheduleState.ACTIVE.value:
                 active_pools[pool] = int(count)
-        overdue = {}
+        overdue: dict[str, timedelta] = {}
         for key, next_fire in late:
             ms = overdue_ms(ScheduleState.ACTIVE, int(next_fire), now_ms)
             if ms is not None:
