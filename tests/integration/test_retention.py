@@ -208,6 +208,45 @@ def test_a_pruning_outage_is_reported_once(db_url: str, clock: FakeClock) -> Non
     ]
 
 
+def test_a_prune_batch_holds_up_this_processs_other_writes_only_where_writes_take_turns(
+    short: Engine, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL: a batch runs in a transaction of its own, so a start, a checkpoint or a
+    # firing of the same process goes through meanwhile (it touches none of its rows).
+    # SQLite: the file's one write lock makes it wait for the batch, as any write does.
+    from tickwork._store import sql_prune
+
+    add_stepped(short)
+    run_many(short, "stepped", 3)
+    clock.advance("61m")
+    inside, release = threading.Event(), threading.Event()
+    delete_runs = sql_prune._delete_runs
+
+    def held(tx: Any, run_ids: Any) -> int:
+        inside.set()
+        assert release.wait(30)
+        return delete_runs(tx, run_ids)
+
+    monkeypatch.setattr(sql_prune, "_delete_runs", held)
+    pruner = threading.Thread(target=short.prune)
+    starter = threading.Thread(target=lambda: short.start("stepped", 1, run_id="meanwhile"))
+    takes_turns = short.url.startswith("sqlite")
+    pruner.start()
+    try:
+        assert inside.wait(10)
+        starter.start()
+        starter.join(0.5 if takes_turns else 10)
+        assert starter.is_alive() is takes_turns  # started during the batch unless SQLite
+        assert pruner.is_alive()
+    finally:
+        release.set()
+        pruner.join(10)
+        if starter.ident is not None:
+            starter.join(10)
+    assert short.get_run("meanwhile") is not None
+    assert short.get_run("r0000") is None  # and the batch did its work
+
+
 # -- the command line ------------------------------------------------------------------
 
 

@@ -2,8 +2,10 @@
 
 A pass walks the workflows that have ended runs, in name order, then the schedules'
 history, by key; a batch goes on from where the last one stopped (``PrunePosition``), in
-one short write transaction. Every lookup is a seek on an index made for it (migrations
-0003, 0005): ``tickwork_runs_ended`` (workflow, finished_at) over ended runs only, and
+one short write transaction of its own (``Database.write_alone``: on PostgreSQL this
+process's firings and checkpoints do not wait behind it). Every lookup is a seek on an
+index made for it (migrations 0003, 0005): ``tickwork_runs_ended`` (workflow,
+finished_at) over ended runs only, and
 ``tickwork_schedule_history_decided`` (key, decided_at). Candidates are read with the
 dialect's ``SKIP LOCKED`` (PostgreSQL), so two pruners at once take different rows and
 neither waits; SQLite's write transactions take turns anyway. Steps are deleted
@@ -148,7 +150,7 @@ class PruneSql:
                     self._history(tx, batch, cutoffs.history_ms)
             return PruneBatch(batch.removed, batch.position)
 
-        return self._db.write(work)
+        return self._db.write_alone(work)  # other writes never wait behind a batch
 
     def _runs(self, tx: Transaction, batch: _Batch, cutoffs: Cutoffs) -> None:
         """Remove what fits of the ended runs of the workflow the batch is at."""

@@ -229,6 +229,10 @@ class SQLiteDatabase:
     def write(self, work: Callable[[Transaction], T]) -> T:
         return self._combiner.write(work)
 
+    def write_alone(self, work: Callable[[Transaction], T]) -> T:
+        """``write``: the file has one write lock, which every write waits for anyway."""
+        return self._combiner.write(work)
+
     def notify(self, tx: Transaction, what: str) -> None:
         """No channel between processes: workers poll (and wake each other in-process)."""
 

@@ -147,6 +147,12 @@ class Database(Protocol):
         write the database."""
         ...
 
+    def write_alone(self, work: Callable[[Transaction], T]) -> T:
+        """``write``, in a transaction of its own that no other write joins: for a long
+        batch (pruning) that this process's other writes must not wait behind. Where
+        writes take turns anyway (SQLite's one write lock) it is ``write``."""
+        ...
+
     def notify(self, tx: Transaction, what: str) -> None:
         """Tell listening workers (other processes) that "runs" or "schedules" changed,
         at commit. A dialect without such a channel does nothing: workers poll."""
