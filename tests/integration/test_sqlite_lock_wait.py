@@ -20,20 +20,20 @@ def new_run(run_id: str) -> NewRun:
     return NewRun(run_id, "wf", "1", None, 0, "default", T0, T0)
 
 
-def hold_write_lock(path: Path) -> sqlite3.Connection:
-    """Another connection (SQLite locks per connection, as for another process) holding
-    the file's write lock until it commits."""
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+def locked_store(tmp_path: Path, options: str = "") -> tuple[SQLiteStore, sqlite3.Connection]:
+    """A migrated store, and another connection (SQLite locks per connection, as for
+    another process) holding the file's write lock until it commits."""
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'w.db'}{options}")
+    store.migrate()
+    other = sqlite3.connect(tmp_path / "w.db", isolation_level=None, check_same_thread=False)
     other.execute("BEGIN IMMEDIATE")
-    return other
+    return store, other
 
 
 def test_a_write_waits_for_another_writer_and_goes_through_once_it_commits(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(f"sqlite:///{tmp_path / 'w.db'}")
-    store.migrate()
-    other = hold_write_lock(tmp_path / "w.db")
+    store, other = locked_store(tmp_path)
     order: list[str] = []
     writer = threading.Thread(
         target=lambda: (store.insert_run(new_run("waited")), order.append("written"))
@@ -53,9 +53,7 @@ def test_a_write_waits_for_another_writer_and_goes_through_once_it_commits(
 def test_a_write_that_never_gets_the_lock_fails_after_the_timeout_and_writes_nothing(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(f"sqlite:///{tmp_path / 'w.db'}?timeout=0.2")
-    store.migrate()
-    other = hold_write_lock(tmp_path / "w.db")
+    store, other = locked_store(tmp_path, "?timeout=0.2")
     with pytest.raises(StoreError, match="database is locked") as failed:
         store.insert_run(new_run("never"))
     assert failed.value.transient  # the caller may try again later
