@@ -6,7 +6,9 @@ short write of at most ``BATCH_ROWS`` rows, then a pause half as long as the bat
 (``give_way_s``), so firing, claiming and checkpoints — and, on SQLite, other processes
 waiting for the file's write lock — get their turns between batches. Where writes take
 turns (``ExclusiveWrites``: SQLite) the budget adapts so that a batch lasts about
-``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most.
+``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most. Where
+they do not (PostgreSQL), the pauses also hold a pass to ``MOST_ROWS_PER_S``: there what
+pruning costs the others is the WAL it writes, not a lock.
 
 In a worker, a thread of its own runs the first pass ``FIRST_PASS_MS`` after start (a
 worker starting catches up on firing first) and one every ``PASS_INTERVAL_MS`` (five
@@ -33,6 +35,7 @@ from ._models import StorageStats
 from ._retention import (
     BATCH_ROWS,
     FIRST_PASS_MS,
+    MOST_ROWS_PER_S,
     PASS_INTERVAL_MS,
     TURN_TARGET_S,
     Cutoffs,
@@ -82,7 +85,9 @@ class Pruner:
         if not cuts.prunes_anything:
             return 0
         store = self._runtime.store
-        target_s = TURN_TARGET_S if isinstance(store, ExclusiveWrites) else None
+        takes_turns = isinstance(store, ExclusiveWrites)
+        target_s = TURN_TARGET_S if takes_turns else None
+        pace = None if takes_turns else MOST_ROWS_PER_S
         budget = BATCH_ROWS if target_s is None else BATCH_ROWS // 4
         position = PrunePosition()
         removed = 0
@@ -93,7 +98,8 @@ class Pruner:
             removed += batch.removed
             position = batch.position
             budget = next_budget(budget, batch.removed, elapsed_s, target_s)
-            if not position.done and _clock.wait(stop, give_way_s(elapsed_s)):
+            pause_s = give_way_s(elapsed_s, batch.removed, pace)
+            if not position.done and _clock.wait(stop, pause_s):
                 break
         return removed
 

@@ -28,6 +28,7 @@ __all__ = [
     "FIRST_PASS_MS",
     "KEEP_HISTORY",
     "LEAST_BATCH_ROWS",
+    "MOST_ROWS_PER_S",
     "MOST_VISITS",
     "PASS_INTERVAL_MS",
     "TURN_TARGET_S",
@@ -53,6 +54,14 @@ BATCH_ROWS = 1_000
 TURN_TARGET_S = 0.005
 #: the smallest budget it adapts down to (a slow disk still makes progress)
 LEAST_BATCH_ROWS = 50
+#: where writes do not take turns (PostgreSQL), the most rows a second one process's
+#: pruning removes: what a batch costs the others there is the WAL it writes (a page
+#: image of every page it first touches after a checkpoint), which each firing's commit
+#: then waits to flush behind, and which brings checkpoints on sooner. Unpaced, a 10M
+#: backlog went at 40,000-44,000 rows/s and the firing transactions of 50 every-second
+#: schedules took 28-78 ms at p99 (10-14 without pruning); paced, 24,000 rows/s and
+#: 12-24 ms. Steady state is far below it (50 every-second schedules: ~250 rows/s).
+MOST_ROWS_PER_S = 25_000
 #: the newest history entries of every schedule, kept whatever their age
 KEEP_HISTORY = 100
 #: the most workflows or schedules one batch looks at (looking costs a query each)
@@ -238,13 +247,19 @@ def next_budget(budget: int, removed: int, elapsed_s: float, target_s: float | N
     return max(LEAST_BATCH_ROWS, min(BATCH_ROWS, 2 * budget, fitting))
 
 
-def give_way_s(elapsed_s: float) -> float:
-    """How long to pause after a batch that took ``elapsed_s``: half as long again
-    (pruning holds the database at most about two thirds of the time), within 1 ms and
-    100 ms. On SQLite a waiting writer of another process gets the lock within a poll
+def give_way_s(elapsed_s: float, removed: int = 0, most_rows_per_s: int | None = None) -> float:
+    """How long to pause after a batch that removed ``removed`` rows in ``elapsed_s``:
+    half as long again (pruning holds the database at most about two thirds of the
+    time), and with ``most_rows_per_s`` long enough that the batch and the pause
+    together remove no more than that; within 1 ms and 100 ms.
+
+    On SQLite a waiting writer of another process gets the lock within a poll
     (``sqlite.LOCK_POLL_S``, 0.5 ms) of its release, so half a batch is gap enough: a
     firing waits one batch (~5 ms) at most. Measured on a 10M backlog beside 50
     every-second schedules: 15,500 -> 31,400 rows/s (with the lock polled), the
     firings' p99 17-18 ms either way; pausing half a batch with SQLite's own busy
-    handler made it ~100 ms."""
-    return min(_MOST_PAUSE_S, max(_LEAST_PAUSE_S, elapsed_s / 2))
+    handler made it ~100 ms. On PostgreSQL see ``MOST_ROWS_PER_S``."""
+    pause = elapsed_s / 2
+    if most_rows_per_s:
+        pause = max(pause, removed / most_rows_per_s - elapsed_s)
+    return min(_MOST_PAUSE_S, max(_LEAST_PAUSE_S, pause))

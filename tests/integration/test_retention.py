@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tickwork import ConfigError, Context, Engine, RunStatus
-from tickwork._retention import FIRST_PASS_MS, PASS_INTERVAL_MS
+from tickwork._retention import FIRST_PASS_MS, MOST_ROWS_PER_S, PASS_INTERVAL_MS
 from tickwork.cli import main
 from tickwork.errors import StoreError
 from tickwork.testing import FakeClock
@@ -245,6 +245,43 @@ def test_a_prune_batch_holds_up_this_processs_other_writes_only_where_writes_tak
             starter.join(10)
     assert short.get_run("meanwhile") is not None
     assert short.get_run("r0000") is None  # and the batch did its work
+
+
+def test_a_pass_paces_itself_where_writes_do_not_take_turns(
+    short: Engine, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL: the pauses hold a pass to MOST_ROWS_PER_S (its WAL, not a lock, is what
+    # the others wait behind). SQLite: half a batch's time, whatever its size.
+    from tickwork import _pruning
+
+    add_stepped(short)
+    run_many(short, "stepped", 700)  # 2,100 rows: several batches
+    clock.advance("61m")
+    store = short._runtime.store
+    prune_batch = store.prune_batch
+    batches: list[tuple[int, float]] = []  # (rows removed, seconds it took)
+    pauses: list[float] = []
+
+    def timed(**kwargs: Any) -> Any:
+        began = time.monotonic()
+        batch = prune_batch(**kwargs)
+        batches.append((batch.removed, time.monotonic() - began))
+        return batch
+
+    def wait(stop: threading.Event, seconds: float) -> bool:
+        pauses.append(seconds)
+        return stop.is_set()
+
+    monkeypatch.setattr(store, "prune_batch", timed)
+    monkeypatch.setattr(_pruning._clock, "wait", wait)
+    assert short.prune() == 2_100
+    assert len(pauses) == len(batches) - 1 >= 2  # a pause between batches
+    for (removed, took), pause in zip(batches, pauses, strict=False):
+        if short.url.startswith("sqlite"):
+            assert pause == pytest.approx(max(0.001, min(0.1, took / 2)), rel=0.1, abs=0.002)
+        else:
+            assert removed / (took + pause) <= MOST_ROWS_PER_S * 1.01
+            assert pause >= min(0.1, took / 2)
 
 
 # -- the command line ------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from tickwork._retention import (
     BATCH_ROWS,
     LEAST_BATCH_ROWS,
+    MOST_ROWS_PER_S,
     Cutoffs,
     PrunePosition,
     Take,
@@ -107,6 +108,27 @@ def test_the_pause_between_batches_is_half_as_long_as_the_batch_within_bounds() 
     assert give_way_s(0.004) == 0.002
     assert give_way_s(0.0) == 0.001
     assert give_way_s(3.0) == 0.1
+
+
+def test_a_paced_pass_removes_no_more_rows_a_second_than_its_pace() -> None:
+    # 1,000 rows in 10 ms at 25,000 rows/s: the batch and its pause take 40 ms.
+    assert give_way_s(0.010, 1_000, 25_000) == pytest.approx(0.030)
+    assert give_way_s(0.010, 1_000, MOST_ROWS_PER_S) == pytest.approx(
+        1_000 / MOST_ROWS_PER_S - 0.010
+    )
+    # A slow batch is paced already: half as long again, as without a pace.
+    assert give_way_s(0.080, 1_000, 25_000) == 0.040
+    assert give_way_s(0.010, 0, 25_000) == 0.005  # nothing removed: nothing to pace
+
+
+@pytest.mark.parametrize("removed", [0, 1, 50, 999, 1_000])
+@pytest.mark.parametrize("elapsed_ms", [0, 1, 5, 20, 60, 250])
+def test_with_a_pace_a_batch_and_its_pause_stay_within_it(removed: int, elapsed_ms: int) -> None:
+    elapsed_s = elapsed_ms / 1000
+    pause = give_way_s(elapsed_s, removed, 25_000)
+    assert 0.001 <= pause <= 0.1
+    assert pause >= give_way_s(elapsed_s)  # never less room for the others than unpaced
+    assert removed / (elapsed_s + pause) <= 25_000 * (1 + 1e-9)
 
 
 def test_where_writes_take_turns_the_budget_fits_the_target_duration() -> None:
