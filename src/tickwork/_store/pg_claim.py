@@ -108,7 +108,7 @@ class PgRunsSql(RunsSql):
         room: Mapping[str, int],
     ) -> list[TakenRun]:
         now_ms, pools, limit, worker = request.now_ms, request.pools, request.limit, request.worker
-        filters = in_filters(pools, open_workflows, self._db.no_index)
+        filters = in_filters(pools, open_workflows, self._db.unindexed)
         # With limits, some candidates may be passed over: read a few more.
         candidates = limit * 2 if room else limit
         lease_until = now_ms + request.lease_ms

@@ -160,6 +160,7 @@ class PostgresDatabase:
 
     lock_suffix = " FOR UPDATE SKIP LOCKED"
     no_index = ""
+    unindexed = "({} || '')"  # an expression no index of the column serves
     lock_row = " FOR UPDATE"
     plan_for_values = PLAN_FOR_VALUES
 

@@ -276,7 +276,7 @@ class RunsSql:
         caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
         them in one statement (``pg_claim.py``)."""
         now_ms, pools = request.now_ms, request.pools
-        filters = in_filters(pools, open_workflows, self._db.no_index)
+        filters = in_filters(pools, open_workflows, self._db.unindexed)
         statement = SELECT_CLAIMABLE.format(filters=filters) + self._db.lock_suffix
         # With limits, some candidates may be passed over below: read a few more.
         candidates = request.limit * 2 if room else request.limit
@@ -437,7 +437,7 @@ class RunsSql:
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, self._db.no_index))
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, self._db.unindexed))
         with self._db.read() as tx:
             row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])

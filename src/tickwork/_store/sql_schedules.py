@@ -397,7 +397,7 @@ class SchedulesSql:
     ) -> FireResult:
         if not pools or not workflows or limit <= 0:
             return FireResult(0, [], [])
-        filters = in_filters(pools, workflows, self._db.no_index)
+        filters = in_filters(pools, workflows, self._db.unindexed)
         statement = SELECT_DUE.format(filters=filters) + self._db.lock_suffix
 
         def work(tx: Transaction) -> FireResult:
@@ -485,7 +485,7 @@ class SchedulesSql:
     def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        filters = in_filters(pools, workflows, self._db.no_index)
+        filters = in_filters(pools, workflows, self._db.unindexed)
         with self._db.read() as tx:
             row = tx.execute(NEXT_SCHEDULE_DUE.format(filters=filters), *pools, *workflows)
             found = row.fetchone()

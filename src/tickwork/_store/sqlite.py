@@ -114,6 +114,7 @@ class SQLiteDatabase:
 
     lock_suffix = ""
     no_index = "+"  # SQLite's unary plus keeps a column off its index
+    unindexed = "+{}"
     lock_row = ""  # write transactions take turns already (BEGIN IMMEDIATE)
     plan_for_values = ""  # without statistics SQLite plans alike for any values
 
