@@ -60,7 +60,7 @@ LEAST_BATCH_ROWS = 50
 #: then waits to flush behind, and which brings checkpoints on sooner. Unpaced, a 10M
 #: backlog went at 40,000-44,000 rows/s and the firing transactions of 50 every-second
 #: schedules took 28-78 ms at p99 (10-14 without pruning); paced, 24,000 rows/s and
-#: 12-24 ms. Steady state is far below it (50 every-second schedules: ~250 rows/s).
+#: 12-29 ms. Steady state is far below it (50 every-second schedules: ~250 rows/s).
 MOST_ROWS_PER_S = 25_000
 #: the newest history entries of every schedule, kept whatever their age
 KEEP_HISTORY = 100
