@@ -6,11 +6,10 @@ one short write transaction of its own (``Database.write_alone``: on PostgreSQL 
 process's firings and checkpoints do not wait behind it). Every lookup is a seek on an
 index made for it (migrations 0003, 0005): ``tickwork_runs_ended`` (workflow,
 finished_at) over ended runs only, and ``tickwork_schedule_history_decided`` (key,
-decided_at). Candidates are read with the
-dialect's ``SKIP LOCKED`` (PostgreSQL), so two pruners at once take different rows and
-neither waits; SQLite's write transactions take turns anyway. Steps are deleted
-explicitly before their runs (not by the cascade) so every row removed is counted.
-The rules (which cutoff, what fits in a batch) are ``_retention``'s.
+decided_at). Candidates are read with the dialect's ``SKIP LOCKED`` (PostgreSQL), so two
+pruners at once take different rows and neither waits; SQLite's write transactions take
+turns anyway. Steps are deleted explicitly before their runs (not by the cascade) so
+every row removed is counted. The rules (which cutoff, what fits in a batch) are ``_retention``'s.
 """
 
 from __future__ import annotations
