@@ -67,8 +67,6 @@ DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)  # tickwork's fake registration instant
 THREADS = 8
 POLL_S = 0.01
-# tickwork's unfinished runs, word for word the WHERE of its index tickwork_runs_due
-UNFINISHED = "status <> 'completed' AND status <> 'failed' AND status <> 'cancelled'"
 WAIT_S = 600.0  # a trial that takes longer than this is broken
 
 # -- the work itself, identical for both libraries -----------------------------------
@@ -383,10 +381,11 @@ def _tickwork_trial(measure: str, db: Database, n: int, m: int, folder: Path) ->
             raise SystemExit(f"tickwork fired {runs} runs, reported {results}, expected {m}")
         return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": 0.0}
 
-    # Done when no run is unfinished (all M were stored before "go"): a count over the
-    # index of unfinished runs, which shrinks as they complete, not over every run.
+    # Done when no run is unfinished (all M were stored before "go"): a count of
+    # tickwork_queue, which holds one row per unfinished run and shrinks as they
+    # complete, not over every run.
     def done() -> bool:
-        return db.count(f"SELECT COUNT(*) FROM tickwork_runs WHERE {UNFINISHED}") == 0
+        return db.count("SELECT COUNT(*) FROM tickwork_queue") == 0
 
     elapsed, results = _run_children("tickwork-run", spec, n, folder, done)
     completed = db.count("SELECT COUNT(*) FROM tickwork_runs WHERE status = 'completed'")

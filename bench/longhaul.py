@@ -117,12 +117,12 @@ HOURLY = 1000  # schedules fired (and runs drained) per repetition
 PAGE = 100
 SMALL = 10_000
 
-#: tickwork_runs as the engine writes it (INSERT_RUN, CLAIM_RUN, FINISH_RUN ...)
+#: tickwork_runs as the engine writes it (INSERT_RUN, START_RUN, FINISH_RUN ...); an ended
+#: run has no row in tickwork_queue (UNQUEUE_HELD deletes it when the run ends)
 RUN_COLUMNS = (
     "id", "workflow", "version", "status", "input", "result", "error", "attempt", "priority",
     "pool", "schedule_key", "schedule_revision", "scheduled_for", "retry", "created_at",
-    "started_at", "finished_at", "available_at", "attempt_started_at", "worker",
-    "lease_token", "cancel_requested",
+    "started_at", "finished_at", "attempt_started_at",
 )  # fmt: skip
 STEP_COLUMNS = (
     "run_id", "kind", "name", "seq", "status", "result", "error", "attempts", "started_at",
@@ -220,7 +220,7 @@ def generate(n: int, end_ms: int, filled: Filled) -> Iterator[tuple[list[Any], .
                 ended = created + 5
                 runs.append(
                     (run_id, workflow, "1", "cancelled", None, None, None, 1, 0, "default",
-                     *scheduled, None, created, None, ended, created, None, None, None, 0)
+                     *scheduled, None, created, None, ended, None)
                 )  # fmt: skip
             else:
                 started = created + 1
@@ -233,7 +233,7 @@ def generate(n: int, end_ms: int, filled: Filled) -> Iterator[tuple[list[Any], .
                 )
                 runs.append(
                     (run_id, workflow, "1", status, None, result, error, 1, 0, "default",
-                     *scheduled, None, created, started, ended, ended, started, None, None, 0)
+                     *scheduled, None, created, started, ended, started)
                 )  # fmt: skip
                 for seq, name in enumerate(("one", "two", "three"), start=1):
                     at = started + seq
@@ -319,6 +319,9 @@ def check_shapes(store: Store, engine: Any) -> None:
         theirs = dict(zip(columns, rows[-1], strict=True))
         for name, value in zip(names, ours, strict=True):
             assert type(theirs[name]) is type(value), (table, name, theirs[name], value)
+    # An ended run left the queue: generate() writes no queue rows.
+    _, queued = store.query("SELECT COUNT(*) FROM tickwork_queue WHERE id = ?", run_id)
+    assert queued[0][0] == 0, ("tickwork_queue", run_id)
     assert len(new_run_id(0)) == len(run_id)
 
 

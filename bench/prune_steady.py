@@ -2,13 +2,14 @@
 
 The measurement behind docs/behaviour.md's "Retention" (batched deletes, not time
 partitions). A steady stream of RATE runs a second is written the way the engine writes
-it: each run inserted ``pending`` with its schedule's history entry and the schedule's row
-advanced (one transaction per second of simulated time), then claimed, given three steps
-and ended. A ``FakeClock`` moves one simulated minute per loop; ``Engine.prune()`` runs
-every 5 simulated minutes, as a worker's pruning thread does, with the retention given.
-Every simulated minute, each table whose dead rows passed autovacuum's default threshold
-(50 + 20% of its live rows) is vacuumed, as the autovacuum launcher (naptime 1 min)
-would. Every 10 minutes it prints the tables' ``pg_total_relation_size``.
+it: each run inserted ``pending`` with its row in ``tickwork_queue``, its schedule's
+history entry and the schedule's row advanced (one transaction per second of simulated
+time), then claimed, given three steps and ended (its queue row deleted). A ``FakeClock``
+moves one simulated minute per loop; ``Engine.prune()`` runs every 5 simulated minutes, as
+a worker's pruning thread does, with the retention given. Every simulated minute, each
+table whose dead rows passed autovacuum's default threshold (50 + 20% of its live rows) is
+vacuumed, as the autovacuum launcher (naptime 1 min) would. Every 10 minutes it prints the
+tables' ``pg_total_relation_size``.
 
 It works in a database of its own (created, then dropped), so no other session's open
 transaction holds vacuum back, with ``synchronous_commit = off`` (sizes do not depend on
@@ -31,7 +32,10 @@ import psycopg
 from tickwork import Engine
 from tickwork.testing import FakeClock
 
-TABLES = ["tickwork_runs", "tickwork_steps", "tickwork_schedule_history", "tickwork_schedules"]
+TABLES = [
+    "tickwork_runs", "tickwork_steps", "tickwork_schedule_history", "tickwork_queue",
+    "tickwork_schedules",
+]  # fmt: skip
 # A schedule row (only its key and firing columns matter here).
 INSERT_SCHEDULE = """
 INSERT INTO tickwork_schedules (key, workflow, version, timezone, overlap, pool, priority,
@@ -39,11 +43,17 @@ INSERT INTO tickwork_schedules (key, workflow, version, timezone, overlap, pool,
     every_ms)
 VALUES (%s, 'wf', '1', 'UTC', 'allow', 'default', 0, 'd', 'active', 1, %s, %s, %s, %s, %s, 1000)
 """
-# Firing: a pending run per schedule, its history entry, the schedule advanced.
+# Firing: a pending run per schedule and its row in the queue (sql_runs.INSERT_RUN and
+# QUEUE_RUN), its history entry, the schedule advanced.
 INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, created_at, available_at)
-VALUES (%s, 'wf', '1', 'pending', '{"n":1}', 1, 0, 'default', %s, 1, %s, %s, %s)
+    schedule_key, schedule_revision, scheduled_for, created_at)
+VALUES (%s, 'wf', '1', 'pending', '{"n":1}', 1, 0, 'default', %s, 1, %s, %s)
+"""
+QUEUE_RUN = """
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
+    created_at)
+VALUES (%s, 'wf', 'default', 0, 'pending', %s, %s, %s)
 """
 INSERT_HISTORY = """
 INSERT INTO tickwork_schedule_history (key, occurrence, decision, reason, run_id, revision,
@@ -55,10 +65,15 @@ UPDATE tickwork_schedules SET next_fire_at = %s, due_at = %s, last_fire_at = %s,
     last_run_id = %s
 WHERE key = %s
 """
-# Executing: claimed, three steps, ended.
-CLAIM = """
-UPDATE tickwork_runs SET status = 'running', worker = 'w', lease_token = 't',
-    available_at = %s, started_at = %s, attempt_started_at = %s
+# Executing: claimed (the lease in the queue's row, then the run's: pg_claim.CLAIM), three
+# steps, ended.
+LEASE = """
+UPDATE tickwork_queue SET status = 'running', lease_token = 't', available_at = %s
+WHERE id = ANY(%s)
+"""
+START = """
+UPDATE tickwork_runs SET status = 'running', started_at = COALESCE(started_at, %s),
+    attempt_started_at = COALESCE(attempt_started_at, %s)
 WHERE id = ANY(%s)
 """
 INSERT_STEP = """
@@ -67,9 +82,13 @@ INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, attempts, s
 VALUES (%s, 'step', %s, %s, 'completed', '"a result of a few dozen bytes, as steps return"',
     1, %s, %s)
 """
+# Ended: the run leaves the queue, then its row is finished (UNQUEUE_HELD, FINISH_RUN).
+UNQUEUE = """
+DELETE FROM tickwork_queue WHERE id = ANY(%s) AND lease_token = 't' AND status = 'running'
+"""
 FINISH = """
-UPDATE tickwork_runs SET status = 'completed', result = '"ok"', finished_at = %s,
-    worker = NULL, lease_token = NULL, available_at = %s
+UPDATE tickwork_runs SET status = 'completed', result = '"ok"', error = NULL, traceback = NULL,
+    finished_at = %s
 WHERE id = ANY(%s)
 """
 # Tables past autovacuum's default threshold.
@@ -84,14 +103,18 @@ def one_second(conn: psycopg.Connection, rate: int, now: int) -> None:
     ids = [run_id for _, run_id in pairs]
     with conn.transaction():
         cur = conn.cursor()
-        cur.executemany(INSERT_RUN, [(i, key, now, now, now) for key, i in pairs])
+        cur.executemany(INSERT_RUN, [(i, key, now, now) for key, i in pairs])
+        cur.executemany(QUEUE_RUN, [(i, now, key, now) for key, i in pairs])
         cur.executemany(INSERT_HISTORY, [(key, now, i, now) for key, i in pairs])
         cur.executemany(ADVANCE, [(now + 1000, now + 1000, now, i, key) for key, i in pairs])
     with conn.transaction():
         cur = conn.cursor()
-        cur.execute(CLAIM, (now + 30_000, now, now, ids))
+        cur.execute(LEASE, (now + 30_000, ids))
+        cur.execute(START, (now, now, ids))
         cur.executemany(INSERT_STEP, [(i, f"s{n}", n, now, now + 5) for i in ids for n in range(3)])
-        cur.execute(FINISH, (now + 20, now + 20, ids))
+        cur.execute(UNQUEUE, (ids,))
+        assert cur.rowcount == len(ids), (cur.rowcount, len(ids))  # the engine: LeaseLost
+        cur.execute(FINISH, (now + 20, ids))
 
 
 def main() -> None:
@@ -124,7 +147,7 @@ def run(url: str, minutes: int, retention: int, rate: int) -> None:
     vacuums = pruned = 0
     began = time.monotonic()
     print(f"{rate} runs/s, 3 steps each, retention {retention} min, prune every 5 min")
-    print("minute  total MB  runs  steps  history  (MB)  runs kept")
+    print("minute  total MB  runs  steps  history  queue  (MB)  runs kept")
     for minute in range(1, minutes + 1):
         base = int(clock.now().timestamp() * 1000)
         for second in range(60):
@@ -141,7 +164,7 @@ def run(url: str, minutes: int, retention: int, rate: int) -> None:
                 for t in TABLES
             ]
             kept = conn.execute("SELECT COUNT(*) FROM tickwork_runs").fetchone()[0]  # type: ignore[index]
-            mb = [f"{size / 1e6:6.1f}" for size in sizes[:3]]
+            mb = [f"{size / 1e6:6.1f}" for size in sizes[:4]]
             print(f"{minute:6}  {sum(sizes) / 1e6:8.1f}  {'  '.join(mb)}  {kept:9}", flush=True)
     print(
         f"{minutes} simulated minutes in {time.monotonic() - began:.0f} s: "

@@ -30,6 +30,11 @@ from tickwork import Engine, RunInfo
 HERE = Path(__file__).parent
 APP = f"{HERE / 'acceptance_app.py'}:engine"
 WAIT = 60.0  # seconds: generous, only ever reached when something is broken
+# A run's row and its lease, from its queue row while it is unfinished (migration 0011).
+RAW_RUN = """
+SELECT r.*, q.available_at, q.lease_token, q.cancel_requested
+FROM tickwork_runs r LEFT JOIN tickwork_queue q ON q.id = r.id WHERE r.id = %s
+"""
 T = TypeVar("T")
 
 
@@ -175,11 +180,12 @@ class Harness:
         return [s.name for s in self.engine.list_steps(run_id) if s.status == "completed"]
 
     def raw_run(self, run_id: str) -> dict[str, Any]:
-        """The run's row as stored, lease columns included (read-only connection)."""
+        """The run's row as stored, with its lease (its queue row's columns, None once
+        it ended) (read-only connection)."""
         uri = f"file:{self.db_path}?mode=ro"
         with closing(sqlite3.connect(uri, uri=True)) as conn:
             conn.row_factory = sqlite3.Row
-            row = conn.execute("SELECT * FROM tickwork_runs WHERE id = ?", (run_id,)).fetchone()
+            row = conn.execute(RAW_RUN.replace("%s", "?"), (run_id,)).fetchone()
         assert row is not None, f"run {run_id} is not in the database"
         return dict(row)
 
@@ -389,12 +395,12 @@ class PgHarness(Harness):
         return sorted(pid for pid, last in rows if query is None or last == query)
 
     def raw_run(self, run_id: str) -> dict[str, Any]:
-        """The run's row as stored, lease columns included."""
+        """The run's row as stored, with its lease (as the SQLite harness's)."""
         import psycopg
         from psycopg.rows import dict_row
 
         with psycopg.connect(self.url, autocommit=True, row_factory=dict_row) as conn:
-            row = conn.execute("SELECT * FROM tickwork_runs WHERE id = %s", (run_id,)).fetchone()
+            row = conn.execute(RAW_RUN, (run_id,)).fetchone()
         assert row is not None, f"run {run_id} is not in the database"
         return dict(row)
 

@@ -121,10 +121,10 @@ def test_a_run_locked_by_a_worker_frozen_inside_a_checkpoint_is_taken_over(
         run = engine.start("work")
         (claim,) = engine._runtime.claim(1)  # held under a lease by "the frozen worker"
         assert claim.info.id == run.id
-        # The frozen worker is inside a checkpoint: the run's row is locked.
+        # The frozen worker is inside a checkpoint: the run's queue row (its lease) is locked.
         frozen = Frozen(
             url,
-            "UPDATE tickwork_runs SET available_at = available_at WHERE id = %s",
+            "UPDATE tickwork_queue SET available_at = available_at WHERE id = %s",
             run.id,
             folder=tmp_path,
         )

@@ -255,7 +255,7 @@ def test_counters_never_go_down_when_runs_steps_and_history_are_deleted(store: S
     assert before.runs == {("wf", "completed"): 1, ("wf", "pending"): 2}
     assert len(fired) == 1 and before.firings == {"started": 1}
 
-    for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_runs"):
+    for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_queue", "tickwork_runs"):
         delete_rows(store.url, table)  # type: ignore[attr-defined]
     store.delete_schedule("k")
     after = stats(store)

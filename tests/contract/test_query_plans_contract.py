@@ -33,6 +33,7 @@ from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUN
 from tickwork._store.sql_runs import (
     COUNT_LIVE,
     NEXT_DUE,
+    QUEUE_FILTER,
     RELEASE_LEASE,
     SELECT_CLAIMABLE,
     SELECT_RUN,
@@ -59,9 +60,10 @@ STATUSES = [None, *RunStatus]
 
 
 def _index_for(workflow: str | None, status: RunStatus | None, schedule: str | None) -> str:
-    """The index that serves a combination of filters (run_lists.py's table)."""
+    """The index of tickwork_runs that serves a combination of filters (run_lists.py's
+    table); runs in flight are found in the queue, and their rows by id (PRIMARY)."""
     if status in ACTIVE_STATUSES:
-        return "tickwork_runs_schedule_active" if schedule else "tickwork_runs_due"
+        return PRIMARY
     if status is not None:
         if schedule is not None:
             return "tickwork_runs_schedule_status_ended"
@@ -83,9 +85,39 @@ COMBINATIONS = [
 
 INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, attempt, priority, pool,
-    schedule_key, created_at, available_at)
-VALUES (?, ?, '1', ?, 1, 0, 'default', ?, ?, ?)
+    schedule_key, created_at)
+VALUES (?, ?, '1', ?, 1, 0, 'default', ?, ?)
 """
+INSERT_QUEUED = """
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
+    created_at)
+VALUES (?, ?, 'default', 0, ?, ?, ?, ?)
+"""
+#: stands for the primary key of tickwork_runs in the expectations (its name differs)
+PRIMARY = "primary key"
+
+
+def _insert(store: Store, rows: Sequence[tuple[str, str, str, str | None, int, int]]) -> None:
+    """Runs given as (id, workflow, status, schedule key, created_at, available_at), as the
+    store keeps them: each unfinished one has its row in the queue too."""
+    runs = [(run_id, wf, status, key, at) for run_id, wf, status, key, at, _ in rows]
+    queued = [
+        (run_id, wf, status, due, key, at)
+        for run_id, wf, status, key, at, due in rows
+        if RunStatus(status) in ACTIVE_STATUSES
+    ]
+
+    def work(tx: Transaction) -> None:
+        tx.executemany(INSERT_RUN, runs)
+        if queued:
+            tx.executemany(INSERT_QUEUED, queued)
+
+    store._write(work)  # type: ignore[attr-defined]
+
+
+def _primary(store: Store) -> str:
+    sqlite = store.dialect == "sqlite"  # type: ignore[attr-defined]
+    return "sqlite_autoindex_tickwork_runs_1" if sqlite else "tickwork_runs_pkey"
 
 
 @pytest.fixture
@@ -103,9 +135,9 @@ def _add_history(store: Store) -> None:
         for n in range(3000)
     ]  # fmt: skip
     rows += [(f"new-{n}", WORKFLOWS[n % 2], "pending", KEYS[n % 3], T0 + n, T0) for n in range(5)]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
+    _insert(store, rows)
     if store.dialect == "postgres":  # type: ignore[attr-defined]
-        store._write(lambda tx: tx.execute("ANALYZE tickwork_runs"))  # type: ignore[attr-defined]
+        store._write(lambda tx: tx.execute("ANALYZE tickwork_runs, tickwork_queue"))  # type: ignore[attr-defined]
 
 
 # -- reading plans ---------------------------------------------------------------------
@@ -185,10 +217,11 @@ def test_each_list_runs_filter_and_page_reads_its_index_in_order(
     before: bool,
 ) -> None:
     index = _index_for(workflow, status, schedule)
-    # Runs in flight are read from tickwork_runs_due and sorted. PostgreSQL prefers that
-    # to an index in order only when its statistics say the runs in flight are few.
-    in_flight = index == "tickwork_runs_due"
+    # Runs in flight are found in the queue, read by id and sorted (a sort of the runs in
+    # flight only); on a store with a history, as PostgreSQL's statistics then describe it.
+    in_flight = index == PRIMARY
     if in_flight:
+        index = _primary(store)
         _add_history(store)
     statement, params = list_runs_query(
         workflow=workflow,
@@ -217,7 +250,7 @@ def _fill(store: Store) -> list[tuple[int, str, str, str, str | None]]:
         status = statuses[(n // 2) % len(statuses)]
         rows.append((T0 + n // 4, f"run-{n:03d}", workflow, status.value, key))
     values = [(run_id, wf, status, key, at, at) for at, run_id, wf, status, key in rows]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, values))  # type: ignore[attr-defined]
+    _insert(store, values)
     return rows
 
 
@@ -273,72 +306,38 @@ def test_the_faces_other_reads_seek_an_index(store: Store) -> None:
             assert not _sorts(store, plan), (label, plan)
 
 
-def _worker_reads(store: Store) -> list[tuple[str, str, list[Any], str, bool]]:
-    """(label, statement, parameters, expected index, may sort) of each read of a
-    worker; what may be sorted are runs in flight, never the history."""
-    db = store._db  # type: ignore[attr-defined]
-    filters = in_filters(["default"], ["report", "sync"], db.unindexed)
-    claim = SELECT_CLAIMABLE.format(filters=filters) + db.lock_suffix
-    active = SELECT_ACTIVE_RUNS.format(marks="?, ?", no_index=db.no_index)
-    due = "tickwork_runs_due"
+def _worker_reads() -> list[tuple[str, str, list[Any], str | None, bool]]:
+    """(label, statement, parameters, the queue's index SQLite reads (None: any), may
+    sort) of each read of a worker; what may be sorted are runs in flight."""
+    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
     return [
-        ("claim", claim, [T0, "default", "report", "sync", 10], due, False),
-        ("next_due", NEXT_DUE.format(filters=filters), ["default", "report", "sync"], due,
+        ("claim", SELECT_CLAIMABLE.format(filters=filters), [T0, "default", "report", "sync", 10],
+         "tickwork_queue_due", False),
+        ("next_due", NEXT_DUE.format(filters=filters), ["default", "report", "sync"], None,
          False),
-        ("firing's overlap check", active, ["k1", "k2"], "tickwork_runs_schedule_active",
-         True),  # two schedules' runs, merged
-        ("concurrency count", COUNT_LIVE.format(no_index=db.no_index), [T0], due, True),
-        ("release a lease", RELEASE_LEASE, [T0, "token"], due, False),
+        ("firing's overlap check", SELECT_ACTIVE_RUNS.format(marks="?, ?"), ["k1", "k2"],
+         "tickwork_queue_schedule", True),  # two schedules' runs, merged
+        ("concurrency count", COUNT_LIVE, [T0], None, True),
+        ("release a lease", RELEASE_LEASE, [T0, "token"], None, False),
     ]  # fmt: skip
 
 
-#: indexes that hold unfinished runs only: PostgreSQL may read any of them for a worker's
-#: read (it weighs them by their sizes), a sort there sorts what is in flight, never the
-#: history
-UNFINISHED_ONLY = {"tickwork_runs_due", "tickwork_runs_schedule_active"}
-
-
-def test_the_worker_reads_seek_an_index_of_unfinished_runs(history: Store) -> None:
+def test_the_worker_reads_read_the_queue_and_runs_only_by_their_ids(history: Store) -> None:
+    """What a worker reads at every claim, wake-up and firing is in the queue, which holds
+    the runs in flight and nothing else (migration 0011): the history is read, if at all,
+    run by run through its primary key, never walked, scanned or sorted. SQLite's claim
+    walks the queue's due index in its order (no sort) and its overlap check seeks the
+    schedules' runs in flight."""
     store = history
-    for label, statement, params, index, may_sort in _worker_reads(store):
+    sqlite = store.dialect == "sqlite"  # type: ignore[attr-defined]
+    for label, statement, params, queue_index, may_sort in _worker_reads():
         plan = _plan(store, statement, params, generic=True)
-        found = set(_indexes(store, plan))
-        if store.dialect == "sqlite":  # type: ignore[attr-defined]
-            assert found == {index}, (label, plan)
+        assert set(_indexes(store, plan)) <= {_primary(store)}, (label, plan)
+        if sqlite:
+            if queue_index is not None:
+                walk = rf"USING (COVERING )?INDEX {queue_index}\b"
+                assert any(re.search(walk, line) for line in plan), (label, plan)
             assert may_sort or not _sorts(store, plan), (label, plan)
-        else:
-            assert found and found <= UNFINISHED_ONLY, (label, plan)
-
-
-def test_the_worker_reads_walk_the_due_index_for_a_workflow_the_statistics_do_not_know(
-    history: Store,
-) -> None:
-    """A workflow (or schedule) added since the runs table was last analyzed (on a big
-    table, about once a day): the statistics call it rare, and a filter on it read from
-    its own index read all its ended runs, at every claim and every wake-up of every
-    worker (measured with 85,000 kept: 30-60 ms, twice a second). The worker's filters
-    stay off the columns' indexes; its reads walk an index of unfinished runs."""
-    store = history
-    ended = [
-        (f"fresh-{n:05d}", "fresh", "completed", "fresh-key", T0 - 10_000_000 + n, T0)
-        for n in range(3000)
-    ]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, ended))  # type: ignore[attr-defined]
-    db = store._db  # type: ignore[attr-defined]
-    filters = in_filters(["default"], ["fresh"], db.unindexed)
-    active = SELECT_ACTIVE_RUNS.format(marks="?", no_index=db.no_index)
-    for label, statement, params, index in (
-        ("next_due", NEXT_DUE.format(filters=filters), ["default", "fresh"], "tickwork_runs_due"),
-        ("claim", SELECT_CLAIMABLE.format(filters=filters) + db.lock_suffix,
-         [T0, "default", "fresh", 10], "tickwork_runs_due"),
-        ("firing's overlap check", active, ["fresh-key"], "tickwork_runs_schedule_active"),
-    ):  # fmt: skip
-        plan = _plan(store, statement, params)
-        found = set(_indexes(store, plan))
-        if store.dialect == "sqlite":  # type: ignore[attr-defined]
-            assert found == {index}, (label, plan)
-        else:
-            assert found and found <= UNFINISHED_ONLY, (label, plan)
 
 
 def test_postgresql_sessions_never_compile_a_statement_with_jit(history: Store) -> None:
@@ -366,19 +365,25 @@ def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
     history: Store, limited: bool
 ) -> None:
     """PostgreSQL claims in one UPDATE (``pg_claim.py``): the candidates it locks are read
-    from tickwork_runs_due in its order (no Sort beneath the row locks: the history is
-    never sorted) and each run taken is written through its primary key."""
+    from tickwork_queue_due in its order (no Sort beneath the row locks), each run's row
+    found by its id, and each run taken is written through the primary keys."""
     store = history
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
-    filters = in_filters(["default"], ["report", "sync"], store._db.unindexed)  # type: ignore[attr-defined]
-    params: list[Any] = [T0, "default", "report", "sync", 10, "w", "w", T0 + 1000, T0, T0]
+    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
+    params: list[Any] = [T0, "default", "report", "sync", 10]
     if limited:
         params += [["report"], [2], 10]
+    params += ["w", T0 + 1000, T0, T0]
     plan = _plan(store, claim_statement(filters, limited=limited), params, generic=True)
-    assert set(_indexes(store, plan)) == {"tickwork_runs_due", "tickwork_runs_pkey"}, plan
-    assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
-    assert not any(re.search(r"\bSort\b", line) for line in _beneath("LockRows", plan)), plan
+    assert set(_indexes(store, plan)) == {"tickwork_runs_pkey"}, plan
+    assert set(_indexes(store, plan, "tickwork_queue")) == {
+        "tickwork_queue_due",
+        "tickwork_queue_pkey",
+    }, plan
+    locked = _beneath("LockRows", plan)
+    assert any("using tickwork_queue_due" in line for line in locked), plan
+    assert not any(re.search(r"\bSort\b", line) for line in locked), plan
 
 
 def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
@@ -386,15 +391,15 @@ def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
 ) -> None:
     """A new deployment's first minute: runs pile up before autovacuum's first ANALYZE, and
     with no statistics the planner takes its defaults, which say few runs are due. It
-    would then read every run of the workflow and sort them, at each claim (O(backlog)).
-    The claim runs as the store runs it, planned with sorts off (``transaction.UNSORTED``),
-    and walks tickwork_runs_due in order, stopping after the runs it takes."""
+    would then read every run due and sort them, at each claim (O(backlog)). The claim
+    runs as the store runs it, planned with sorts off (``transaction.UNSORTED``), and
+    walks tickwork_queue_due in order, stopping after the runs it takes."""
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
     rows = [(f"due-{n:05d}", "report", "pending", None, T0 + n, T0 + n) for n in range(2000)]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
-    filters = in_filters(["default"], ["report"], store._db.unindexed)  # type: ignore[attr-defined]
-    params = iter([T0 + 5000, "default", "report", 8, "w", "w", T0 + 60_000, T0, T0])
+    _insert(store, rows)
+    filters = in_filters(["default"], ["report"], QUEUE_FILTER)
+    params = iter([T0 + 5000, "default", "report", 8, "w", T0 + 60_000, T0, T0])
     statement = re.sub(
         r"\?", lambda _: _literal(next(params)), claim_statement(filters, limited=False)
     )
@@ -404,38 +409,8 @@ def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
         # usual (the writes of other threads share it: write_combiner.py).
         assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
     plan = [row[0] for row in explained]
-    assert any("using tickwork_runs_due" in line for line in _beneath("LockRows", plan)), plan
+    assert any("using tickwork_queue_due" in line for line in _beneath("LockRows", plan)), plan
     assert not any(re.search(r"\bSort\b", line) for line in plan), plan
-
-
-def test_the_postgresql_next_due_walks_the_due_index_before_the_table_is_analyzed(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The worker asks twice a second when its next run is due. Without statistics the
-    planner scanned the whole runs table for it (its filters stay off the pool and
-    workflow indexes, above): ~7 ms at 20,000 ended runs, growing with them. As the
-    store runs it (under ``transaction.SOUGHT``) it reads tickwork_runs_due."""
-    if store.dialect != "postgres":  # type: ignore[attr-defined]
-        pytest.skip("SQLite plans without statistics alike for any table size")
-    rows = [(f"old-{n:05d}", "report", "completed", None, T0 + n, T0) for n in range(5000)]
-    rows += [(f"due-{n}", "report", "pending", None, T0 + n, T0 + n) for n in range(5)]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
-    filters = in_filters(["default"], ["report"], store._db.unindexed)  # type: ignore[attr-defined]
-    params = iter(["default", "report"])
-    statement = re.sub(r"\?", lambda _: _literal(next(params)), NEXT_DUE.format(filters=filters))
-    with store._db.read() as tx:  # type: ignore[attr-defined]
-        plan = [row[0] for row in tx.execute_under(SOUGHT, f"EXPLAIN {statement}").fetchall()]
-    assert _indexes(store, plan) == ["tickwork_runs_due"], plan
-    planned: list[tuple[Any, str]] = []
-    execute_under = Transaction.execute_under
-
-    def recorded(tx: Transaction, settings: Any, statement: str, *params: Any) -> Any:
-        planned.append((settings, statement))
-        return execute_under(tx, settings, statement, *params)
-
-    monkeypatch.setattr(Transaction, "execute_under", recorded)
-    assert store.next_due_ms(pools=["default"], workflows=["report"]) == T0
-    assert planned == [(SOUGHT, NEXT_DUE.format(filters=filters))]
 
 
 def test_the_postgresql_firing_reads_seek_runs_before_the_table_is_analyzed(
@@ -444,24 +419,24 @@ def test_the_postgresql_firing_reads_seek_runs_before_the_table_is_analyzed(
     """The same first minute for a firing batch: without statistics, the unfinished runs
     of its schedules and the run ids it is about to start were read by scanning every run
     (~3.6 ms a batch among 5,000 runs, growing with them). As the store runs them (under
-    ``transaction.SOUGHT``) they seek tickwork_runs_schedule_active and the primary key."""
+    ``transaction.SOUGHT``) they seek tickwork_queue_schedule and the runs' primary key."""
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite plans without statistics alike for any table size")
     rows = [
         (f"s{n % 500}@{n}", "report", "completed", f"s{n % 500}", T0 + n, T0) for n in range(5000)
     ]
-    store._write(lambda tx: tx.executemany(INSERT_RUN, rows))  # type: ignore[attr-defined]
+    _insert(store, rows)
     keys = [f"s{n}" for n in range(100)]
     ids = [f"s{n}@{n + 9000}" for n in range(100)]
-    active = SELECT_ACTIVE_RUNS.format(marks=", ".join(map(_literal, keys)), no_index="")
+    active = SELECT_ACTIVE_RUNS.format(marks=", ".join(map(_literal, keys)))
     existing = SELECT_EXISTING_RUNS.format(marks=", ".join(map(_literal, ids)))
-    for statement, index in (
-        (active, "tickwork_runs_schedule_active"),
-        (existing, "tickwork_runs_pkey"),
+    for statement, table, index in (
+        (active, "tickwork_queue", "tickwork_queue_schedule"),
+        (existing, "tickwork_runs", "tickwork_runs_pkey"),
     ):
         with store._db.read() as tx:  # type: ignore[attr-defined]
             plan = [row[0] for row in tx.execute_under(SOUGHT, f"EXPLAIN {statement}").fetchall()]
-        assert _indexes(store, plan) == [index], plan
+        assert _indexes(store, plan, table) == [index], plan
 
 
 def _beneath(node: str, plan: list[str]) -> list[str]:

@@ -125,7 +125,7 @@ def test_a_scrape_shows_the_same_after_ended_runs_and_history_are_deleted(
     busy: Engine,
 ) -> None:
     before = scrape(busy)
-    for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_runs"):
+    for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_queue", "tickwork_runs"):
         delete_rows(busy.url, table)
     after = scrape(busy)
     unfinished = {"pending", "running", "sleeping"}

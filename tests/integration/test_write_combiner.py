@@ -70,7 +70,7 @@ def test_transaction_left_open_on_the_writer_does_not_block_later_writes(
     writer.execute("BEGIN IMMEDIATE")
     writer.execute(
         "INSERT INTO tickwork_runs (id, workflow, version, status, attempt, priority, pool,"
-        " created_at, available_at) VALUES ('torn', 'wf', '1', 'pending', 1, 0, 'default', 0, 0)"
+        " created_at) VALUES ('torn', 'wf', '1', 'pending', 1, 0, 'default', 0)"
     )
     store.insert_run(new_run("next"))
     assert store.get_run("next") is not None

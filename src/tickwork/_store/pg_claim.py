@@ -1,11 +1,12 @@
 """PostgreSQL's claim: the due runs taken under new leases in one statement.
 
-Elsewhere a claim reads its candidates (``FOR UPDATE SKIP LOCKED`` here) and writes each
-run taken on its own; here one ``UPDATE … FROM (the candidates, locked) RETURNING`` does
-both, the candidates read from ``tickwork_runs_due`` in the same order and with the same
-filters as ``sql_runs.SELECT_CLAIMABLE``. It returns each run as it was before the claim
-(its old status and token tell a take-over, its old start a resumed run), which the
-candidates' columns give (``RETURNING`` alone gives the new row).
+Elsewhere a claim reads its candidates and writes each run taken on its own; here one
+statement does both: the candidates are read from ``tickwork_queue_due`` in the same
+order and with the same filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked
+with ``FOR UPDATE SKIP LOCKED``, so workers skip each other's), then their queue rows
+take the new leases and their runs' rows the new status. It returns each run as it was
+before the claim (its old status and token tell a take-over, its old start a resumed
+run), which the candidates' columns give (``RETURNING`` alone gives the new row).
 
 The checkpoints of the runs that had started are read next, in one statement for all
 of them and after the runs are locked (a snapshot taken before the lock could miss a
@@ -22,6 +23,7 @@ from typing import Any
 from .contract import ClaimRequest
 from .run_rows import (
     CLAIM_COLUMNS,
+    CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
     COL_PRIORITY,
@@ -33,8 +35,7 @@ from .run_rows import (
     TakenRun,
     count_recoveries,
 )
-from .sql_runs import RunsSql
-from .statuses import UNFINISHED
+from .sql_runs import QUEUE_FILTER, RunsSql
 from .transaction import UNSORTED, Transaction, in_filters
 
 __all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
@@ -45,32 +46,41 @@ _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
 _COL_AVAILABLE_AT = len(CLAIM_COLUMNS)
 _COL_TOKEN = len(CLAIM_COLUMNS) + 1
 
-# Take the most urgent due runs under new leases, in one statement: the candidates are
-# locked (skipping rows other workers hold), read from tickwork_runs_due in its order
-# (UNFINISHED is its WHERE, word for word); {filters} as in sql_runs.SELECT_CLAIMABLE;
-# {taken} is "candidate", or TAKEN_WITH_ROOM under concurrency limits. Each run gets its
-# own token: the worker id and 48 random bits (it fences, it is no secret). started_at
-# and attempt_started_at are set once. MATERIALIZED: the locking read runs once.
+# Take the most urgent due runs under new leases, in one statement: the candidates' queue
+# rows are locked (skipping rows other workers hold), read from tickwork_queue_due in its
+# order, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
+# TAKE_ALL, or TAKE_WITH_ROOM under concurrency limits. Each run gets its own token: the
+# worker id and 48 random bits (it fences, it is no secret). started_at and
+# attempt_started_at are set once. MATERIALIZED: the locking read runs once.
 CLAIM = f"""
 WITH candidate AS MATERIALIZED (
-    SELECT {", ".join(CLAIM_COLUMNS)}, available_at FROM tickwork_runs
-    WHERE {UNFINISHED} AND available_at <= ? {{filters}}
-    ORDER BY priority DESC, available_at, id
+    SELECT {CLAIM_SELECT}, q.available_at
+    FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
+    WHERE q.available_at <= ? {{filters}}
+    ORDER BY q.priority DESC, q.available_at, q.id
     LIMIT ?
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE OF q SKIP LOCKED
+), taken AS MATERIALIZED ({{taken}}
+), leased AS (
+    UPDATE tickwork_queue q SET status = 'running',
+        lease_token = ? || '.' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
+        available_at = ?
+    FROM taken c
+    WHERE q.id = c.id
+    RETURNING q.id, q.lease_token
 )
-UPDATE tickwork_runs r SET status = 'running', worker = ?,
-    lease_token = ? || '.' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
-    available_at = ?, started_at = COALESCE(r.started_at, ?),
+UPDATE tickwork_runs r SET status = 'running', started_at = COALESCE(r.started_at, ?),
     attempt_started_at = COALESCE(r.attempt_started_at, ?)
-FROM {{taken}} c
+FROM taken c JOIN leased l ON l.id = c.id
 WHERE r.id = c.id
-RETURNING {_CANDIDATE}, c.available_at, r.lease_token
+RETURNING {_CANDIDATE}, c.available_at, l.lease_token
 """
+# Every candidate is taken.
+TAKE_ALL = "SELECT * FROM candidate"
 # Under concurrency limits: the first candidates of each limited workflow, as many as it
 # has room for (given as two arrays: workflows, room), then the first `limit` of those,
 # in the candidates' order (as sql_runs.RunsSql.take_runs picks them, one by one).
-TAKEN_WITH_ROOM = """(
+TAKE_WITH_ROOM = """
     SELECT ranked.* FROM (
         SELECT candidate.*, row_number() OVER (
             PARTITION BY workflow ORDER BY priority DESC, available_at, id) AS nth
@@ -80,8 +90,7 @@ TAKEN_WITH_ROOM = """(
         ON room.workflow = ranked.workflow
     WHERE room.most IS NULL OR ranked.nth <= room.most
     ORDER BY priority DESC, available_at, id
-    LIMIT ?
-)"""
+    LIMIT ?"""
 # The checkpoints of the runs taken that had started, in the order each recorded them.
 SELECT_STEPS_OF = f"""
 SELECT {", ".join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ANY(?) ORDER BY run_id, seq
@@ -92,7 +101,7 @@ COUNT_RECOVERY = "UPDATE tickwork_runs SET recoveries = ?, recovery_mark = ? WHE
 
 def claim_statement(filters: str, *, limited: bool) -> str:
     """The claim, with its pool and workflow ``filters`` (``in_filters``)."""
-    return CLAIM.format(filters=filters, taken=TAKEN_WITH_ROOM if limited else "candidate")
+    return CLAIM.format(filters=filters, taken=TAKE_WITH_ROOM if limited else TAKE_ALL)
 
 
 class PgRunsSql(RunsSql):
@@ -108,16 +117,15 @@ class PgRunsSql(RunsSql):
         room: Mapping[str, int],
     ) -> list[TakenRun]:
         now_ms, pools, limit, worker = request.now_ms, request.pools, request.limit, request.worker
-        filters = in_filters(pools, open_workflows, self._db.unindexed)
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER)
         # With limits, some candidates may be passed over: read a few more.
         candidates = limit * 2 if room else limit
-        lease_until = now_ms + request.lease_ms
-        params = [now_ms, *pools, *open_workflows, candidates, worker, worker, lease_until]
-        params += [now_ms, now_ms]
+        params: list[Any] = [now_ms, *pools, *open_workflows, candidates]
         if room:
             params += [list(room), list(room.values()), limit]
+        params += [worker, now_ms + request.lease_ms, now_ms, now_ms]
         statement = claim_statement(filters, limited=bool(room))
-        # Planned as a walk of tickwork_runs_due in order (transaction.UNSORTED says why).
+        # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
         rows = tx.execute_under(UNSORTED, statement, *params).fetchall()
         # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
         # are taken was decided in SQL, so only ties' order may follow Python's collation.

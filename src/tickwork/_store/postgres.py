@@ -80,11 +80,12 @@ CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS tickwork_schema (version BIGIN
 SELECT_SCHEMA_VERSION = "SELECT MAX(version) FROM tickwork_schema"
 # Note a migration as applied.
 INSERT_SCHEMA_VERSION = "INSERT INTO tickwork_schema (version) VALUES (?)"
-# One round trip per checkpoint: the lease check-and-renew and the step upsert in one
-# statement (a data-modifying CTE, which SQLite lacks). No lease row, no step, no result.
+# One round trip per checkpoint: the lease check-and-renew (in the queue's small row) and
+# the step upsert in one statement (a data-modifying CTE, which SQLite lacks). No lease
+# row, no step, no result.
 RECORD_STEP = """
 WITH lease AS (
-    UPDATE tickwork_runs SET available_at = ?
+    UPDATE tickwork_queue SET available_at = ?
     WHERE id = ? AND lease_token = ? AND status = 'running'
     RETURNING cancel_requested
 )
@@ -160,7 +161,6 @@ class PostgresDatabase:
 
     lock_suffix = " FOR UPDATE SKIP LOCKED"
     no_index = ""
-    unindexed = "({} || '')"  # an expression no index of the column serves
     lock_row = " FOR UPDATE"
     plan_for_values = PLAN_FOR_VALUES
 

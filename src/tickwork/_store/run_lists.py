@@ -14,14 +14,13 @@ schedule (+ workflow)                   ``tickwork_runs_schedule``
 ended status                            ``tickwork_runs_status_ended``
 ended status, workflow                  ``tickwork_runs_workflow_status_ended``
 ended status, schedule (+ workflow)     ``tickwork_runs_schedule_status_ended``
-unfinished status, schedule (+ any)     ``tickwork_runs_schedule_active``
-unfinished status (+ workflow)          ``tickwork_runs_due``, then sorted
+unfinished status (+ any)               ``tickwork_queue``, then sorted
 ======================================  ===============================================
 
 All but the last return their rows in order and stop at the limit. Unfinished runs have
-no list index of their own (it would be written at every change of status: the write
-cost is ``statuses.py``'s and migration 0004's subject); ``tickwork_runs_due`` holds only
-the runs in flight, so the sort there is of those, whatever the history.
+no list index of their own (it would be written at every change of status); the queue
+(migration 0011) holds only the runs in flight, so the sort is of those, whatever the
+history: their ids are read there, their rows by id.
 
 A status filter repeats the WHERE of its half word for word (``statuses.py``): SQLite
 uses a partial index only then, and PostgreSQL's generic plan of a prepared statement
@@ -39,7 +38,7 @@ from typing import Any
 
 from .._models import ACTIVE_STATUSES, RunStatus
 from .run_rows import RUN_COLUMNS
-from .statuses import ENDED, UNFINISHED
+from .statuses import ENDED
 
 __all__ = ["LIST_RUNS", "SELECT_KEYSET", "list_runs_query"]
 
@@ -53,6 +52,8 @@ ORDER BY {{hide}}created_at DESC, {{hide}}id DESC LIMIT ?
 SELECT_KEYSET = "SELECT created_at, id FROM tickwork_runs WHERE id = ?"
 # Runs listed after that keyset (a page stable while new runs arrive); {hide} as above.
 OLDER_THAN = "({hide}created_at, id) < (?, ?)"
+# Runs in flight with some status (and more): {where} filters the queue.
+IN_QUEUE = "id IN (SELECT id FROM tickwork_queue WHERE {where})"
 
 
 def list_runs_query(
@@ -65,17 +66,15 @@ def list_runs_query(
 ) -> tuple[str, list[Any]]:
     """``LIST_RUNS`` for these filters and the keyset ``after`` (None: the first page),
     with its parameters but the limit; ``no_index`` is ``Database.no_index``."""
-    unfinished = status is not None and status in ACTIVE_STATUSES
-    # Which filters the index holds: a schedule's runs are fewer than its workflow's, and
-    # the runs in flight fewer than either.
+    if status is not None and status in ACTIVE_STATUSES:
+        return _in_flight(workflow, status, schedule_key, after, no_index)
+    # Which filters the index holds: a schedule's runs are fewer than its workflow's.
     by_schedule = schedule_key is not None
-    by_workflow = workflow is not None and not by_schedule and not unfinished
-    in_order = by_schedule or not unfinished
-    hide = "" if in_order else no_index
+    by_workflow = workflow is not None and not by_schedule
     clauses: list[str] = []
     params: list[Any] = []
     if status is not None:
-        clauses += ["status = ?", UNFINISHED if unfinished else ENDED]
+        clauses += ["status = ?", ENDED]
         params.append(str(status))
     if schedule_key is not None:
         clauses.append("schedule_key = ?")
@@ -84,7 +83,28 @@ def list_runs_query(
         clauses.append(f"{'' if by_workflow else no_index}workflow = ?")
         params.append(workflow)
     if after is not None:
-        clauses.append(OLDER_THAN.format(hide=hide))
+        clauses.append(OLDER_THAN.format(hide=""))
         params += after
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    return LIST_RUNS.format(where=where, hide=hide), params
+    return LIST_RUNS.format(where=where, hide=""), params
+
+
+def _in_flight(
+    workflow: str | None,
+    status: RunStatus,
+    schedule_key: str | None,
+    after: tuple[int, str] | None,
+    no_index: str,
+) -> tuple[str, list[Any]]:
+    """``list_runs_query`` for an unfinished status: the runs' ids from the queue."""
+    queued = ["status = ?"]
+    params: list[Any] = [str(status)]
+    for column, value in (("schedule_key", schedule_key), ("workflow", workflow)):
+        if value is not None:
+            queued.append(f"{column} = ?")
+            params.append(value)
+    clauses = [IN_QUEUE.format(where=" AND ".join(queued))]
+    if after is not None:
+        clauses.append(OLDER_THAN.format(hide=no_index))
+        params += after
+    return LIST_RUNS.format(where=f"WHERE {' AND '.join(clauses)}", hide=no_index), params

@@ -19,6 +19,7 @@ from .contract import ClaimedRun
 
 __all__ = [
     "CLAIM_COLUMNS",
+    "CLAIM_SELECT",
     "COL_ATTEMPT_STARTED_AT",
     "COL_ID",
     "COL_SCHEDULE_KEY",
@@ -48,6 +49,13 @@ CLAIM_COLUMNS = (
     *RUN_COLUMNS, "attempt_started_at", "cancel_requested", "retry", "lease_token",
     "recoveries", "recovery_mark",
 )  # fmt: skip
+#: the columns of CLAIM_COLUMNS that the queue holds (migration 0011): a claim reads them
+#: from its row ``q``, the others from the run's row ``r``
+QUEUED_COLUMNS = frozenset({"lease_token", "cancel_requested"})
+#: CLAIM_COLUMNS as a claim selects them from ``tickwork_queue q`` joined to ``tickwork_runs r``
+CLAIM_SELECT = ", ".join(
+    f"{'q' if name in QUEUED_COLUMNS else 'r'}.{name}" for name in CLAIM_COLUMNS
+)
 #: a checkpoint as stored, in the order of ``StepInfo``'s fields
 STEP_COLUMNS = (
     "run_id", "name", "kind", "status", "result", "error", "attempts", "started_at",

@@ -1,8 +1,13 @@
 """The runs half of the store contract in SQL: runs, leases and checkpoints.
 
-A running run's ``available_at`` holds its lease expiry, so one index answers both "which
-pending or sleeping runs are due" and "which leases have expired". Rows are read by column
-name (``run_rows.py``).
+A run's row (``tickwork_runs``) keeps what it is and did; while it is unfinished it also
+has a row in ``tickwork_queue`` (migration 0011 says why), written in the same
+transactions, which holds what changes in flight: its status, its lease's token, whether
+cancellation was asked, and ``available_at``: when a pending or sleeping run may execute,
+or a running run's lease expiry, so that one index answers both "which runs are due" and
+"which leases have expired". A write to both takes the queue's row first (the claim locks
+it), so that two writers never wait on each other's rows. Rows are read by column name
+(``run_rows.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRe
 from .counters import count_run_end, observe_lateness, observe_step
 from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
-    CLAIM_COLUMNS,
+    CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
     COL_SCHEDULE_KEY,
@@ -34,10 +39,10 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import count_run_end_of_schedule
-from .statuses import UNFINISHED
-from .transaction import SOUGHT, Database, Transaction, in_filters
+from .transaction import Database, Transaction, in_filters
 
 __all__ = [
+    "QUEUE_INSERTED",
     "REQUEST_CANCEL",
     "RunsSql",
     "cancel_idle_run",
@@ -54,49 +59,68 @@ SELECT_STEPS = f"SELECT {', '.join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_
 # occurrence's run id is unique).
 INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, retry, created_at, available_at)
-VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)
+    schedule_key, schedule_revision, scheduled_for, retry, created_at)
+VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING
 """
-# Candidates for claiming, most urgent first; the partial index tickwork_runs_due serves it,
-# in this order (UNFINISHED is its WHERE, word for word: statuses.py).
-# {filters} becomes "AND pool IN (...) AND workflow IN (...)" with placeholders.
+# ... and its place in the queue (only when the run was inserted).
+QUEUE_RUN = """
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
+    created_at)
+VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
+"""
+# The same for runs inserted in bulk (executemany, where no row count tells which ids
+# were new): a pending run without its queue row can only be one this transaction just
+# inserted (every run in flight has one; an ended run is not pending).
+QUEUE_INSERTED = """
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
+    created_at)
+SELECT id, workflow, pool, priority, status, ?, schedule_key, created_at FROM tickwork_runs
+WHERE id = ? AND status = 'pending'
+ON CONFLICT (id) DO NOTHING
+"""
+# Candidates for claiming, most urgent first: a walk of tickwork_queue_due in its order,
+# each run's row found by its id (CROSS JOIN: SQLite joins in the order written).
+# {filters} becomes "AND q.pool IN (...) AND q.workflow IN (...)" with placeholders.
 SELECT_CLAIMABLE = f"""
-SELECT {", ".join(CLAIM_COLUMNS)} FROM tickwork_runs
-WHERE {UNFINISHED} AND available_at <= ? {{filters}}
-ORDER BY priority DESC, available_at, id
+SELECT {CLAIM_SELECT} FROM tickwork_queue q CROSS JOIN tickwork_runs r
+WHERE r.id = q.id AND q.available_at <= ? {{filters}}
+ORDER BY q.priority DESC, q.available_at, q.id
 LIMIT ?
 """
-# Runs of each workflow under a live lease (for concurrency limits), read from
-# tickwork_runs_due (UNFINISHED); {no_index} (Database.no_index) keeps SQLite from walking
-# the whole workflow index instead, for its order.
-COUNT_LIVE = f"""
-SELECT workflow, COUNT(*) FROM tickwork_runs
-WHERE status = 'running' AND {UNFINISHED} AND available_at > ?
-GROUP BY {{no_index}}workflow
+#: the queue's alias in the worker's filters (in_filters)
+QUEUE_FILTER = "q."
+# Runs of each workflow under a live lease (for concurrency limits).
+COUNT_LIVE = """
+SELECT workflow, COUNT(*) FROM tickwork_queue
+WHERE status = 'running' AND available_at > ?
+GROUP BY workflow
 """
-# Take one run under a new lease; started_at and attempt_started_at are set once; the
-# count of workers lost in a row is kept in the same write (run_rows.count_recoveries).
-CLAIM_RUN = """
-UPDATE tickwork_runs SET status = 'running', worker = ?, lease_token = ?, available_at = ?,
-    started_at = COALESCE(started_at, ?), attempt_started_at = COALESCE(attempt_started_at, ?),
-    recoveries = ?, recovery_mark = ?
+# Take one run under a new lease, in the queue; then the run's own row: started_at and
+# attempt_started_at are set once, and the count of workers lost in a row is kept in the
+# same write (run_rows.count_recoveries).
+LEASE_RUN = """
+UPDATE tickwork_queue SET status = 'running', lease_token = ?, available_at = ? WHERE id = ?
+"""
+START_RUN = """
+UPDATE tickwork_runs SET status = 'running', started_at = COALESCE(started_at, ?),
+    attempt_started_at = COALESCE(attempt_started_at, ?), recoveries = ?, recovery_mark = ?
 WHERE id = ?
 """
 # Renew a lease still held (status and token unchanged).
 RENEW_LEASE = """
-UPDATE tickwork_runs SET available_at = ?
+UPDATE tickwork_queue SET available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
 RETURNING cancel_requested
 """
 # Write a checkpoint if the lease is still held and cancel_requested is at most the last
 # parameter (0: not cancelled); nothing is written otherwise. A failed try is replaced by
-# the next try's outcome. The lease is not renewed here (that would rewrite the run's row
-# and its due index at every checkpoint): renew_leases does.
+# the next try's outcome. The lease is not renewed here: renew_leases does (PostgreSQL
+# does both in one statement: postgres.RECORD_STEP).
 RECORD_STEP = """
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
     started_at, finished_at, tries)
-SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_runs
+SELECT id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM tickwork_queue
 WHERE id = ? AND lease_token = ? AND status = 'running' AND cancel_requested <= ?
 ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
     result = excluded.result, error = excluded.error, attempts = excluded.attempts,
@@ -105,33 +129,40 @@ ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
 """
 # The schedule of a run (finish_run reads it first when its caller does not know it).
 SELECT_SCHEDULE_KEY = "SELECT schedule_key FROM tickwork_runs WHERE id = ?"
-# End a held run for good.
+# A held run leaves the queue (it ends) ...
+UNQUEUE_HELD = """
+DELETE FROM tickwork_queue WHERE id = ? AND lease_token = ? AND status = 'running'
+"""
+# ... and ends for good.
 FINISH_RUN = """
-UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?,
-    worker = NULL, lease_token = NULL, available_at = ?
+UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?
+WHERE id = ?
+"""
+# Hand a held run back until later (sleep, retry back-off, shutdown): in the queue ...
+REQUEUE_HELD = """
+UPDATE tickwork_queue SET status = ?, available_at = ?, lease_token = NULL
 WHERE id = ? AND lease_token = ? AND status = 'running'
 """
-# Hand a held run back until later (sleep, retry back-off, shutdown).
+# ... and in the run's row.
 RESCHEDULE_RUN = f"""
-UPDATE tickwork_runs SET status = ?, available_at = ?, attempt = ?, error = ?,
-    worker = NULL, lease_token = NULL,
+UPDATE tickwork_runs SET status = ?, attempt = ?, error = ?,
     attempt_started_at = CASE WHEN ? THEN NULL ELSE attempt_started_at END
-WHERE id = ? AND lease_token = ? AND status = 'running'
+WHERE id = ?
 RETURNING {_RUN_LIST}
 """
 # A new attempt forgets the failed tries of the previous one (completed steps stay).
 FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 'failed'"
 # Cancel a run that is not executing right now (by an operator, or by overlap's
-# cancel_previous); returns its schedule's key, and its workflow and start (for metrics).
-CANCEL_IDLE_RUN = """
-UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, worker = NULL,
-    lease_token = NULL
-WHERE id = ? AND status IN ('pending', 'sleeping')
+# cancel_previous): it leaves the queue if it waits there ...
+UNQUEUE_IDLE = "DELETE FROM tickwork_queue WHERE id = ? AND status IN ('pending', 'sleeping')"
+# ... and ends; returns its schedule's key, and its workflow and start (for metrics).
+CANCEL_RUN = """
+UPDATE tickwork_runs SET status = 'cancelled', finished_at = ? WHERE id = ?
 RETURNING schedule_key, workflow, started_at
 """
 # Ask the executor of a running run to stop at its next step boundary.
 REQUEST_CANCEL = """
-UPDATE tickwork_runs SET cancel_requested = 1 WHERE id = ? AND status = 'running'
+UPDATE tickwork_queue SET cancel_requested = 1 WHERE id = ? AND status = 'running'
 """
 # A run of the schedule ended: its buffered occurrence, if any, is due now (the buffered
 # case of _policy.due_at, done without reading the schedule on the hot path).
@@ -141,15 +172,14 @@ WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
     AND (due_at IS NULL OR due_at > ?)
 """
 # Let another worker take these runs at once; dropping the token fences off the old owner.
-# (UNFINISHED: the runs in flight are read from tickwork_runs_due, not every run.)
-RELEASE_LEASE = f"""
-UPDATE tickwork_runs SET available_at = ?, worker = NULL, lease_token = NULL
-WHERE lease_token = ? AND status = 'running' AND {UNFINISHED}
+# (A read of the queue, the runs in flight: a worker releases its leases when it stops.)
+RELEASE_LEASE = """
+UPDATE tickwork_queue SET available_at = ?, lease_token = NULL
+WHERE lease_token = ? AND status = 'running'
 """
 # The earliest instant at which some run becomes claimable; {filters} as in SELECT_CLAIMABLE.
-NEXT_DUE = f"""
-SELECT MIN(available_at) FROM tickwork_runs
-WHERE {UNFINISHED} {{filters}}
+NEXT_DUE = """
+SELECT MIN(q.available_at) FROM tickwork_queue q WHERE true {filters}
 """
 
 
@@ -158,10 +188,14 @@ def insert_run_row(tx: Transaction, run: NewRun) -> bool:
     tx.execute(
         INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
         run.schedule_key, run.schedule_revision, run.scheduled_for_ms, run.retry_json,
-        run.created_ms, run.available_ms,
+        run.created_ms,
     )  # fmt: skip
     if tx.rowcount != 1:
         return False
+    tx.execute(
+        QUEUE_RUN, run.id, run.workflow, run.pool, run.priority, run.available_ms,
+        run.schedule_key, run.created_ms,
+    )  # fmt: skip
     if run.scheduled_for_ms is not None:
         observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
     return True
@@ -170,10 +204,10 @@ def insert_run_row(tx: Transaction, run: NewRun) -> bool:
 def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, str | None]:
     """Cancel the run if it is pending or sleeping, counting its end; return whether it
     was, and its schedule's key."""
-    row = tx.execute(CANCEL_IDLE_RUN, now_ms, run_id).fetchone()
-    if row is None:
+    tx.execute(UNQUEUE_IDLE, run_id)
+    if tx.rowcount != 1:
         return False, None
-    schedule_key, workflow, started_ms = row
+    schedule_key, workflow, started_ms = tx.execute(CANCEL_RUN, now_ms, run_id).fetchone()
     count_run_end(tx, workflow, RunStatus.CANCELLED.value, started_ms, now_ms)
     return True, schedule_key
 
@@ -253,8 +287,7 @@ class RunsSql:
         limited = [name for name, cap in limits.items() if cap is not None]
         if limited:
             self._db.serialize(tx, limited)
-            count_live = COUNT_LIVE.format(no_index=self._db.no_index)
-            live = dict(tx.execute(count_live, now_ms).fetchall())
+            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
         # Full workflows are left out in SQL so they cannot crowd out the others.
         open_workflows = [
             name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
@@ -276,8 +309,8 @@ class RunsSql:
         caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
         them in one statement (``pg_claim.py``)."""
         now_ms, pools = request.now_ms, request.pools
-        filters = in_filters(pools, open_workflows, self._db.unindexed)
-        statement = SELECT_CLAIMABLE.format(filters=filters) + self._db.lock_suffix
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER)
+        statement = SELECT_CLAIMABLE.format(filters=filters)
         # With limits, some candidates may be passed over below: read a few more.
         candidates = request.limit * 2 if room else request.limit
         rows = tx.execute(statement, now_ms, *pools, *open_workflows, candidates).fetchall()
@@ -355,12 +388,10 @@ class RunsSql:
                 paused = count_run_end_of_schedule(
                     tx, owner, status=status, run_id=run_id, error=error, now_ms=now_ms
                 )
-            tx.execute(
-                FINISH_RUN, str(status), result_json, error, traceback, now_ms, now_ms, run_id,
-                token,
-            )  # fmt: skip
+            tx.execute(UNQUEUE_HELD, run_id, token)
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
+            tx.execute(FINISH_RUN, str(status), result_json, error, traceback, now_ms, run_id)
             if running is None:  # not known to the caller: read it back
                 row = tx.execute(SELECT_RUN, run_id).fetchone()
                 schedule_key, workflow = row[COL_SCHEDULE_KEY], row[COL_WORKFLOW]
@@ -397,12 +428,12 @@ class RunsSql:
         then_claim: ClaimRequest | None = None,
     ) -> Ended:
         def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
-            row = tx.execute(
-                RESCHEDULE_RUN, str(status), available_ms, attempt, error, new_attempt, run_id,
-                token,
-            ).fetchone()  # fmt: skip
-            if row is None:
+            tx.execute(REQUEUE_HELD, str(status), available_ms, run_id, token)
+            if tx.rowcount != 1:
                 raise LeaseLost(run_id)
+            row = tx.execute(
+                RESCHEDULE_RUN, str(status), attempt, error, new_attempt, run_id
+            ).fetchone()
             if new_attempt:
                 tx.execute(FORGET_FAILED_STEPS, run_id)
             return row, self.claim_in(tx, then_claim)
@@ -437,10 +468,9 @@ class RunsSql:
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, self._db.unindexed))
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
         with self._db.read() as tx:
-            # from tickwork_runs_due (UNFINISHED), not a scan of the history (SOUGHT says why)
-            row = tx.execute_under(SOUGHT, statement, *pools, *workflows).fetchone()
+            row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
 
@@ -460,10 +490,8 @@ def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRu
     # A run that never started can have no checkpoints yet.
     steps = tx.execute(SELECT_STEPS, run_id).fetchall() if started else []
     recoveries, mark, lost_workers = count_recoveries(row, steps)
-    tx.execute(
-        CLAIM_RUN, worker, token, now_ms + request.lease_ms, now_ms, now_ms, recoveries, mark,
-        run_id,
-    )  # fmt: skip
+    tx.execute(LEASE_RUN, token, now_ms + request.lease_ms, run_id)
+    tx.execute(START_RUN, now_ms, now_ms, recoveries, mark, run_id)
     return row, token, steps, lost_workers
 
 

@@ -45,9 +45,8 @@ from .schedule_rows import (
     stored_from_row,
     waiting_from_row,
 )
-from .sql_runs import INSERT_RUN, REQUEST_CANCEL, cancel_idle_run, insert_run_row
+from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_run, insert_run_row
 from .state_changes import change_state, mark_state_changed
-from .statuses import UNFINISHED
 from .transaction import SOUGHT, UNSORTED, Database, Transaction, in_filters, marks
 
 __all__ = ["SchedulesSql"]
@@ -121,13 +120,11 @@ ORDER BY due_at
 LIMIT ?
 """
 # Unfinished runs of some schedules, oldest first; {marks} is one placeholder per key.
-# tickwork_runs_schedule_active serves it (UNFINISHED is its WHERE: statuses.py); the
-# order is behind {no_index} (Database.no_index) so that SQLite does not walk a whole
-# schedule's runs in tickwork_runs_schedule for it: it sorts the few in flight instead.
-SELECT_ACTIVE_RUNS = f"""
-SELECT schedule_key, id FROM tickwork_runs
-WHERE schedule_key IN ({{marks}}) AND {UNFINISHED}
-ORDER BY {{no_index}}created_at, {{no_index}}id
+# tickwork_queue_schedule serves it.
+SELECT_ACTIVE_RUNS = """
+SELECT schedule_key, id FROM tickwork_queue
+WHERE schedule_key IN ({marks})
+ORDER BY created_at, id
 """
 # Which of some run ids exist; {marks} is one placeholder per id.
 SELECT_EXISTING_RUNS = "SELECT id FROM tickwork_runs WHERE id IN ({marks})"
@@ -397,7 +394,7 @@ class SchedulesSql:
     ) -> FireResult:
         if not pools or not workflows or limit <= 0:
             return FireResult(0, [], [])
-        filters = in_filters(pools, workflows, self._db.unindexed)
+        filters = in_filters(pools, workflows)
         statement = SELECT_DUE.format(filters=filters) + self._db.lock_suffix
 
         def work(tx: Transaction) -> FireResult:
@@ -407,7 +404,7 @@ class SchedulesSql:
             if not rows:
                 return FireResult(0, [], [])
             schedules = [key_from_row(row) for row in rows]
-            active = _active_runs(tx, schedules, self._db.no_index)
+            active = _active_runs(tx, schedules)
             errors: list[tuple[str, Exception]] = []
             plans = []
             for key, row in zip(schedules, rows, strict=True):
@@ -459,7 +456,7 @@ class SchedulesSql:
                 return None
             if not occurrences:
                 return []
-            active = tuple(_active_runs(tx, [key], self._db.no_index).get(key, ()))
+            active = tuple(_active_runs(tx, [key]).get(key, ()))
             due = due_from_row(row, active, _queue_head(tx, key, row))
             run_ids = [occurrence_run_id(key, occurrence) for occurrence in occurrences]
             has_run = frozenset(_existing_runs(tx, run_ids))
@@ -485,7 +482,7 @@ class SchedulesSql:
     def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        filters = in_filters(pools, workflows, self._db.unindexed)
+        filters = in_filters(pools, workflows)
         with self._db.read() as tx:
             row = tx.execute(NEXT_SCHEDULE_DUE.format(filters=filters), *pools, *workflows)
             found = row.fetchone()
@@ -571,10 +568,10 @@ def _chunks(values: list[str]) -> list[list[str]]:
     return [values[start : start + _CHUNK] for start in range(0, len(values), _CHUNK)]
 
 
-def _active_runs(tx: Transaction, keys: list[str], no_index: str) -> dict[str, list[str]]:
+def _active_runs(tx: Transaction, keys: list[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for chunk in _chunks(keys):
-        statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)), no_index=no_index)
+        statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)))
         for key, run_id in tx.execute_under(SOUGHT, statement, *chunk).fetchall():
             found.setdefault(key, []).append(run_id)
     return found
@@ -623,16 +620,13 @@ def _apply(
                 tx.execute(REQUEST_CANCEL, run_id)  # running: its executor stops
     planned = [run.run_id for _, plan in plans for run in plan.starts]
     existing = _existing_runs(tx, planned)
-    runs, history, advances = [], [], []
+    runs, queued, history, advances = [], [], [], []
     noted: list[HistoryEntry] = []
     for due, plan in plans:
         record = due.record
         for run in plan.starts:
-            runs.append((
-                run.run_id, record.workflow, record.version, record.input_json,
-                record.priority, record.pool, record.key, due.revision, run.occurrence_ms,
-                record.retry_json, now_ms, run.available_ms,
-            ))  # fmt: skip
+            runs.append(_run_values(due, run, now_ms))
+            queued.append((run.available_ms, run.run_id))
             if run.run_id not in existing:
                 observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
         for decision in plan.decisions:
@@ -656,6 +650,7 @@ def _apply(
         ))  # fmt: skip
     if runs:
         tx.executemany(INSERT_RUN, runs)
+        tx.executemany(QUEUE_INSERTED, queued)
     if history:
         tx.executemany(INSERT_HISTORY, history)
     tx.executemany(ADVANCE, advances)
@@ -672,9 +667,10 @@ def _apply_backfill(
     for run_id in plan.cancel_run_ids:
         if not cancel_idle_run(tx, run_id, now_ms)[0]:
             tx.execute(REQUEST_CANCEL, run_id)
-    runs = [_run_values(due, run, now_ms) for run in plan.starts if run.run_id not in has_run]
-    if runs:
-        tx.executemany(INSERT_RUN, runs)
+    new = [run for run in plan.starts if run.run_id not in has_run]
+    if new:
+        tx.executemany(INSERT_RUN, [_run_values(due, run, now_ms) for run in new])
+        tx.executemany(QUEUE_INSERTED, [(run.available_ms, run.run_id) for run in new])
     waiting = _update_queue(tx, record.key, plan)
     history = []
     for decision in plan.decisions:
@@ -686,7 +682,7 @@ def _apply_backfill(
         count_firings(tx, decision.decision.value, decision.count)
     if history:
         tx.executemany(INSERT_HISTORY, history)
-    last = runs[-1][0] if runs else None
+    last = new[-1].run_id if new else None
     tx.execute(
         RECORD_BACKFILL, plan.buffered_ms, waiting, now_ms if last else None, last, record.key
     )
@@ -698,5 +694,4 @@ def _run_values(due: DueSchedule, run: PlannedRun, now_ms: int) -> tuple[object,
     return (
         run.run_id, record.workflow, record.version, record.input_json, record.priority,
         record.pool, record.key, due.revision, run.occurrence_ms, record.retry_json, now_ms,
-        run.available_ms,
     )  # fmt: skip

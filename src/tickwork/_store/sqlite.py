@@ -114,7 +114,6 @@ class SQLiteDatabase:
 
     lock_suffix = ""
     no_index = "+"  # SQLite's unary plus keeps a column off its index
-    unindexed = "+{}"  # the same, as a template (transaction.in_filters)
     lock_row = ""  # write transactions take turns already (BEGIN IMMEDIATE)
     plan_for_values = ""  # without statistics SQLite plans alike for any values
 

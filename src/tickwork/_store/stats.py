@@ -3,10 +3,10 @@
 Nothing here is recounted from history. Firings, ended runs and the histograms come from
 ``tickwork_counters``, where the store counts each event in the event's own transaction
 (``counters.py``); the gauges read what is small whatever the history holds: schedules by
-state, and the unfinished runs by workflow and status, which the partial index on
-unfinished runs (``tickwork_runs_due``) lists without touching ended runs. So a scrape
-costs the same with ten million ended runs kept as with none, and pruning them lowers no
-figure: ``runs`` reports ended statuses from the run-end counters.
+state, and the unfinished runs by workflow and status, which ``tickwork_queue`` holds
+apart from the ended runs. So a scrape costs the same with ten million ended runs kept
+as with none, and pruning them lowers no figure: ``runs`` reports ended statuses from the
+run-end counters.
 
 What the schedules say (by state, active ones by pool, the overdue ones) is read as
 three columns of their rows, in SQL, and never as whole schedules: a scrape that built
@@ -20,7 +20,6 @@ from datetime import timedelta
 from .._liveness import overdue_ms
 from .._models import ScheduleState, Stats
 from .counters import read_counters
-from .statuses import UNFINISHED
 from .transaction import Database
 
 __all__ = ["StatsSql"]
@@ -34,29 +33,22 @@ SELECT_LATE = """
 SELECT key, next_fire_at FROM tickwork_schedules
 WHERE state = 'active' AND next_fire_at < ?
 """
-# Unfinished runs by workflow and status; the condition is the partial index
-# tickwork_runs_due's, which serves it. {no_index} (Database.no_index) keeps SQLite from
-# walking the whole workflow index instead, for its order.
-COUNT_UNFINISHED = f"""
-SELECT workflow, status, COUNT(*) FROM tickwork_runs
-WHERE {UNFINISHED}
-GROUP BY {{no_index}}workflow, {{no_index}}status
-"""
+# Unfinished runs by workflow and status: the queue holds them, and only them.
+COUNT_UNFINISHED = "SELECT workflow, status, COUNT(*) FROM tickwork_queue GROUP BY workflow, status"
 
 
 class StatsSql:
     """The store's figures over a dialect's ``Database`` (see ``StatsSource``)."""
 
-    __slots__ = ("_count_unfinished", "_db")
+    __slots__ = ("_db",)
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._count_unfinished = COUNT_UNFINISHED.format(no_index=db.no_index)
 
     def read_stats(self, *, now_ms: int) -> Stats:
         with self._db.read() as tx:
             counted = read_counters(tx)
-            unfinished = tx.execute(self._count_unfinished).fetchall()
+            unfinished = tx.execute(COUNT_UNFINISHED).fetchall()
             by_pool = tx.execute(COUNT_SCHEDULES).fetchall()
             late = tx.execute(SELECT_LATE, now_ms).fetchall()
         runs = {(w, s): int(n) for w, s, n in unfinished}

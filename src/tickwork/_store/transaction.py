@@ -129,9 +129,6 @@ class Database(Protocol):
     lock_suffix: str
     #: put before a column to keep the query planner off its index ("+" in SQLite)
     no_index: str
-    #: a column written so that no planner reads a filter on it from the column's own
-    #: index ("{}" is the column; SQLite "+{}", PostgreSQL "({} || '')"): see in_filters
-    unindexed: str
     #: appended to a read of a row the transaction will write (PostgreSQL: " FOR UPDATE";
     #: SQLite needs none: its write transactions take turns)
     lock_row: str
@@ -172,13 +169,13 @@ def marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-def in_filters(pools: Sequence[str], workflows: Sequence[str], unindexed: str) -> str:
+def in_filters(pools: Sequence[str], workflows: Sequence[str], alias: str = "") -> str:
     """SQL restricting rows to some pools and workflows, one placeholder per value (the
-    pools' first, then the workflows'). ``unindexed`` (``Database.unindexed``) keeps the
-    columns off their own indexes, so the planner walks the due-time index instead, on
-    PostgreSQL too: where its statistics do not know a workflow (one deployed since the
-    last ANALYZE, which on a big runs table comes about once a day) they call it rare,
-    and it read the whole history of that workflow at every claim and every wake-up
-    (measured: 30-60 ms twice a second per worker, with 85,000 runs of it kept)."""
-    pool, workflow = unindexed.format("pool"), unindexed.format("workflow")
+    pools' first, then the workflows'), of the table called ``alias`` ("q." for the
+    queue's ``q``). The worker's filters read only tables with no index of pool or
+    workflow (the queue, the schedules): the rows are walked in their due index's order
+    and filtered on the way, whatever a planner's statistics say of a workflow (a runs
+    table's index of workflows once made PostgreSQL read a new workflow's whole history at
+    each wake-up: 30-60 ms twice a second, with 85,000 of its runs kept)."""
+    pool, workflow = f"{alias}pool", f"{alias}workflow"
     return f"AND {pool} IN ({marks(len(pools))}) AND {workflow} IN ({marks(len(workflows))})"
