@@ -22,14 +22,14 @@ no list index of their own (it would be written at every change of status); the 
 (migration 0011) holds only the runs in flight, so the sort is of those, whatever the
 history: their ids are read there, their rows by id.
 
-A status filter repeats the WHERE of its half word for word (``statuses.py``): SQLite
-uses a partial index only then, and PostgreSQL's generic plan of a prepared statement
-could not otherwise tell which half a parameter is in. What the chosen index does not
-order or hold is written behind the dialect's ``no_index`` (SQLite's unary ``+``), so that
-SQLite, which has no statistics, cannot pick another index for it. PostgreSQL plans each
-list for its values (``Database.plan_for_values``) and may read another of these indexes
-when a value is common: the newest runs of a workflow that has most runs are found as
-fast through ``tickwork_runs_created``.
+A filter on an ended status repeats the indexes' WHERE word for word (``statuses.py``):
+SQLite uses a partial index only then, and PostgreSQL's generic plan of a prepared
+statement could not otherwise tell that a parameter is an ended status. What the chosen
+index does not order or hold is written behind the dialect's ``no_index`` (SQLite's
+unary ``+``), so that SQLite, which has no statistics, cannot pick another index for it.
+PostgreSQL plans each list for its values (``Database.plan_for_values``) and may read
+another of these indexes when a value is common: the newest runs of a workflow that has
+most runs are found as fast through ``tickwork_runs_created``.
 """
 
 from __future__ import annotations
