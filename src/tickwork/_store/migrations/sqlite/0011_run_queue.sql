@@ -7,7 +7,7 @@
 -- Why: on PostgreSQL a run that ends leaves its entries in an index of unfinished runs,
 -- dead, until their table is vacuumed, and claims and next_due walk them. A steady stream
 -- of runs ends near the index's newest entries, where its own clean-up at page splits
--- removes most; runs that end elsewhere (a backlog drained or cancelled) stayed until
+-- removes most; runs that end elsewhere (a backlog cancelled, say) stayed until
 -- tickwork_runs was vacuumed, which autovacuum does when a fifth of it is dead: about once
 -- a day for 100 M runs kept (measured: 400,000 runs ended at once made a claim 9 ms and
 -- next_due 19 ms, from 0.5). The queue holds a few rows, vacuumed within a minute by the
