@@ -78,50 +78,39 @@ def fill(conn: psycopg.Connection, n: int) -> None:
     conn.execute("VACUUM ANALYZE tickwork_runs")
 
 
-def drain(store, backlog: int, done: list[int]) -> None:
-    """A backlog of ``backlog`` runs started at once (a fan-out, a backfill), then taken
-    and ended as fast as one thread can."""
-    now_ms = int(time.time() * 1000)
-    for _ in range(backlog):
+def start(store, count: int, now_ms: int) -> None:
+    """``count`` new runs of the workflow, due now."""
+    for _ in range(count):
         store.insert_run(NewRun(uuid.uuid4().hex, "wf", "1", None, 0, "default", now_ms, now_ms))
-    while True:
-        now_ms = int(time.time() * 1000)
-        taken = store.claim_runs(
-            now_ms=now_ms, lease_ms=LEASE_MS, worker="churn", pools=["default"],
-            limits={"wf": None}, limit=50,
+
+
+def take_and_end(store, limit: int, now_ms: int) -> int:
+    """Claim up to ``limit`` due runs and end each, as a worker would; how many."""
+    taken = store.claim_runs(
+        now_ms=now_ms, lease_ms=LEASE_MS, worker="churn", pools=["default"],
+        limits={"wf": None}, limit=limit,
+    )  # fmt: skip
+    for run in taken:
+        store.finish_run(
+            run_id=run.info.id, token=run.lease_token, status=RunStatus.COMPLETED,
+            result_json='"ok"', error=None, now_ms=now_ms, running=run.info,
         )  # fmt: skip
-        if not taken:
-            return
-        for run in taken:
-            store.finish_run(
-                run_id=run.info.id, token=run.lease_token, status=RunStatus.COMPLETED,
-                result_json='"ok"', error=None, now_ms=now_ms, running=run.info,
-            )  # fmt: skip
-        done[0] += len(taken)
+    return len(taken)
 
 
 def churn(store, rate: float, backlog: int, stop: threading.Event, done: list[int]) -> None:
-    """The backlog first, if any; then runs through the store as a worker takes them,
-    ``rate`` a second."""
-    if backlog:
-        drain(store, backlog, done)
+    """A backlog of ``backlog`` runs started at once first, if any (a fan-out, a
+    backfill), drained as fast as one thread can; then runs through the store as a worker
+    takes them, ``rate`` a second."""
+    start(store, backlog, int(time.time() * 1000))
+    while ended := take_and_end(store, 50, int(time.time() * 1000)):
+        done[0] += ended
     batch = max(1, int(rate / 10))
     next_at = time.monotonic()
     while not stop.is_set():
         now_ms = int(time.time() * 1000)
-        for _ in range(batch):
-            run_id = uuid.uuid4().hex
-            store.insert_run(NewRun(run_id, "wf", "1", None, 0, "default", now_ms, now_ms))
-        taken = store.claim_runs(
-            now_ms=now_ms, lease_ms=LEASE_MS, worker="churn", pools=["default"],
-            limits={"wf": None}, limit=batch,
-        )  # fmt: skip
-        for run in taken:
-            store.finish_run(
-                run_id=run.info.id, token=run.lease_token, status=RunStatus.COMPLETED,
-                result_json='"ok"', error=None, now_ms=now_ms, running=run.info,
-            )  # fmt: skip
-        done[0] += len(taken)
+        start(store, batch, now_ms)
+        done[0] += take_and_end(store, batch, now_ms)
         next_at += batch / rate
         time.sleep(max(0.0, next_at - time.monotonic()))
 
