@@ -69,7 +69,7 @@ TICKWORK_CLI = Path(sys.executable).parent / "tickwork"
 APP = """
 from tickwork import Engine
 
-engine = Engine()
+engine = Engine({options})
 
 
 @engine.workflow("noop")
@@ -142,9 +142,11 @@ def tw_register(db: str, n: int) -> dict[str, Any]:
     return {"rate": n / elapsed, "n": n, "seconds": elapsed}
 
 
-def start_worker(db: Path | str, folder: Path) -> subprocess.Popen[bytes]:
+def start_worker(
+    db: Path | str, folder: Path, fire_ahead: str | None = None
+) -> subprocess.Popen[bytes]:
     app = folder / "bench_app.py"
-    app.write_text(APP)
+    app.write_text(APP.format(options=f"fire_ahead={fire_ahead!r}" if fire_ahead else ""))
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKWORK_")}
     env.update(TICKWORK_DATABASE_URL=tw_url(db), PYTHONUNBUFFERED="1")
     log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed with the process
@@ -256,7 +258,7 @@ def watch_postgres_runs(url: str, seen: dict[str, float], done: threading.Event)
             time.sleep(WATCH_MS / 1000)
 
 
-def tw_lateness(db: str, n: int, seconds: float) -> dict[str, Any]:
+def tw_lateness(db: str, n: int, seconds: float, fire_ahead: str | None = None) -> dict[str, Any]:
     folder = Path(db).parent if not db.startswith("postgresql") else Path(tempfile.mkdtemp())
     engine = tw_engine(db)
     # Aligned to a whole second a little ahead, past registration and worker start-up.
@@ -264,7 +266,7 @@ def tw_lateness(db: str, n: int, seconds: float) -> dict[str, Any]:
     start_at = datetime.fromtimestamp(first, UTC)
     for i in range(n):
         engine.schedule("noop", every="1s", key=f"s{i}", start_at=start_at)
-    proc = start_worker(db, folder)
+    proc = start_worker(db, folder, fire_ahead)
     seen: dict[str, float] = {}
     done = threading.Event()
     watcher = threading.Thread(target=watch_runs, args=(db, seen, done), daemon=True)
@@ -592,6 +594,11 @@ def main() -> int:
         "--postgres",
         help="also measure tickwork's (d) on this PostgreSQL (a schema of its own, dropped)",
     )
+    parser.add_argument(
+        "--fire-ahead",
+        default=None,
+        help="(d): tickwork's workers fire this long ahead, Engine(fire_ahead=...), e.g. 500ms",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.child:
@@ -671,20 +678,22 @@ def main() -> int:
                          ratio(value(tw, "rate"), value(aps, "rate"), True),
                          ">= 20,000/s"))  # fmt: skip
         if "d" in args.only:
+            ahead = f", tickwork fire_ahead={args.fire_ahead}" if args.fire_ahead else ""
             for n, backend in [(50, "sqlite"), (1_000, "sqlite")] + (
                 [(50, "postgres"), (1_000, "postgres")] if args.postgres else []
             ):
                 if backend == "postgres":
                     with postgres_schema(args.postgres) as url:
-                        tw = child("tw_lateness", url, n, seconds)
+                        tw = child("tw_lateness", url, n, seconds, args.fire_ahead)
                     print(f"(d) {n} on PostgreSQL: tickwork {tw}", flush=True)
                     failed |= "error" in tw
                     for kind in ("created", "visible", "started"):
-                        rows.append((f"(d) {n:,} x every 1 s, {seconds:.0f} s, PostgreSQL: "
+                        rows.append((f"(d) {n:,} x every 1 s, {seconds:.0f} s{ahead}, PostgreSQL: "
                                      f"tickwork {kind} p50 / p99", fmt_late(tw, kind), "", "",
                                      ""))  # fmt: skip
                     continue
-                tw = child("tw_lateness", str(fresh_db(folder, f"tw-late-{n}.db")), n, seconds)
+                tw = child("tw_lateness", str(fresh_db(folder, f"tw-late-{n}.db")), n, seconds,
+                           args.fire_ahead)  # fmt: skip
                 aps = None
                 if aps_version:
                     aps = child("aps_lateness", str(fresh_db(folder, f"aps-late-{n}.db")), n,
@@ -699,7 +708,7 @@ def main() -> int:
                      "aps: submitted)", ""),
                     ("started", "started", "started (tw: started_at; aps: executed)", ""),
                 ):  # fmt: skip
-                    rows.append((f"(d) {n:,} x every 1 s, {seconds:.0f} s: lateness {label} "
+                    rows.append((f"(d) {n:,} x every 1 s, {seconds:.0f} s{ahead}: lateness {label} "
                                  "p50 / p99", fmt_late(tw, tw_kind), fmt_late(aps, aps_kind),
                                  ratio(value(tw, tw_kind, "p99"), value(aps, aps_kind, "p99"),
                                        False),

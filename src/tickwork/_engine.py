@@ -44,7 +44,7 @@ from ._retention import DEFAULT_RETENTION
 from ._retry import Retry
 from ._runs import Runs
 from ._runtime import Runtime
-from ._scheduling import Schedules
+from ._scheduling import Schedules, fire_ahead_ms
 from ._spec import ScheduleSpec
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
@@ -73,7 +73,9 @@ class Engine:
         schedules: Sequence[Mapping[str, Any]] | None = None,
         config: str | os.PathLike[str] | None = None,
         retention: Duration | None = DEFAULT_RETENTION,
+        fire_ahead: Duration | None = None,
     ) -> None:
+        ahead_ms = fire_ahead_ms(fire_ahead)  # checked before the database is opened
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
         self._registry = Registry()
         self._runtime = Runtime.open(
@@ -87,7 +89,7 @@ class Engine:
         self.clock = self._runtime.clock
         self._declarations = Declarations(schedules or [], config)
         self._runs = Runs(self._runtime)
-        self._schedules = Schedules(self._runtime)
+        self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
 
     # -- registration --------------------------------------------------------------------

@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from ._clock import to_ms
+from ._durations import Duration
+from ._durations import to_ms as duration_ms
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
 from ._logs import log_decision
@@ -27,7 +29,7 @@ from ._spec import ScheduleSpec, check_key
 from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
-__all__ = ["Schedules"]
+__all__ = ["MAX_FIRE_AHEAD_MS", "Schedules", "fire_ahead_ms"]
 
 #: schedules fired per transaction; a tick runs as many transactions as it needs. Small,
 #: so a firing transaction is short (its planning runs between its statements): a frozen
@@ -41,13 +43,31 @@ _MAX_PASSES = 10_000
 MAX_BACKFILL = 100_000
 #: occurrences a backfill decides per transaction, like catch-up's bounded batches
 BACKFILL_BATCH = 1000
+#: the longest ``Engine(fire_ahead=...)``: enough for a pass of many thousand schedules,
+#: short enough that a run decided ahead is still "the next occurrence" to whoever looks
+MAX_FIRE_AHEAD_MS = 60_000
+
+
+def fire_ahead_ms(value: Duration | None) -> int:
+    """``Engine(fire_ahead=...)`` in milliseconds (0: off), or ``ConfigError``."""
+    if value is None:
+        return 0
+    ms = duration_ms(value)
+    if ms > MAX_FIRE_AHEAD_MS:
+        raise ConfigError(
+            f"fire_ahead={value!r} is too long: at most {MAX_FIRE_AHEAD_MS // 1000}s "
+            "(it only has to cover one firing pass)"
+        )
+    return ms
 
 
 class Schedules:
     """The schedule operations ``Engine`` (and the CLI, the server) expose."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, fire_ahead_ms: int = 0) -> None:
         self._runtime = runtime
+        #: how long before its occurrence an ``overlap="allow"`` schedule may be fired
+        self._ahead_ms = fire_ahead_ms
 
     # -- registering -----------------------------------------------------------------------
 
@@ -282,13 +302,14 @@ class Schedules:
     # -- firing ----------------------------------------------------------------------------
 
     def tick(self) -> list[str]:
-        """Fire every due occurrence at ``clock.now()``; the ids of the runs started."""
+        """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
+        ``overlap="allow"`` occurrence due within it); the ids of the runs started."""
         core = self._runtime
         workflows = core.registry.names()
         started: list[str] = []
         now = core.now_ms()
         due = core.store.next_schedule_due_ms(pools=core.pools, workflows=workflows)
-        if due is None or due > now:
+        if due is None or due > now + self._ahead_ms:
             return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
             now = core.now_ms()  # each pass stamps its runs with its own time
@@ -297,7 +318,8 @@ class Schedules:
                 pools=core.pools,
                 workflows=workflows,
                 limit=FIRE_BATCH,
-                decide=self._decide,
+                decide=self._decide_ahead if self._ahead_ms else self._decide,
+                ahead_ms=self._ahead_ms,
             )
             started.extend(result.run_ids)
             for entry in result.decisions:  # committed: each said once, after the fact
@@ -311,12 +333,32 @@ class Schedules:
         return started
 
     def next_due_ms(self) -> int | None:
+        """When the loop should tick next: the next due schedule's time, less ``fire_ahead``
+        unless what is due that soon was left for its occurrence (a policy other than
+        ``allow`` is decided only then)."""
         core = self._runtime
-        return core.store.next_schedule_due_ms(pools=core.pools, workflows=core.registry.names())
+        due = core.store.next_schedule_due_ms(pools=core.pools, workflows=core.registry.names())
+        if due is None or not self._ahead_ms:
+            return due
+        early = due - self._ahead_ms
+        return early if early > core.now_ms() else due
 
     @staticmethod
     def _decide(due: DueSchedule, now_ms: int) -> Plan:
         return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
+
+    def _decide_ahead(self, due: DueSchedule, now_ms: int) -> Plan:
+        """``_decide``, but an ``allow`` schedule due within ``fire_ahead`` is decided as at
+        its occurrence, the only one in the span (none is missed: the store hands a
+        schedule over early only when nothing of it is due now)."""
+        upcoming = due.next_fire_ms
+        if (
+            upcoming is not None
+            and now_ms < upcoming <= now_ms + self._ahead_ms
+            and due.record.overlap == Overlap.ALLOW.value
+        ):
+            return self._decide(due, upcoming)
+        return self._decide(due, now_ms)
 
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:

@@ -221,9 +221,15 @@ class SqlStore:
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
+        ahead_ms: int = 0,
     ) -> FireResult:
         return self._schedules.fire_due(
-            now_ms=now_ms, pools=pools, workflows=workflows, limit=limit, decide=decide
+            now_ms=now_ms,
+            pools=pools,
+            workflows=workflows,
+            limit=limit,
+            decide=decide,
+            ahead_ms=ahead_ms,
         )
 
     def trigger_schedule(

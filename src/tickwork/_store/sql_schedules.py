@@ -119,6 +119,12 @@ WHERE due_at <= ? AND state = 'active' {{filters}}
 ORDER BY due_at
 LIMIT ?
 """
+# The same with fire_ahead: the first ? is now plus fire_ahead, the second now; only
+# overlap="allow" is decided before its occurrence (the others depend on the run then
+# in flight).
+SELECT_DUE_AHEAD = SELECT_DUE.replace(
+    "{filters}", "AND (due_at <= ? OR overlap = 'allow') {filters}"
+)
 # Unfinished runs of some schedules, oldest first; {marks} is one placeholder per key.
 # tickwork_queue_schedule serves it.
 SELECT_ACTIVE_RUNS = """
@@ -391,15 +397,19 @@ class SchedulesSql:
         workflows: Sequence[str],
         limit: int,
         decide: Callable[[DueSchedule, int], Plan],
+        ahead_ms: int = 0,
     ) -> FireResult:
         if not pools or not workflows or limit <= 0:
             return FireResult(0, [], [])
         filters = in_filters(pools, workflows)
-        statement = SELECT_DUE.format(filters=filters) + self._db.lock_suffix
+        select, bounds = SELECT_DUE, [now_ms]
+        if ahead_ms:
+            select, bounds = SELECT_DUE_AHEAD, [now_ms + ahead_ms, now_ms]
+        statement = select.format(filters=filters) + self._db.lock_suffix
 
         def work(tx: Transaction) -> FireResult:
             # in tickwork_schedules_due's order (transaction.UNSORTED says why)
-            due_rows = tx.execute_under(UNSORTED, statement, now_ms, *pools, *workflows, limit)
+            due_rows = tx.execute_under(UNSORTED, statement, *bounds, *pools, *workflows, limit)
             rows = due_rows.fetchall()
             if not rows:
                 return FireResult(0, [], [])

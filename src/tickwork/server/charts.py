@@ -115,13 +115,20 @@ def lateness_chart(runs: Sequence[RunInfo], *, root: str = "") -> Markup:
             r,
             max(0, (r.created_at - r.scheduled_for) // _MS),
             f"{r.id}\noccurrence {format_utc(r.scheduled_for)}\n"
-            f"created {format_elapsed(r.created_at - r.scheduled_for)} late",
+            f"created {_late_or_early(r.created_at - r.scheduled_for)}",
             "mark late",
         )
         for r in reversed(runs)
         if r.scheduled_for is not None
     ]
     return _bar_chart(bars, "Lateness", "no runs of an occurrence yet", root)
+
+
+def _late_or_early(late: timedelta) -> str:
+    """A run decided ahead (``Engine(fire_ahead=...)``) was created before its occurrence."""
+    if late < timedelta(0):
+        return f"{format_elapsed(-late)} early (fired ahead)"
+    return f"{format_elapsed(late)} late"
 
 
 def duration_chart(runs: Sequence[RunInfo], *, root: str = "") -> Markup:
