@@ -43,9 +43,10 @@ _MAX_PASSES = 10_000
 MAX_BACKFILL = 100_000
 #: occurrences a backfill decides per transaction, like catch-up's bounded batches
 BACKFILL_BATCH = 1000
-#: the longest ``Engine(fire_ahead=...)``: enough for a pass of many thousand schedules,
-#: short enough that a run decided ahead is still "the next occurrence" to whoever looks
-MAX_FIRE_AHEAD_MS = 60_000
+#: the longest ``Engine(fire_ahead=...)``: enough for a pass of tens of thousands of
+#: schedules, and shorter than a broken schedule's retry (``_policy.RETRY_BROKEN_MS``),
+#: which firing ahead must not bring forward to the same tick
+MAX_FIRE_AHEAD_MS = 10_000
 
 
 def fire_ahead_ms(value: Duration | None) -> int:
@@ -348,17 +349,21 @@ class Schedules:
         return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
 
     def _decide_ahead(self, due: DueSchedule, now_ms: int) -> Plan:
-        """``_decide``, but an ``allow`` schedule due within ``fire_ahead`` is decided as at
-        its occurrence, the only one in the span (none is missed: the store hands a
-        schedule over early only when nothing of it is due now)."""
+        """``_decide``, but an ``allow`` schedule that the store handed over early (nothing
+        of it is due now) starts every occurrence within ``fire_ahead``, at most
+        ``CATCHUP_BATCH`` a pass: none of them is missed, so catch-up drops none."""
         upcoming = due.next_fire_ms
         if (
-            upcoming is not None
-            and now_ms < upcoming <= now_ms + self._ahead_ms
-            and due.record.overlap == Overlap.ALLOW.value
+            upcoming is None
+            or upcoming <= now_ms
+            or upcoming > now_ms + self._ahead_ms
+            or due.record.overlap != Overlap.ALLOW.value
         ):
-            return self._decide(due, upcoming)
-        return self._decide(due, now_ms)
+            return self._decide(due, now_ms)
+        ahead = replace(
+            _plan_input(due, now_ms + self._ahead_ms), catchup=None, catchup_window_ms=None
+        )
+        return plan(ahead, occurrences_of(due.record, due.anchor_ms))
 
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:

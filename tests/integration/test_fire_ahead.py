@@ -173,11 +173,54 @@ def test_a_pause_after_the_decision_leaves_the_run_decided_ahead(
     assert ahead.tick() == []
 
 
-@pytest.mark.parametrize("bad", ["2m", "0s", -1, "soon"])
+def test_an_interval_shorter_than_the_lead_decides_every_occurrence_within_it_at_once(
+    db_url: str, clock: FakeClock
+) -> None:
+    """Every 100 ms, 1 s ahead: one pass starts the ten occurrences within the second to
+    come, each once, and the next tick starts only the ones that came into reach."""
+    with Engine(db_url, clock=clock, fire_ahead="1s") as engine:
+        register(engine)
+        engine.schedule("job", every="100ms", key="k")
+        clock.set(START + timedelta(milliseconds=50))
+        step = timedelta(milliseconds=100)
+        assert engine.tick() == [rid("k", START + i * step) for i in range(1, 11)]
+        clock.set(START + timedelta(milliseconds=250))
+        assert engine.tick() == [rid("k", START + i * step) for i in (11, 12)]
+        assert {d for d, _, _ in history(engine, "k")} == {"started"}
+
+
+def test_a_schedule_that_cannot_be_planned_is_not_retried_at_once_when_firing_ahead(
+    db_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken schedule is looked at again a minute later, which the longest fire_ahead
+    (10 s) does not bring into the same tick: reported once, the others fire."""
+    import tickwork._scheduling as scheduling
+
+    original = scheduling.plan
+
+    def broken(state, occurrences):  # type: ignore[no-untyped-def]
+        if state.key == "bad":
+            raise RuntimeError("cannot plan this one")
+        return original(state, occurrences)
+
+    monkeypatch.setattr(scheduling, "plan", broken)
+    reported: list[BaseException] = []
+    with Engine(
+        db_url, clock=clock, fire_ahead="10s", on_error=lambda e, _: reported.append(e)
+    ) as engine:
+        register(engine)
+        engine.schedule("job", every="1m", key="bad")
+        engine.schedule("job", every="1m", key="good")
+        clock.set(at(1) - timedelta(seconds=5))
+        assert engine.tick() == [rid("good", at(1))]
+        assert [str(e) for e in reported] == ["cannot plan this one"]
+
+
+@pytest.mark.parametrize("bad", ["11s", "2m", "0s", -1, "soon"])
 def test_a_bad_fire_ahead_is_refused_before_anything_is_opened(
     tmp_path: object, bad: object
 ) -> None:
-    """Longer than a minute, zero, negative or not a duration: ConfigError, no file made."""
+    """Longer than 10 s, zero, negative or not a duration: ConfigError, no file made."""
     from pathlib import Path
 
     folder = Path(str(tmp_path))

@@ -394,9 +394,9 @@ class Store(Protocol):
         ``pools``; with ``ahead_ms``, also an ``overlap="allow"`` schedule whose ``due_at``
         is within ``ahead_ms`` after ``now_ms`` (``Engine(fire_ahead=...)``). For each,
         ``decide(schedule, now_ms)`` (pure) returns the plan; the store cancels the runs it
-        names, inserts its runs (a run id that exists is not inserted
-        again: the occurrence already started, recorded as "already_started"), appends its
-        decisions to the history and advances the schedule. Schedules claimed by another
+        names, inserts its runs (a run id that exists is not inserted again: the
+        occurrence already started, recorded as "already_started"), appends its decisions
+        to the history and advances the schedule. Schedules claimed by another
         transaction are skipped, never waited for. When ``decide`` raises for a schedule,
         that schedule alone is postponed by a minute and the error returned.
         """
