@@ -35,8 +35,12 @@ then one on the big, and so on), under a ``FakeClock``:
 - *drain 1,000 runs*: ``engine.run_until_idle()`` on those 1,000 runs (3 steps each):
   claiming, checkpoints, finishing.
 - reads, each the median of ``--calls`` calls after one warm-up call (fewer when an
-  operation's calls pass ``--budget`` seconds, at least 3): ``get_run`` of ids spread
-  over the whole history; ``list_runs`` with every filter combination the faces offer
+  operation's calls pass ``--budget`` seconds, at least 3): ``get_run`` of a run not
+  read before (each call another id spread over the history: on a history larger than
+  the page cache, a read from the disk, shown with no target), of 200 ids spread over
+  the history read again (per run; the warm-up reads them first, as every other read
+  repeats its query) and of each schedule's newest run (what a client waiting for a
+  result and the dashboard read); ``list_runs`` with every filter combination the faces offer
   and ``before=`` pages (the second page, and a page from the middle of history), 100
   runs a page (the API's default), or as many as the small store has (the table says
   "[n runs]"), so that both stores return as many runs; ``schedule_history(key, 100)``;
@@ -569,6 +573,8 @@ def reads(sides: list[Side]) -> list[tuple[str, list[Callable[[], Any]]]]:
         ops.append((label, [make(side) for side in sides]))
 
     def rotating(side: Side) -> Callable[[], Any]:
+        """Each call a run not read before: its pages come from the disk (or the OS's
+        cache), not the database's."""
         ids = side.store.filled.sample_ids
         position = [0]
 
@@ -577,6 +583,21 @@ def reads(sides: list[Side]) -> list[tuple[str, list[Callable[[], Any]]]]:
             assert side.engine.get_run(ids[position[0]]) is not None
 
         return call
+
+    def read_again(ids_of: Callable[[Side], list[str]]) -> Callable[[Side], Callable[[], Any]]:
+        """Each call reads the same runs (the warm-up reads them first), as the other
+        reads repeat their query; timed per run."""
+
+        def make(side: Side) -> Callable[[], Any]:
+            ids = ids_of(side)
+
+            def call() -> None:
+                for run_id in ids:
+                    assert side.engine.get_run(run_id) is not None
+
+            return PerItem(call, len(ids))
+
+        return make
 
     def page_size(paged: bool, **filters: Any) -> int:
         """A page the small store fills too (twice over for a second page), at most 100:
@@ -601,7 +622,9 @@ def reads(sides: list[Side]) -> list[tuple[str, list[Callable[[], Any]]]]:
 
         each(f"list_runs({label}before=) 2nd page{_rows(size)}", make)
 
-    each("get_run (ids across history)", rotating)
+    each(COLD_GET_RUN, rotating)
+    each("get_run (200 ids across history, read before)", read_again(sample_ids))
+    each("get_run (each schedule's newest run)", read_again(newest_ids))
     listing("")
     for status in ("completed", "failed", "cancelled", "pending", "running"):
         listing(f"status={status}", status=status)
@@ -637,6 +660,30 @@ def reads(sides: list[Side]) -> list[tuple[str, list[Callable[[], Any]]]]:
     return ops
 
 
+#: a row shown for what it costs, with no target: the first read of an old run is a read
+#: from the disk once the history outgrows the page cache, which no index avoids
+COLD_GET_RUN = "get_run (a run not read before: disk)"
+
+
+@dataclass(frozen=True)
+class PerItem:
+    """A call that does ``items`` operations; its time is reported per operation."""
+
+    call: Callable[[], Any]
+    items: int
+
+    def __call__(self) -> Any:
+        return self.call()
+
+
+def sample_ids(side: Side) -> list[str]:
+    return side.store.filled.sample_ids
+
+
+def newest_ids(side: Side) -> list[str]:
+    return [run_id for run_id, _ in side.store.filled.newest.values()]
+
+
 def _rows(size: int) -> str:
     return "" if size == PAGE else f" [{size} run{'s' if size > 1 else ''}]"
 
@@ -658,7 +705,8 @@ def time_reads(
                 times[index].append(time.perf_counter() - began)
             if done >= 2 and time.perf_counter() - spent > budget:
                 break
-        results.append((label, [statistics.median(t) for t in times]))
+        per = [getattr(call, "items", 1) for call in per_side]
+        results.append((label, [statistics.median(t) / n for t, n in zip(times, per, strict=True)]))
         print(f"  {label}", file=sys.stderr)
     return results
 
@@ -1059,6 +1107,8 @@ def report(
         else:
             target = "≤1.5x"
         mark = "✔" if ok else "✘"
+        if label == COLD_GET_RUN:
+            mark, target = "·", "none (disk)"
         print(f"| {label:<50} | {_ms(a):>10} | {_ms(b):>10} | {ratio:>5.2f}x | {mark} {target} |")
 
 
