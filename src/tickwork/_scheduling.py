@@ -309,8 +309,10 @@ class Schedules:
         workflows = core.registry.names()
         started: list[str] = []
         now = core.now_ms()
-        due = core.store.next_schedule_due_ms(pools=core.pools, workflows=workflows)
-        if due is None or due > now + self._ahead_ms:
+        due = core.store.next_schedule_due_ms(
+            pools=core.pools, workflows=workflows, ahead_ms=self._ahead_ms
+        )
+        if due is None or due > now:
             return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
             now = core.now_ms()  # each pass stamps its runs with its own time
@@ -334,15 +336,12 @@ class Schedules:
         return started
 
     def next_due_ms(self) -> int | None:
-        """When the loop should tick next: the next due schedule's time, less ``fire_ahead``
-        unless what is due that soon was left for its occurrence (a policy other than
-        ``allow`` is decided only then)."""
+        """When the loop should tick next: when the next schedule is due (an ``allow``
+        one ``fire_ahead`` early)."""
         core = self._runtime
-        due = core.store.next_schedule_due_ms(pools=core.pools, workflows=core.registry.names())
-        if due is None or not self._ahead_ms:
-            return due
-        early = due - self._ahead_ms
-        return early if early > core.now_ms() else due
+        return core.store.next_schedule_due_ms(
+            pools=core.pools, workflows=core.registry.names(), ahead_ms=self._ahead_ms
+        )
 
     @staticmethod
     def _decide(due: DueSchedule, now_ms: int) -> Plan:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tickwork import ConfigError, Context, Engine, RunStatus
+from tickwork._clock import to_ms
 from tickwork.testing import FakeClock
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -246,3 +247,22 @@ def test_a_worker_fires_ahead_on_the_real_clock(db_url: str) -> None:
                 run = engine.get_run(run_id)
         assert run is not None and run.status is RunStatus.COMPLETED, run
         assert run.created_at < occurrence <= run.started_at  # type: ignore[operator]
+
+
+def test_the_loop_wakes_fire_ahead_before_an_allow_occurrence_and_on_time_for_others(
+    db_url: str, clock: FakeClock
+) -> None:
+    """The worker ticks when the store first has something to fire: an overlap="skip"
+    schedule at its occurrence, an "allow" one fire_ahead earlier, even behind the other."""
+    with Engine(db_url, clock=clock, fire_ahead="5s") as engine:
+        register(engine)
+        wake = engine._schedules.next_due_ms
+        engine.schedule("job", every="10s", key="skip", overlap="skip")
+        assert wake() == to_ms(START + timedelta(seconds=10))
+        engine.schedule("job", every="12s", key="allow")
+        assert wake() == to_ms(START + timedelta(seconds=7))
+        clock.set(START + timedelta(seconds=7))
+        assert engine.tick() == [rid("allow", START + timedelta(seconds=12))]
+        assert wake() == to_ms(START + timedelta(seconds=10))  # the skip one, on time
+        clock.set(START + timedelta(seconds=8))
+        assert engine.tick() == []  # nothing fired before its time

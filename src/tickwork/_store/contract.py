@@ -431,8 +431,12 @@ class Store(Protocol):
         """The schedule's decisions, newest first."""
         ...
 
-    def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        """The earliest ``due_at`` among schedules ``fire_due`` could take, or None."""
+    def next_schedule_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
+        """When ``fire_due`` with ``ahead_ms`` first has something to take, or None: the
+        earliest ``due_at`` among the schedules it could take, less ``ahead_ms`` for an
+        ``overlap="allow"`` one."""
         ...
 
     # -- API keys --------------------------------------------------------------------------

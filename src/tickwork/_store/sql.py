@@ -249,8 +249,12 @@ class SqlStore:
     def schedule_history(self, key: str, *, limit: int = 100) -> list[HistoryEntry]:
         return self._schedules.schedule_history(key, limit=limit)
 
-    def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        return self._schedules.next_schedule_due_ms(pools=pools, workflows=workflows)
+    def next_schedule_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
+        return self._schedules.next_schedule_due_ms(
+            pools=pools, workflows=workflows, ahead_ms=ahead_ms
+        )
 
     # -- API keys --------------------------------------------------------------------------
 

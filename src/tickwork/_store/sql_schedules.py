@@ -193,6 +193,17 @@ NEXT_SCHEDULE_DUE = """
 SELECT MIN(due_at) FROM tickwork_schedules
 WHERE due_at IS NOT NULL AND state = 'active' {filters}
 """
+# The same with fire_ahead: the first due schedules in order, with their policy (only
+# overlap="allow" is due fire_ahead early); {filters} as in SELECT_DUE.
+FIRST_SCHEDULES_DUE = """
+SELECT due_at, overlap FROM tickwork_schedules
+WHERE due_at IS NOT NULL AND state = 'active' {filters}
+ORDER BY due_at
+LIMIT ?
+"""
+#: due schedules FIRST_SCHEDULES_DUE reads at most: an allow schedule behind more than
+#: this many others due within fire_ahead is fired when the first of them is
+_FIRST_DUE = 100
 
 
 class SchedulesSql:
@@ -489,14 +500,34 @@ class SchedulesSql:
             rows = tx.execute(SELECT_HISTORY, key, limit).fetchall()
         return [history_from_row(row) for row in rows]
 
-    def next_schedule_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
+    def next_schedule_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
         if not pools or not workflows:
             return None
         filters = in_filters(pools, workflows)
         with self._db.read() as tx:
+            if ahead_ms:
+                statement = FIRST_SCHEDULES_DUE.format(filters=filters)
+                rows = tx.execute(statement, *pools, *workflows, _FIRST_DUE).fetchall()
+                return _first_due(rows, ahead_ms)
             row = tx.execute(NEXT_SCHEDULE_DUE.format(filters=filters), *pools, *workflows)
             found = row.fetchone()
         return None if found is None or found[0] is None else int(found[0])
+
+
+def _first_due(rows: Sequence[tuple[int, str]], ahead_ms: int) -> int | None:
+    """When the first of ``rows`` (due schedules in ``due_at`` order) is due to be fired:
+    an ``allow`` one ``ahead_ms`` early. A later row can only be earlier if it is due
+    within ``ahead_ms`` of the best so far."""
+    best: int | None = None
+    for due_at, overlap in rows:
+        due = int(due_at)
+        if best is not None and due - ahead_ms >= best:
+            break
+        when = due - ahead_ms if overlap == "allow" else due
+        best = when if best is None else min(best, when)
+    return best
 
 
 def _set_state(tx: Transaction, key: str, firing: FiringState, now_ms: int) -> None:
