@@ -229,6 +229,7 @@ def test_each_list_runs_filter_and_page_reads_its_index_in_order(
         schedule_key=schedule,
         after=(T0, "some-run") if before else None,
         no_index=store._db.no_index,  # type: ignore[attr-defined]
+        ranged=bool(store._db.plan_for_values),  # type: ignore[attr-defined]
     )
     plan = _plan(store, statement, [*params, 100])
     assert _indexes(store, plan) == [index], plan
@@ -277,6 +278,57 @@ def test_every_list_runs_combination_returns_the_matching_runs_newest_first(
                 break
             before = page[-1].id
         assert paged == expected, filters
+
+
+@pytest.mark.parametrize(
+    ("filters", "index"),
+    [
+        ({"workflow": "report"}, "tickwork_runs_workflow"),
+        ({"schedule_key": "k1"}, "tickwork_runs_schedule"),
+        ({"status": RunStatus.FAILED}, "tickwork_runs_status_ended"),
+        ({"workflow": "report", "status": RunStatus.FAILED}, "tickwork_runs_workflow_status_ended"),
+    ],
+    ids=["workflow", "schedule", "status", "workflow-status"],
+)
+def test_a_value_common_long_ago_and_gone_since_is_still_listed_through_its_index(
+    store: Store, filters: dict[str, Any], index: str
+) -> None:
+    """Day 300: much of the history is of a workflow, a schedule and failures that stopped
+    long ago; then 5,000 runs of something else. Statistics call the old values common,
+    so the newest 100 of them look near at hand along ``tickwork_runs_created``, which
+    would walk all 5,000 newer runs first (more every day). Each list reads its own index
+    in order, planned for its values as the store plans it."""
+    old = [
+        (f"old-{n:05d}", "report" if n % 10 < 6 else "sync", "failed" if n % 2 else "completed",
+         "k1" if n % 10 < 6 else "k2", T0 - 10_000_000 + n, T0)
+        for n in range(20_000)
+    ]  # fmt: skip
+    new = [(f"new-{n:05d}", "sync", "completed", "k2", T0 + n, T0) for n in range(5_000)]
+    _insert(store, old + new)
+    result = '{"rows": 100, "note": "' + "x" * 80 + '"}'  # rows as wide as real ones
+
+    def widen(tx: Transaction) -> None:
+        tx.execute("UPDATE tickwork_runs SET result = ?", result)
+        if store.dialect == "postgres":  # type: ignore[attr-defined]
+            tx.execute("ANALYZE tickwork_runs")
+
+    store._write(widen)  # type: ignore[attr-defined]
+    statement, params = list_runs_query(
+        workflow=filters.get("workflow"),
+        status=filters.get("status"),
+        schedule_key=filters.get("schedule_key"),
+        after=None,
+        no_index=store._db.no_index,  # type: ignore[attr-defined]
+        ranged=bool(store._db.plan_for_values),  # type: ignore[attr-defined]
+    )
+    plan = _plan(store, statement, [*params, 100])
+    assert _indexes(store, plan) == [index], plan
+    assert not _sorts(store, plan), plan
+    matching = [n for n in range(19_999, -1, -1) if n % 10 < 6 or list(filters) == ["status"]]
+    if "status" in filters:
+        matching = [n for n in matching if n % 2]
+    listed = store.list_runs(limit=100, **filters)
+    assert [r.id for r in listed] == [f"old-{n:05d}" for n in matching[:100]]
 
 
 # -- the other reads of the faces, and the worker's ---------------------------------------
@@ -349,7 +401,12 @@ def test_postgresql_sessions_never_compile_a_statement_with_jit(history: Store) 
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite has no JIT")
     statement, params = list_runs_query(
-        workflow=None, status=RunStatus.PENDING, schedule_key=None, after=None, no_index=""
+        workflow=None,
+        status=RunStatus.PENDING,
+        schedule_key=None,
+        after=None,
+        no_index="",
+        ranged=True,
     )
     values = iter([*params, 50])
     literal = re.sub(r"\?", lambda _: _literal(next(values)), statement)

@@ -263,6 +263,7 @@ class RunsSql:
                 schedule_key=schedule_key,
                 after=None if after is None else (after[0], after[1]),
                 no_index=self._db.no_index,
+                ranged=bool(self._db.plan_for_values),
             )
             rows = tx.execute(statement, *params, limit).fetchall()
         return [run_from_row(row) for row in rows]
