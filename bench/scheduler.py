@@ -26,6 +26,9 @@ Four measures, each taken in a fresh subprocess on a fresh database file:
     APScheduler: listener time at ``EVENT_JOB_SUBMITTED`` - scheduled run time, and at
     ``EVENT_JOB_EXECUTED`` (a no-op job, so about when it started). Occurrences in the
     first second are left out (warm-up). Missed or undecided occurrences are counted.
+    ``--fire-ahead 500ms`` runs tickwork's workers with ``Engine(fire_ahead=...)``: its
+    ``allow`` occurrences are decided that long before they come, so their lateness is
+    negative (created, visible) until a pass takes longer than that.
 
 Usage (from the repository root)::
 
@@ -33,6 +36,8 @@ Usage (from the repository root)::
     bench/.venv/bin/pip install -e . 'apscheduler<4' sqlalchemy
     bench/.venv/bin/python bench/scheduler.py            # full: about 6 minutes on 2 cores
     bench/.venv/bin/python bench/scheduler.py --quick    # about 1.5 minutes, smaller sizes
+    bench/.venv/bin/python bench/scheduler.py --only d --fire-ahead 500ms \
+        --postgres postgresql://postgres@127.0.0.1:5432/test   # (d) with fire_ahead
 
 Exits non-zero only when a tickwork measurement fails; a missing peer is skipped.
 """

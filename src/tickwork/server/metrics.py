@@ -11,7 +11,7 @@ bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulati
 - ``tickwork_schedule_firings_total{decision}``: occurrences by what became of them
   (started, skipped_overlap, dropped_catchup, missed_paused, triggered...).
 - ``tickwork_firing_lateness_seconds{workflow}``: a scheduled run's creation minus its
-  occurrence: how late the scheduler fired it.
+  occurrence: how late the scheduler fired it (0 for a run decided ahead).
 - ``tickwork_runs{workflow,status}``: unfinished runs now (pending, sleeping, running);
   for ended statuses, the runs that ever ended so (never lowered by pruning).
 - ``tickwork_schedules{state}``: schedules by state (a gauge).
