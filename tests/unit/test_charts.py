@@ -274,6 +274,15 @@ def test_lateness_chart_has_a_bar_per_run_of_an_occurrence_ordered_by_lateness()
     assert "max 4.0 s" in "".join(svg.itertext())
 
 
+def test_lateness_chart_says_a_run_fired_ahead_was_early_not_late() -> None:
+    """Engine(fire_ahead=...): created before its occurrence, a bar of nothing."""
+    runs = newest_first([run(0, 1.0, late=2.0), run(1, 1.0, late=-0.5)])
+    bars = links(parse(lateness_chart(runs)))
+    assert "created 500 ms early (fired ahead)" in title(bars[1])
+    assert "late" not in title(bars[1])
+    assert float(mark_of(bars[1]).get("height", "")) < float(mark_of(bars[0]).get("height", ""))
+
+
 def test_duration_chart_has_a_bar_per_finished_run_ordered_by_duration() -> None:
     runs = newest_first([run(0, 3.0), run(1, 9.0, RunStatus.FAILED),
                          run(2, 5.0, RunStatus.RUNNING), run(3, 1.0)])  # fmt: skip
