@@ -22,8 +22,10 @@ from tests.browser import CSRF, Browser
 from tickwork import Context, Engine
 from tickwork.server import create_app
 from tickwork.server.display import format_elapsed, format_relative
-from tickwork.server.pages import RUNS_LIMIT
+from tickwork.server.pages import RUNS_LIMIT, SCHEDULES_PER_PAGE
 from tickwork.testing import FakeClock
+
+DASH = "\N{EN DASH}"  # in the pager's range of schedules shown
 
 
 def three_steps(ctx: Context, input: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -390,6 +392,43 @@ def test_schedules_page_shows_cadence_zone_next_and_last_fire_and_state(
     engine.deactivate(scheduled["cron"])
     page = text(logged_in.get("/"))
     assert "— (inactive) never — inactive Run now Activate" in page
+
+
+def test_schedules_page_shows_a_hundred_at_a_time_with_banners_about_all(
+    logged_in: Browser, engine: Engine
+) -> None:
+    count = SCHEDULES_PER_PAGE + 5
+    for n in range(count):
+        engine.schedule("report", every="1h", key=f"s{n:03d}")
+
+    def shown(page: str) -> list[str]:
+        return re.findall(r'<td data-label="Schedule"><a href="[^"]*">(s\d+)<', page)
+
+    first = logged_in.get("/").text
+    assert shown(first) == [f"s{n:03d}" for n in range(SCHEDULES_PER_PAGE)]
+    assert f"Schedules 1{DASH}{SCHEDULES_PER_PAGE} of {count}" in text(logged_in.get("/"))
+    assert "Previous schedules" not in first
+    following = html.unescape(re.findall(r'href="([^"]*)" rel="next">Next schedules', first)[0])
+    second = logged_in.get(following)
+    assert shown(second.text) == [f"s{n:03d}" for n in range(SCHEDULES_PER_PAGE, count)]
+    assert f"Schedules {SCHEDULES_PER_PAGE + 1}{DASH}{count} of {count}" in text(second)
+    assert "Next schedules" not in second.text and "Previous schedules" in second.text
+    # No worker serves them: the banner counts every schedule, on each page, and names
+    # the first ten.
+    assert f"No live worker serves {count} active schedule(s)" in text(second)
+    assert "s009 : no worker" in text(second) and "s010 : no worker" not in text(second)
+    assert f"and {count - 10} more" in text(second)
+    # A page past the end (schedules removed since) is the last one; nonsense is the first.
+    assert shown(logged_in.get("/", params={"page": "99"}).text) == shown(second.text)
+    for nonsense in ("0", "-1", "two", "9" * 5000):
+        assert shown(logged_in.get("/", params={"page": nonsense}).text) == shown(first)
+
+
+def test_schedules_page_has_no_pager_while_its_schedules_fit_on_one(
+    logged_in: Browser, scheduled: dict[str, str]
+) -> None:
+    page = logged_in.get("/").text
+    assert "Next schedules" not in page and f"Schedules 1{DASH}" not in page
 
 
 def test_schedule_page_shows_definition_history_and_upcoming(

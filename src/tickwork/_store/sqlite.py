@@ -32,6 +32,7 @@ from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .sql import SqlStore
+from .sqlite_checkpoints import Checkpointer, backstop
 from .transaction import Transaction
 from .write_combiner import WriteCombiner, is_transient
 
@@ -125,6 +126,8 @@ class SQLiteDatabase:
         self._closed = False
         self._writer_conn: sqlite3.Connection | None = None
         self._combiner = WriteCombiner(lambda: self._transaction(write=True))
+        # A file's log is copied back on a thread of its own (sqlite_checkpoints.py).
+        self._checkpoints = None if path is None else Checkpointer(self._open_checkpointer)
         # In memory: the one connection's transactions take turns (held for each one).
         self._turns = threading.Lock() if path is None else None
 
@@ -148,6 +151,7 @@ class SQLiteDatabase:
             conn = self._open()
             if self.path is not None:
                 conn.execute(NO_BUSY_HANDLER)
+                conn.execute(backstop())  # checkpoints run on a thread (Checkpointer)
             self._writer_conn = conn
         return self._writer_conn
 
@@ -158,6 +162,12 @@ class SQLiteDatabase:
         with self._lock:
             self._all.append(conn)
         return conn
+
+    def _open_checkpointer(self) -> sqlite3.Connection:
+        """The checkpoints' own connection (closed by their thread, not by ``close``)."""
+        if self._closed or self.path is None:
+            raise sqlite3.ProgrammingError("The store is closed")
+        return self._connect_file(self.path)
 
     def _connect_file(self, path: Path) -> sqlite3.Connection:
         where = f"SQLite file {str(path)!r}"
@@ -222,6 +232,8 @@ class SQLiteDatabase:
             with contextlib.suppress(sqlite3.Error):
                 conn.rollback()
             raise StoreError(f"SQLite commit failed: {exc}") from exc
+        if write and self._checkpoints is not None:
+            self._checkpoints.wrote()
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self._transaction(write=False)
@@ -241,6 +253,8 @@ class SQLiteDatabase:
 
     def close(self) -> None:
         self._closed = True
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         with self._lock:
             connections, self._all = self._all, []
         for conn in connections:
