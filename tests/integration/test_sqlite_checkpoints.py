@@ -1,6 +1,6 @@
-"""SQLite's log is copied back into the file on a thread of its own, never inside a
-commit (``_store/sqlite_checkpoints.py``), and stays bounded under a steady stream of
-commits."""
+"""SQLite's log is copied back into the file on a thread of its own, not inside commits
+(but past a backstop: ``_store/sqlite_checkpoints.py``), and starts over under a steady
+stream of commits."""
 
 from __future__ import annotations
 
@@ -40,7 +40,10 @@ def database(tmp_path: Path) -> Iterator[SQLiteDatabase]:
 
 
 def _insert(data: bytes) -> Callable[[Transaction], None]:
-    return lambda tx: tx.execute("INSERT INTO blobs (data) VALUES (?)", data) and None
+    def work(tx: Transaction) -> None:
+        tx.execute("INSERT INTO blobs (data) VALUES (?)", data)
+
+    return work
 
 
 def test_a_commit_checkpoints_the_log_only_as_a_backstop(database: SQLiteDatabase) -> None:

@@ -6,7 +6,7 @@ that takes the log past 1,000 pages (``wal_autocheckpoint``), so about one commi
 hundred also writes some 4 MB at scattered places of the file and waits for its sync.
 In a worker that commit may be a firing, and every write combined behind it waits too:
 measured on a 3 GB store on a slow disk, 50 every-second schedules' firing transaction
-took 2.3 ms at the median and 44 ms at p99 with nothing else running (7–11 ms at p99 with
+took 2.3 ms at the median and 44 ms at p99 with nothing else running (7 to 11 ms at p99 with
 this module).
 
 So the writer connection checkpoints only past ``BACKSTOP_FRAMES`` pages (below), and
