@@ -6,15 +6,14 @@ that takes the log past 1,000 pages (``wal_autocheckpoint``), so about one commi
 hundred also writes some 4 MB at scattered places of the file and waits for its sync.
 In a worker that commit may be a firing, and every write combined behind it waits too:
 measured on a 3 GB store on a slow disk, 50 every-second schedules' firing transaction
-took 2.3 ms at the median and 44 ms at p99 with nothing else running (7 to 11 ms at p99 with
-this module).
+took 2.3 ms at the median and 44 ms at p99 with nothing else running (7 to 11 ms at p99
+with this module).
 
 So the writer connection checkpoints only past ``BACKSTOP_FRAMES`` pages (below), and
 ``Checkpointer`` runs a ``PASSIVE`` checkpoint on a connection of its own,
 ``CHECKPOINT_AFTER_S`` after a commit (at most that often while writes go on; never while
-idle). A passive checkpoint takes no lock
-that writers wait for: commits go on appending to the log meanwhile and readers keep
-their snapshots.
+idle). A passive checkpoint takes no lock that writers wait for: commits go on appending
+to the log meanwhile and readers keep their snapshots.
 
 The log starts over from its beginning only when a write begins while every page in it
 has been copied. Under a steady stream of commits from other threads or processes that
