@@ -6,7 +6,11 @@ short write of at most ``BATCH_ROWS`` rows, then a pause half as long as the bat
 (``give_way_s``), so firing, claiming and checkpoints — and, on SQLite, other processes
 waiting for the file's write lock — get their turns between batches. Where writes take
 turns (``ExclusiveWrites``: SQLite) the budget adapts so that a batch lasts about
-``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most. Where
+``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most, and
+after each batch the pass copies the pages it wrote from SQLite's log into the file
+itself (``copy_log``, a passive checkpoint holding no one up), so that the log starts
+over between batches instead of outgrowing its backstop, where the commit that crosses
+it (a firing's, as likely as not) would pay for copying it (``sqlite_checkpoints``). Where
 they do not (PostgreSQL), the pauses also hold a pass to ``MOST_ROWS_PER_S``: there what
 pruning costs the others is the WAL it writes, not a lock.
 
@@ -85,9 +89,9 @@ class Pruner:
         if not cuts.prunes_anything:
             return 0
         store = self._runtime.store
-        takes_turns = isinstance(store, ExclusiveWrites)
-        target_s = TURN_TARGET_S if takes_turns else None
-        pace = None if takes_turns else MOST_ROWS_PER_S
+        turns = store if isinstance(store, ExclusiveWrites) else None
+        target_s = None if turns is None else TURN_TARGET_S
+        pace = MOST_ROWS_PER_S if turns is None else None
         budget = BATCH_ROWS if target_s is None else BATCH_ROWS // 4
         position = PrunePosition()
         removed = 0
@@ -99,6 +103,8 @@ class Pruner:
             position = batch.position
             budget = next_budget(budget, batch.removed, elapsed_s, target_s)
             pause_s = give_way_s(elapsed_s, batch.removed, pace)
+            if turns is not None and batch.removed:
+                turns.copy_log()
             if not position.done and _clock.wait(stop, pause_s):
                 break
         return removed

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tickwork import Engine
+from tickwork import Context, Engine
 from tickwork._store import sqlite_checkpoints
 from tickwork._store.sqlite import SQLiteDatabase
+from tickwork._store.sqlite_checkpoints import Checkpointer
 from tickwork._store.transaction import Transaction
+from tickwork.testing import FakeClock
 
 THREAD = "tickwork-sqlite-checkpoint"
 PAGE = 4096
@@ -115,3 +117,28 @@ def test_a_store_in_memory_has_no_log_and_no_checkpoints() -> None:
 
         engine.start("noop")
         assert len(_checkpoint_threads()) == before
+
+
+def test_a_prune_pass_copies_the_log_it_writes_between_its_batches(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pruning writes pages faster than the thread copies them while others commit; so a
+    pass copies its own after each batch, and the log starts over between its batches with
+    neither the thread nor the backstop (both off here)."""
+    monkeypatch.setattr(Checkpointer, "wrote", lambda self: None)
+    monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_FRAMES", 1_000_000)
+    with Engine(f"sqlite:///{tmp_path / 'prune.db'}", clock=clock, retention="1h") as engine:
+
+        @engine.workflow("stepped")
+        def stepped(ctx: Context, n: int) -> int:
+            ctx.step("one", lambda: n)
+            return ctx.step("two", lambda: n * 2)
+
+        for n in range(600):
+            engine.start("stepped", n)
+        assert engine.run_until_idle() == 600
+        clock.advance("61m")
+        log = tmp_path / "prune.db-wal"
+        first = _restarts(log)
+        assert engine.prune() >= 600 * 3  # several batches: each run, its two steps
+        assert _restarts(log) >= first + 2

@@ -554,6 +554,12 @@ class ExclusiveWrites(Protocol):
         """True (a method, so that ``isinstance`` can ask)."""
         ...
 
+    def copy_log(self) -> None:
+        """Copy what the write-ahead log holds into the database now, on the calling
+        thread, holding no other writer up: a writer of many pages (pruning) pays for
+        its own log between its writes, rather than a firing's commit paying for it."""
+        ...
+
 
 @runtime_checkable
 class ReferenceTime(Protocol):

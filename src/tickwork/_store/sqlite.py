@@ -32,7 +32,7 @@ from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .sql import SqlStore
-from .sqlite_checkpoints import Checkpointer, backstop
+from .sqlite_checkpoints import CHECKPOINT, Checkpointer, backstop
 from .transaction import Transaction
 from .write_combiner import WriteCombiner, is_transient
 
@@ -238,6 +238,15 @@ class SQLiteDatabase:
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self._transaction(write=False)
 
+    def copy_log(self) -> None:
+        """A passive checkpoint now, on this thread's connection (no-op in memory)."""
+        if self.path is None:
+            return
+        try:
+            self.connection().execute(CHECKPOINT).fetchall()
+        except sqlite3.Error as exc:  # busy: another connection is copying it
+            raise StoreError(f"SQLite checkpoint: {exc}", transient=is_transient(exc)) from exc
+
     def write(self, work: Callable[[Transaction], T]) -> T:
         return self._combiner.write(work)
 
@@ -318,6 +327,10 @@ class SQLiteStore(SqlStore):
     def writes_take_turns(self) -> bool:
         """``ExclusiveWrites``: one write lock per file, so every write waits its turn."""
         return True
+
+    def copy_log(self) -> None:
+        """``ExclusiveWrites``: a passive checkpoint on this thread's connection."""
+        self._sqlite.copy_log()
 
     # -- for tests and tools ---------------------------------------------------------------
 

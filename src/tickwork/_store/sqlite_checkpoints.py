@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 from ..errors import StoreError
 
-__all__ = ["BACKSTOP_FRAMES", "CHECKPOINT_AFTER_S", "Checkpointer", "backstop"]
+__all__ = ["BACKSTOP_FRAMES", "CHECKPOINT", "CHECKPOINT_AFTER_S", "Checkpointer", "backstop"]
 
 log = logging.getLogger("tickwork")
 
