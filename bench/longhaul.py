@@ -796,11 +796,16 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
 
     schedules.tick = timed_tick  # type: ignore[method-assign]
     store.fire_due = timed_fire_due  # type: ignore[method-assign]
+    parent, orphaned = os.getppid(), False
     with engine.worker(threads=LOAD_THREADS):
         ready.set()
-        stop.wait()
+        # A benchmark killed before it sets ``stop`` must not leave its load firing on
+        # the same file (a ``spawn`` child outlives its parent): ask every second.
+        while not orphaned and not stop.wait(1.0):
+            orphaned = os.getppid() != parent
     engine.close()
-    Path(out).write_text(json.dumps(fired))
+    if not orphaned:
+        Path(out).write_text(json.dumps(fired))
 
 
 class PruneGate:

@@ -6,13 +6,13 @@ short write of at most ``BATCH_ROWS`` rows, then a pause half as long as the bat
 (``give_way_s``), so firing, claiming and checkpoints — and, on SQLite, other processes
 waiting for the file's write lock — get their turns between batches. Where writes take
 turns (``ExclusiveWrites``: SQLite) the budget adapts so that a batch lasts about
-``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most, and
-after each batch the pass copies the pages it wrote from SQLite's log into the file
-itself (``copy_log``, a passive checkpoint holding no one up), so that the log starts
-over between batches instead of outgrowing its backstop, where the commit that crosses
-it (a firing's, as likely as not) would pay for copying it (``sqlite_checkpoints``). Where
-they do not (PostgreSQL), the pauses also hold a pass to ``MOST_ROWS_PER_S``: there what
-pruning costs the others is the WAL it writes, not a lock.
+``TURN_TARGET_S`` (``next_budget``): a firing or a claim waits that long at most. There,
+every ``COPY_LOG_EVERY_S`` between batches, the pass also copies the pages it wrote from
+SQLite's log into the file itself (``copy_log``, a passive checkpoint holding no one up),
+so that the log starts over between batches instead of outgrowing its backstop, where
+the commit that crosses it (a firing's, as likely as not) would pay for copying it
+(``sqlite_checkpoints``). Where they do not (PostgreSQL), the pauses also hold a pass to
+``MOST_ROWS_PER_S``: there what pruning costs the others is the WAL it writes, not a lock.
 
 In a worker, a thread of its own runs the first pass ``FIRST_PASS_MS`` after start (a
 worker starting catches up on firing first) and one every ``PASS_INTERVAL_MS`` (five
@@ -38,6 +38,7 @@ from ._durations import Duration
 from ._models import StorageStats
 from ._retention import (
     BATCH_ROWS,
+    COPY_LOG_EVERY_S,
     FIRST_PASS_MS,
     MOST_ROWS_PER_S,
     PASS_INTERVAL_MS,
@@ -95,6 +96,7 @@ class Pruner:
         budget = BATCH_ROWS if target_s is None else BATCH_ROWS // 4
         position = PrunePosition()
         removed = 0
+        copied = _clock.monotonic()
         while not position.done:
             began = _clock.monotonic()
             batch = store.prune_batch(cutoffs=cuts, budget=budget, position=position)
@@ -103,8 +105,9 @@ class Pruner:
             position = batch.position
             budget = next_budget(budget, batch.removed, elapsed_s, target_s)
             pause_s = give_way_s(elapsed_s, batch.removed, pace)
-            if turns is not None and batch.removed:
+            if turns is not None and began - copied >= COPY_LOG_EVERY_S:
                 turns.copy_log()
+                copied = _clock.monotonic()
             if not position.done and _clock.wait(stop, pause_s):
                 break
         return removed

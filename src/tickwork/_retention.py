@@ -24,6 +24,7 @@ from .errors import ConfigError
 
 __all__ = [
     "BATCH_ROWS",
+    "COPY_LOG_EVERY_S",
     "DEFAULT_RETENTION",
     "FIRST_PASS_MS",
     "KEEP_HISTORY",
@@ -52,6 +53,10 @@ BATCH_ROWS = 1_000
 #: where writes take turns (SQLite), how long a batch should hold every other writer up;
 #: the budget adapts to it (``next_budget``), never above ``BATCH_ROWS``
 TURN_TARGET_S = 0.005
+#: there too, how often a pass copies the log it wrote into the file (``copy_log``): often
+#: enough that the log starts over long before its backstop, seldom enough that the syncs
+#: of a checkpoint are not paid for every batch (after each one, the rate fell by a third)
+COPY_LOG_EVERY_S = 0.1
 #: the smallest budget it adapts down to (a slow disk still makes progress)
 LEAST_BATCH_ROWS = 50
 #: where writes do not take turns (PostgreSQL), the most rows a second one process's

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tickwork import Context, Engine
+from tickwork import Context, Engine, _pruning
 from tickwork._store import sqlite_checkpoints
 from tickwork._store.sqlite import SQLiteDatabase
 from tickwork._store.sqlite_checkpoints import Checkpointer
@@ -127,6 +127,7 @@ def test_a_prune_pass_copies_the_log_it_writes_between_its_batches(
     neither the thread nor the backstop (both off here)."""
     monkeypatch.setattr(Checkpointer, "wrote", lambda self: None)
     monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_FRAMES", 1_000_000)
+    monkeypatch.setattr(_pruning, "COPY_LOG_EVERY_S", 0.0)  # after every batch
     with Engine(f"sqlite:///{tmp_path / 'prune.db'}", clock=clock, retention="1h") as engine:
 
         @engine.workflow("stepped")

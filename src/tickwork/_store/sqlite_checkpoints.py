@@ -20,8 +20,10 @@ has been copied. Under a steady stream of commits from other threads or processe
 may never happen (measured: with no backstop, a prune pass grew the log to 1.1 GB in
 30 s), so past ``BACKSTOP_FRAMES`` pages a commit checkpoints the rest itself, as SQLite
 does by default past 1,000, and the same connection's next write starts the log over.
-Most of the pages are copied by then, so that checkpoint is short, and the writer that
-crosses the mark is most likely the one writing the most (a prune pass, say): it pays.
+Most of the pages are copied by then, so that checkpoint is short. A pruning pass, which
+writes pages faster than anyone, copies its own between its batches (``copy_log``, on its
+thread), so that it never takes the log to the backstop and a firing's commit does not pay
+for a prune's pages (measured at 10M runs: the log's high mark 70 MB before, 24 MB after).
 
 Closing the store stops the thread; SQLite checkpoints what is left when the last
 connection to the file closes, and a log left by a killed process is replayed when the
