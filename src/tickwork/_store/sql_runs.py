@@ -22,9 +22,11 @@ from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRe
 from .counters import count_run_end, observe_lateness, observe_step
 from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
+    CLAIM_COLUMNS,
     CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
+    COL_PRIORITY,
     COL_SCHEDULE_KEY,
     COL_STARTED_AT,
     COL_WORKFLOW,
@@ -79,15 +81,18 @@ SELECT id, workflow, pool, priority, status, ?, schedule_key, created_at FROM ti
 WHERE id = ? AND status = 'pending'
 ON CONFLICT (id) DO NOTHING
 """
-# Candidates for claiming, most urgent first: a walk of tickwork_queue_due in its order,
-# each run's row found by its id (CROSS JOIN: SQLite joins in the order written).
-# {filters} becomes "AND q.pool IN (...) AND q.workflow IN (...)" with placeholders.
+# One workflow's candidates for claiming, most urgent first (then their available_at): a
+# walk of tickwork_queue_claim in its order, each run's row found by its id (CROSS JOIN:
+# SQLite joins in the order written). {filters} becomes "AND q.pool IN (...) AND
+# q.workflow IN (?)" with placeholders.
 SELECT_CLAIMABLE = f"""
-SELECT {CLAIM_SELECT} FROM tickwork_queue q CROSS JOIN tickwork_runs r
+SELECT {CLAIM_SELECT}, q.available_at FROM tickwork_queue q CROSS JOIN tickwork_runs r
 WHERE r.id = q.id AND q.available_at <= ? {{filters}}
 ORDER BY q.priority DESC, q.available_at, q.id
 LIMIT ?
 """
+#: position of a candidate's available_at, after CLAIM_COLUMNS
+COL_DUE_AT = len(CLAIM_COLUMNS)
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
 # Runs of each workflow under a live lease (for concurrency limits).
@@ -310,11 +315,17 @@ class RunsSql:
         caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
         them in one statement (``pg_claim.py``)."""
         now_ms, pools = request.now_ms, request.pools
-        filters = in_filters(pools, open_workflows, QUEUE_FILTER)
-        statement = SELECT_CLAIMABLE.format(filters=filters)
+        one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER)
+        statement = SELECT_CLAIMABLE.format(filters=one_workflow)
         # With limits, some candidates may be passed over below: read a few more.
         candidates = request.limit * 2 if room else request.limit
-        rows = tx.execute(statement, now_ms, *pools, *open_workflows, candidates).fetchall()
+        # Each workflow's most urgent, then merged in the claim's order: one walk of the
+        # whole queue in that order would pass every due run of the workflows this worker
+        # does not serve (migration 0012).
+        rows = []
+        for workflow in open_workflows:
+            rows += tx.execute(statement, now_ms, *pools, workflow, candidates).fetchall()
+        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
         left = dict(room)
         claimed = []
         for row in rows:
