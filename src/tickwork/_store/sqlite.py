@@ -244,7 +244,7 @@ class SQLiteDatabase:
             return
         try:
             self.connection().execute(CHECKPOINT).fetchall()
-        except sqlite3.Error as exc:  # busy: another connection is copying it
+        except sqlite3.Error as exc:  # not busy (a passive checkpoint says so in its row)
             raise StoreError(f"SQLite checkpoint: {exc}", transient=is_transient(exc)) from exc
 
     def write(self, work: Callable[[Transaction], T]) -> T:
