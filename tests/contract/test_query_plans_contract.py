@@ -379,9 +379,8 @@ def test_the_worker_reads_read_the_queue_and_runs_only_by_their_ids(history: Sto
     """What a worker reads at every claim, wake-up and firing is in the queue, which holds
     the runs in flight and nothing else (migration 0011): the history is read, if at all,
     run by run through its primary key, never walked, scanned or sorted. SQLite's claim
-    walks the queue's due index in its order (no sort) and its overlap check seeks the
-    schedules' runs in flight. SQLite's claim walks one served workflow's part of the
-    queue's claim index at a time, in its order (no sort)."""
+    walks one served workflow's part of the queue's claim index at a time, in its order
+    (no sort), and its overlap check seeks the schedules' runs in flight."""
     store = history
     sqlite = store.dialect == "sqlite"  # type: ignore[attr-defined]
     for label, statement, params, queue_index, may_sort in _worker_reads():
@@ -488,8 +487,7 @@ def test_a_sqlite_claim_seeks_the_workflows_it_serves_past_the_due_runs_of_other
     plan = _plan(store, statement, [T0 + 5000, "default", "report", 8])
     seek = r"SEARCH q USING INDEX tickwork_queue_claim \(workflow=\?"
     assert any(re.search(seek, line) for line in plan), plan
-    taken = store._db.read  # type: ignore[attr-defined]
-    with taken() as tx:
+    with store._db.read() as tx:  # type: ignore[attr-defined]
         rows = tx.execute(statement, T0 + 5000, "default", "report", 8).fetchall()
     assert [row[0] for row in rows] == ["mine"]
 

@@ -123,8 +123,8 @@ def test_a_prune_pass_copies_the_log_it_writes_between_its_batches(
     tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Pruning writes pages faster than the thread copies them while others commit; so a
-    pass copies its own after each batch, and the log starts over between its batches with
-    neither the thread nor the backstop (both off here)."""
+    pass copies its own between its batches (here after every one), and the log starts
+    over between them with neither the thread nor the backstop (both off here)."""
     monkeypatch.setattr(Checkpointer, "wrote", lambda self: None)
     monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_FRAMES", 1_000_000)
     monkeypatch.setattr(_pruning, "COPY_LOG_EVERY_S", 0.0)  # after every batch

@@ -315,6 +315,7 @@ class RunsSql:
         caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
         them in one statement (``pg_claim.py``)."""
         now_ms, pools = request.now_ms, request.pools
+        # The filters' placeholders for one workflow: each is walked on its own below.
         one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER)
         statement = SELECT_CLAIMABLE.format(filters=one_workflow)
         # With limits, some candidates may be passed over below: read a few more.

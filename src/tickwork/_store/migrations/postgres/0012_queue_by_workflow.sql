@@ -2,5 +2,6 @@
 -- workflow, so that a claim seeks the workflows its worker serves instead of walking past
 -- every due run of the others. PostgreSQL's claim still walks tickwork_queue_due whole:
 -- the same walk per workflow, a LATERAL walk per workflow inside the one claim statement,
--- ran the fleet benchmark ~20 % slower (docs/architecture.md, "The queue"). A version of
--- its own all the same, so that both dialects keep the same versions.
+-- ran the fleet benchmark ~20 % slower, replanned at every execution
+-- (docs/architecture.md, "The queue"). A version of its own all the same, so that both
+-- dialects keep the same versions.
