@@ -7,7 +7,8 @@ engine raised on the server is raised here as the same class (``CronError``,
 only HTTP can go wrong (a bad API key, no answer) raises ``ApiError``.
 
 Schedule options are checked here as ``Engine`` checks them (one ``ScheduleSpec``), then
-sent as milliseconds and ISO 8601; the workflow and its input are checked by the server.
+sent as duration strings ("1h30m") and ISO 8601; the workflow and its input are checked
+by the server.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pydantic
 
 from . import _clock
 from ._async_api import twin
-from ._durations import Duration, to_ms
+from ._durations import Duration, format_duration, parse_duration
 from ._handle import RunHandle
 from ._models import (
     HistoryEntry,
@@ -81,8 +82,10 @@ def _instant(value: object, name: str) -> str | None:
     return value.astimezone(UTC).isoformat()
 
 
-def _duration(value: Duration | None) -> int | None:
-    return None if value is None else to_ms(value)
+def _duration(value: Duration | None) -> str | None:
+    """A duration as the API reads it ("1h30m"), checked here: a bare number is refused
+    before anything is sent."""
+    return None if value is None else format_duration(parse_duration(value))
 
 
 def _workflow_name(workflow: str | Callable[..., Any]) -> str:

@@ -248,7 +248,7 @@ class Context:
         In an ``async def`` workflow, ``await`` it.
         """
         key = self._key("sleep", name)
-        wake = self._wake_ms(key, lambda now: now + to_ms(duration))
+        wake = self._wake_ms(key, lambda now: now + to_ms(duration, f"sleep {name!r}"))
         return self._sleep_or_suspend(wake)
 
     def sleep_until(self, name: str, when: datetime) -> Any:

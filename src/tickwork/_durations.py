@@ -1,4 +1,12 @@
-"""Durations: the one way every option that takes a length of time is read."""
+"""Durations: the one way every option that takes a length of time is read, and written.
+
+Two ways in: ``parse_duration``/``to_ms`` read what a user wrote (a bare number is refused:
+people read ``every=5`` as seconds, the stores as milliseconds, and a silent misreading
+started 401 runs in 2 s); code that already holds milliseconds builds
+``timedelta(milliseconds=ms)`` itself. Two ways out: ``format_duration`` for machines
+(``"1h30m"``, read back by ``parse_duration``), ``describe_duration`` for people
+(``"1 h 30 min"``).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +18,16 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Duration", "format_duration", "parse_duration", "to_ms"]
+__all__ = [
+    "Duration",
+    "bare_number_error",
+    "describe_duration",
+    "format_duration",
+    "parse_duration",
+    "to_ms",
+]
 
-Duration = int | timedelta | str | dict[str, Any]
+Duration = timedelta | str | dict[str, Any]
 
 _UNIT_MS = {
     "ms": 1,
@@ -33,25 +48,47 @@ _DICT_KEYS_MS = {
 # of them each side of the point, which keeps Fraction() far from int()'s digit limit.
 _PART = re.compile(r"([0-9]{1,30}(?:\.[0-9]{1,30})?)(ms|s|m|h|d)")
 _ORDER = ["d", "h", "m", "s", "ms"]
+# "5", "1.5", "-3": a number without its unit, written as text (a CLI flag, a query string).
+_BARE = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+")
 _ONE_MS = timedelta(milliseconds=1)
 _MAX_MS = timedelta.max // _ONE_MS
 
 
 def parse_duration(value: Duration) -> timedelta:
-    """Read a duration: int milliseconds, ``timedelta``, ``"1h30m"`` or ``{"hours": 1}``.
+    """Read a duration: ``timedelta``, ``"1h30m"`` or ``{"hours": 1}``.
 
-    Zero, negative and malformed durations raise ``ConfigError``.
+    A bare number (``5``, ``"5"``), zero, negative and malformed durations raise
+    ``ConfigError``.
     """
     return timedelta(milliseconds=to_ms(value))
 
 
-def to_ms(value: Duration) -> int:
-    """The duration in whole milliseconds (what the stores keep)."""
+def bare_number_error(value: object) -> ConfigError:
+    """The refusal of a number without its unit, showing both ways it could be read."""
+    text = str(value).strip()
+    return ConfigError(
+        f"Bad duration {value!r}: a bare number could be seconds or milliseconds; "
+        f"write '{text}s' or '{text}ms'"
+    )
+
+
+def to_ms(value: Duration, name: str | None = None) -> int:
+    """A duration a user wrote, in whole milliseconds (what the stores keep); a refusal
+    starts with ``name`` (the option's) when given."""
+    if name is None:
+        return _read_ms(value)
+    try:
+        return _read_ms(value)
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+
+
+def _read_ms(value: Duration) -> int:
     if isinstance(value, bool):
-        raise ConfigError(f"Bad duration {value!r}: expected milliseconds, not a bool")
-    if isinstance(value, int):
-        ms = value
-    elif isinstance(value, timedelta):
+        raise ConfigError(f"Bad duration {value!r}: expected a duration such as '30s', not a bool")
+    if isinstance(value, int | float):
+        raise bare_number_error(value)
+    if isinstance(value, timedelta):
         # Integer arithmetic: total_seconds() is a float and loses exactness past ~285 years.
         ms, rest = divmod(value, _ONE_MS)
         if rest:
@@ -62,8 +99,8 @@ def to_ms(value: Duration) -> int:
         ms = _parse_dict(value)
     else:
         raise ConfigError(
-            f"Bad duration {value!r}: expected int milliseconds, timedelta, str such as "
-            f"'30s' or a dict such as {{'minutes': 5}}"
+            f"Bad duration {value!r}: expected a timedelta, a str such as '30s' or a dict "
+            f"such as {{'minutes': 5}}"
         )
     if ms <= 0:
         raise ConfigError(f"Bad duration {value!r}: must be longer than zero")
@@ -83,6 +120,8 @@ def _parse_text(text: str) -> int:
     compact = text.strip().replace(" ", "")
     if not compact:
         raise ConfigError(f"Bad duration {text!r}: empty")
+    if _BARE.fullmatch(compact):
+        raise bare_number_error(compact)
     total = Fraction(0)
     position = 0
     last_rank = -1
@@ -134,3 +173,36 @@ def format_duration(value: timedelta) -> str:
         if amount:
             parts.append(f"{amount}{unit}")
     return "".join(parts) or "0ms"
+
+
+#: the units people read, largest first, with their length in milliseconds
+_SAID = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000))
+
+
+def describe_duration(value: timedelta, *, rounded: bool = False) -> str:
+    """A duration for people: ``500 ms``, ``1.5 s``, ``15 min``, ``1 h 30 min``, ``7 d``.
+
+    Exact by default (a cadence, a timeout: what was set). ``rounded`` is for timings
+    (how long a run took, how late it is): at most two units, tenths of a second under a
+    minute (``2.4 s``, ``2 s``), whole seconds above, nothing below zero: "4 min 5 s"
+    reads at a glance.
+    """
+    ms = value // _ONE_MS
+    if rounded:
+        ms = max(0, ms)
+        if 1000 <= ms < 60_000:
+            return f"{ms / 1000:.1f}".removesuffix(".0") + " s"
+        if ms >= 60_000:
+            ms -= ms % 1000
+    sign, ms = ("-", -ms) if ms < 0 else ("", ms)
+    if ms < 1000:
+        return f"{sign}{ms} ms"
+    parts = []
+    for unit, length in _SAID:
+        amount, ms = divmod(ms, length)
+        if amount:
+            parts.append(f"{amount} {unit}")
+    if ms:
+        seconds = f"{ms // 1000}.{ms % 1000:03d}".rstrip("0").rstrip(".")
+        parts.append(f"{seconds} s")
+    return sign + " ".join(parts[:2] if rounded else parts)

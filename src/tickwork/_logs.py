@@ -13,10 +13,11 @@ thousand schedules a second must not drown its logs.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from . import _clock
+from ._durations import describe_duration
 from ._models import Decision, HistoryEntry, RunInfo
 from ._retry import Retry
 
@@ -115,14 +116,4 @@ def instant(when: datetime | int) -> str:
 
 def elapsed(ms: int) -> str:
     """A length of time for people: ``850 ms``, ``2.1 s``, ``4 min 5 s``, ``2 h 3 min``."""
-    if ms < 1000:
-        return f"{max(0, ms)} ms"
-    if ms < 60_000:
-        return f"{ms // 1000} s" if ms % 1000 == 0 else f"{ms / 1000:.1f} s"
-    seconds = ms // 1000
-    for big, big_name, small, small_name in ((3600, "h", 60, "min"), (60, "min", 1, "s")):
-        if seconds >= big:
-            whole, rest = divmod(seconds, big)
-            part = rest // small
-            return f"{whole} {big_name} {part} {small_name}" if part else f"{whole} {big_name}"
-    return f"{seconds} s"
+    return describe_duration(timedelta(milliseconds=ms), rounded=True)

@@ -1,8 +1,8 @@
 """Occurrences of a stored schedule as UTC epoch milliseconds, for the planner.
 
 An interval schedule's occurrences are ``anchor + k * every`` for k >= 1 (the anchor is
-its first registration or ``start_at``); a cron schedule's are its expression's matches in
-its zone, with Debian cron's DST rules (``tickwork.cron``).
+its first registration, on the whole second, or ``start_at``); a cron schedule's are its
+expression's matches in its zone, with Debian cron's DST rules (``tickwork.cron``).
 """
 
 from __future__ import annotations

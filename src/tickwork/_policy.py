@@ -173,11 +173,13 @@ def placement_on_register(
     """(interval anchor, next occurrence) to store for ``record`` registered at ``now_ms``.
 
     A new schedule, or one whose timing (cadence, zone, ``start_at``) changed, starts
-    afresh from now. Otherwise the stored anchor and next occurrence are kept, unless the
-    new bounds exclude the latter.
+    afresh from now, on the whole second: the registration instant's milliseconds are
+    dropped, so ``every="1h"`` registered at 12:00:00.437 fires at 13:00:00.000 (a
+    ``start_at`` is kept as given). Otherwise the stored anchor and next occurrence are
+    kept, unless the new bounds exclude the latter.
     """
     if stored is None or _timing(stored.record) != _timing(record):
-        anchor = now_ms if record.start_ms is None else record.start_ms
+        anchor = now_ms - now_ms % 1000 if record.start_ms is None else record.start_ms
         return anchor, first_occurrence_after(record, anchor, now_ms)
     kept = stored.firing.next_fire_ms
     if (

@@ -408,9 +408,9 @@ class WorkflowOptions:
         check_pool(self.pool)
         check_priority(self.priority)
         if self.timeout is not None:
-            to_ms(self.timeout)
+            to_ms(self.timeout, "timeout")
         if self.retention is not None:
-            to_ms(self.retention)
+            to_ms(self.retention, "retention")
         check_max_recoveries(self.max_recoveries)
 
     def define(self, fn: Callable[..., Any]) -> WorkflowDef:

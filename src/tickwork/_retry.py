@@ -53,9 +53,11 @@ class Retry:
                 f"Retry.factor must be a number from 1 to {_MAX_FACTOR}, not {factor!r}"
             )
         object.__setattr__(self, "max_attempts", max_attempts)
-        object.__setattr__(self, "backoff", timedelta(milliseconds=to_ms(backoff)))
+        object.__setattr__(self, "backoff", timedelta(milliseconds=to_ms(backoff, "Retry.backoff")))
         object.__setattr__(self, "factor", float(factor))
-        object.__setattr__(self, "max_backoff", timedelta(milliseconds=to_ms(max_backoff)))
+        object.__setattr__(
+            self, "max_backoff", timedelta(milliseconds=to_ms(max_backoff, "Retry.max_backoff"))
+        )
 
     def delay_ms(self, failed_attempt: int) -> int:
         """Milliseconds to wait after the ``failed_attempt``-th attempt (1-based) failed."""
@@ -82,9 +84,9 @@ class Retry:
         """The policy ``to_json`` stored."""
         return cls(
             max_attempts=int(value["max_attempts"]),
-            backoff=int(value["backoff_ms"]),
+            backoff=timedelta(milliseconds=int(value["backoff_ms"])),
             factor=float(value["factor"]),
-            max_backoff=int(value["max_backoff_ms"]),
+            max_backoff=timedelta(milliseconds=int(value["max_backoff_ms"])),
         )
 
     def allows_another(self, failed_attempt: int) -> bool:

@@ -54,7 +54,7 @@ class Runs:
             priority=definition.priority if priority is None else check_priority(priority),
             pool=definition.pool if pool is None else check_pool(pool),
             created_ms=now,
-            available_ms=now + (0 if delay is None else to_ms(delay)),
+            available_ms=now + (0 if delay is None else to_ms(delay, "delay")),
         )
         stored = self._runtime.insert_run(run)
         if stored.workflow != run.workflow:

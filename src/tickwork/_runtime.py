@@ -87,7 +87,7 @@ class Runtime:
             raise ConfigError(f"pools must be a non-empty list of pool names, not {pools!r}")
         if on_error is not None and not callable(on_error):
             raise ConfigError(f"on_error must be callable, not {on_error!r}")
-        lease_ms = to_ms(lease)
+        lease_ms = to_ms(lease, "lease")
         checked_pools = tuple(check_pool(p) for p in (pools or ["default"]))
         store = open_store(url, lease_ms=lease_ms)
         if clock is None and isinstance(store, ReferenceTime):

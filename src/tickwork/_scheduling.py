@@ -53,7 +53,7 @@ def fire_ahead_ms(value: Duration | None) -> int:
     """``Engine(fire_ahead=...)`` in milliseconds (0: off), or ``ConfigError``."""
     if value is None:
         return 0
-    ms = duration_ms(value)
+    ms = duration_ms(value, "fire_ahead")
     if ms > MAX_FIRE_AHEAD_MS:
         raise ConfigError(
             f"fire_ahead={value!r} is too long: at most {MAX_FIRE_AHEAD_MS // 1000}s "

@@ -83,7 +83,10 @@ class ScheduleSpec:
         for name in ("every", "catchup_window", "jitter"):
             value = getattr(self, name)
             if value is not None:
-                self._set(name, parse_duration(value))
+                try:
+                    self._set(name, parse_duration(value))
+                except ConfigError as exc:
+                    raise ConfigError(f"{name}: {exc}") from None
         if self.key is not None:
             check_key(self.key)
         try:
@@ -188,9 +191,14 @@ def spec_from(options: Mapping[str, Any], where: str) -> ScheduleSpec:
             f"{where}: unknown option(s) {unknown}: expected some of {sorted(option_names())}"
         )
     values = dict(options)
-    if isinstance(values.get("retry"), Mapping):
-        values["retry"] = Retry(**values["retry"])
-    return ScheduleSpec(**values)
+    try:
+        if isinstance(values.get("retry"), Mapping):
+            values["retry"] = Retry(**values["retry"])
+        return ScheduleSpec(**values)
+    except ConfigError as exc:
+        if type(exc) is not ConfigError:  # a CronError keeps its class and attributes
+            raise
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def check_key(key: object) -> str:

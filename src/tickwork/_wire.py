@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from . import errors
-from ._durations import format_duration, parse_duration, to_ms
+from ._durations import format_duration, parse_duration
 from ._models import (
     Decision,
     HistoryEntry,
@@ -369,12 +369,13 @@ def error_from_wire(
 
 def spec_to_wire(spec: ScheduleSpec) -> dict[str, Any]:
     """A schedule spec as the API's ``ScheduleCreate`` body: every option by name,
-    durations as milliseconds, instants as ISO 8601, the retry policy as an object."""
+    durations as strings ("1h30m": the API refuses bare numbers), instants as ISO 8601,
+    the retry policy as an object."""
     body: dict[str, Any] = {}
     for name in option_names():
         value = getattr(spec, name)
         if isinstance(value, timedelta):
-            value = to_ms(value)
+            value = format_duration(value)
         elif isinstance(value, datetime):
             value = value.astimezone(UTC).isoformat()
         elif isinstance(value, Overlap):
@@ -382,9 +383,9 @@ def spec_to_wire(spec: ScheduleSpec) -> dict[str, Any]:
         elif isinstance(value, Retry):
             value = {
                 "max_attempts": value.max_attempts,
-                "backoff": to_ms(value.backoff),
+                "backoff": format_duration(value.backoff),
                 "factor": value.factor,
-                "max_backoff": to_ms(value.max_backoff),
+                "max_backoff": format_duration(value.max_backoff),
             }
         body[name] = value
     return body

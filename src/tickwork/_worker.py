@@ -108,10 +108,10 @@ class Worker:
         self._runtime = runtime
         self._firing = firing
         self._threads = threads
-        self._poll_ms = to_ms(poll_interval)
+        self._poll_ms = to_ms(poll_interval, "poll_interval")
         self._tick_at = 0  # when the next scheduler pass is due (clock ms)
         self._outage = False
-        self._drain_timeout = to_ms(drain_timeout) / 1000
+        self._drain_timeout = to_ms(drain_timeout, "drain_timeout") / 1000
         self._stopping = threading.Event()
         self._queue: queue.Queue[ClaimedRun | None] = queue.Queue()
         self._in_flight = 0
@@ -119,7 +119,7 @@ class Worker:
         self._keeper = LeaseKeeper(runtime)
         self._housekeeping = housekeeping
         # Renewal interval: given, else $TICKWORK_WORKER_HEARTBEAT, else 5 s.
-        renew_ms = renew_interval_ms() if heartbeat is None else to_ms(heartbeat)
+        renew_ms = renew_interval_ms() if heartbeat is None else to_ms(heartbeat, "heartbeat")
         self._heartbeat = Heartbeat(runtime, renew_ms)
         self._started = threading.Event()  # set once the worker has recorded itself
 

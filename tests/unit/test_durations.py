@@ -10,13 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import parse_duration
-from tickwork._durations import format_duration, to_ms
+from tickwork._durations import describe_duration, format_duration, to_ms
 from tickwork.errors import ConfigError
 
 ACCEPTED: list[tuple[Any, timedelta]] = [
-    (1, timedelta(milliseconds=1)),
-    (1500, timedelta(seconds=1.5)),
-    (86_400_000, timedelta(days=1)),
     (timedelta(minutes=5), timedelta(minutes=5)),
     (timedelta(milliseconds=1), timedelta(milliseconds=1)),
     (timedelta(days=999_999_999), timedelta(days=999_999_999)),
@@ -52,16 +49,17 @@ def test_duration_form_is_read_exactly(value: Any, expected: timedelta) -> None:
     assert to_ms(value) == expected // timedelta(milliseconds=1)
 
 
+BARE = "a bare number could be seconds or milliseconds"
 REJECTED: list[tuple[Any, str]] = [
-    (0, "longer than zero"),
-    (-1, "longer than zero"),
+    (0, BARE),
+    (-1, BARE),
     (True, "not a bool"),
     (False, "not a bool"),
-    (1.5, "expected int milliseconds"),
-    (None, "expected int milliseconds"),
-    ([1], "expected int milliseconds"),
-    (b"30s", "expected int milliseconds"),
-    (10**20, "longer than a timedelta can hold"),
+    (1.5, BARE),
+    (None, "expected a timedelta"),
+    ([1], "expected a timedelta"),
+    (b"30s", "expected a timedelta"),
+    (10**20, BARE),
     (timedelta(0), "longer than zero"),
     (timedelta(seconds=-1), "longer than zero"),
     (timedelta(microseconds=1500), "finer than a millisecond"),
@@ -70,7 +68,8 @@ REJECTED: list[tuple[Any, str]] = [
     ("0s", "longer than zero"),
     ("0ms", "longer than zero"),
     ("-5s", "expected numbers with units"),
-    ("5", "expected numbers with units"),
+    ("5", BARE),
+    (" 2.5 ", BARE),
     ("s", "expected numbers with units"),
     ("5x", "expected numbers with units"),
     ("5 seconds", "expected numbers with units"),
@@ -114,6 +113,60 @@ def test_bad_duration_is_a_config_error_saying_why(value: Any, reason: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (5, "write '5s' or '5ms'"),
+        (10, "write '10s' or '10ms'"),
+        (1.5, "write '1.5s' or '1.5ms'"),
+        (5.0, "write '5.0s' or '5.0ms'"),
+        ("5", "write '5s' or '5ms'"),
+    ],
+    ids=repr,
+)
+def test_bare_number_is_refused_with_both_readings(value: Any, hint: str) -> None:
+    """A number without its unit (``every=5``, ``ctx.sleep("nap", 10)``, "5" from a flag)
+    is refused, and the message shows the two ways it could be read."""
+    for read in (parse_duration, to_ms):
+        with pytest.raises(ConfigError) as caught:
+            read(value)
+        assert "could be seconds or milliseconds" in str(caught.value)
+        assert hint in str(caught.value)
+
+
+def test_a_refusal_names_the_option_when_told() -> None:
+    """``to_ms(value, name)`` starts its refusal with the option's name."""
+    with pytest.raises(ConfigError, match=r"^lease: Bad duration 30: .*'30s' or '30ms'"):
+        to_ms(30, "lease")
+
+
+@pytest.mark.parametrize(
+    ("ms", "exact", "rounded"),
+    [
+        (0, "0 ms", "0 ms"),
+        (850, "850 ms", "850 ms"),
+        (1000, "1 s", "1 s"),
+        (1500, "1.5 s", "1.5 s"),
+        (2400, "2.4 s", "2.4 s"),
+        (2449, "2.449 s", "2.4 s"),
+        (15_000, "15 s", "15 s"),
+        (60_000, "1 min", "1 min"),
+        (90_500, "1 min 30.5 s", "1 min 30 s"),
+        (245_000, "4 min 5 s", "4 min 5 s"),
+        (5_400_000, "1 h 30 min", "1 h 30 min"),
+        (86_400_000, "1 d", "1 d"),
+        (93_784_005, "1 d 2 h 3 min 4.005 s", "1 d 2 h"),
+        (-5000, "-5 s", "0 ms"),
+    ],
+)
+def test_describe_duration_writes_one_form_for_people(ms: int, exact: str, rounded: str) -> None:
+    """Durations for people: units ms, s, min, h, d with a space, exact for a setting
+    (every, timeout) and to two units for a timing (how long a run took)."""
+    value = timedelta(milliseconds=ms)
+    assert describe_duration(value) == exact
+    assert describe_duration(value, rounded=True) == rounded
+
+
+@pytest.mark.parametrize(
     ("value", "text"),
     [
         (timedelta(hours=1, minutes=30), "1h30m"),
@@ -131,7 +184,6 @@ def test_format_duration_writes_the_compact_form(value: timedelta, text: str) ->
 def test_formatted_duration_reads_back_to_the_same_length(ms: int) -> None:
     value = timedelta(milliseconds=ms)
     assert parse_duration(format_duration(value)) == value
-    assert parse_duration(ms) == value
 
 
 @settings(deadline=None, max_examples=300)

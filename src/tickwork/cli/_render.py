@@ -13,19 +13,30 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["echo_json", "fail", "field_rows", "json_text", "print_table", "printable"]
+from .._durations import describe_duration, format_duration, parse_duration
+from ..errors import ConfigError
+
+__all__ = [
+    "duration_text",
+    "echo_json",
+    "fail",
+    "field_rows",
+    "json_text",
+    "print_table",
+    "printable",
+]
 
 
 def _default(value: object) -> object:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, timedelta):
-        return value.total_seconds()
+        return format_duration(value)
     return str(value)
 
 
 def echo_json(value: Any) -> None:
-    """Print ``value`` as JSON (datetimes as ISO 8601, timedeltas as seconds)."""
+    """Print ``value`` as JSON (datetimes as ISO 8601, timedeltas as ``"1h30m"``)."""
     click.echo(json.dumps(value, default=_default, indent=2, sort_keys=True))
 
 
@@ -45,15 +56,31 @@ def json_text(value: Any) -> str:
 
 #: the fields of the JSON forms that hold a user's JSON value: shown as JSON ("done" quoted)
 _JSON_FIELDS = frozenset({"input", "result"})
+#: the fields of the JSON forms that hold a duration ("1h30m"): shown for people ("1 h 30 min")
+_DURATION_FIELDS = frozenset({"every", "jitter", "catchup_window", "timeout", "overdue_by"})
+
+
+def duration_text(value: str | None) -> str:
+    """A duration of a JSON form (``"1h30m"``) for people (``1 h 30 min``); ``none`` when
+    unset."""
+    if value is None:
+        return "none"
+    try:
+        return describe_duration(parse_duration(value))
+    except ConfigError:  # "0ms": nothing to read back, but nothing to hide either
+        return value
 
 
 def field_rows(wire: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     """A run's or a schedule's JSON form (``--json``'s) as rows for people: a user's JSON
-    values as JSON, other objects (a retry policy) as JSON, the rest as they are
-    (instants as ISO 8601, durations as ``1h30m``); null as an empty cell."""
+    values as JSON, other objects (a retry policy) as JSON, durations for people
+    (``1 h 30 min``, ``none``), the rest as they are (instants as ISO 8601); null as an
+    empty cell."""
     rows: list[tuple[str, str | None]] = []
     for name, value in wire.items():
-        if value is None:
+        if name in _DURATION_FIELDS:
+            rows.append((name, duration_text(value)))
+        elif value is None:
             rows.append((name, None))
         elif name in _JSON_FIELDS or isinstance(value, dict | list | bool):
             rows.append((name, json_text(value)))

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager
 
 import click
 
-from .._durations import format_duration
+from .._durations import describe_duration
 from .._engine import Engine
 from .._models import StorageStats
 from ..errors import TickworkError
@@ -91,7 +91,7 @@ def _print_stats(found: StorageStats) -> None:
     free = "" if found.free_bytes is None else f" ({_size(found.free_bytes)} free for reuse)"
     oldest = found.oldest_ended_at
     kept = found.retention
-    retention = "none (everything is kept)" if kept is None else format_duration(kept)
+    retention = "none (everything is kept)" if kept is None else describe_duration(kept)
     click.echo(f"total: {_size(found.total_bytes)}{free}")
     ended = "none" if oldest is None else f"{oldest:%Y-%m-%d %H:%M:%S} UTC"
     click.echo(f"oldest ended run: {ended}")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .._durations import format_duration, parse_duration
+from .._durations import describe_duration, parse_duration
 from .._models import RunInfo, RunStatus, StepInfo
 from .._wire import instant, run_to_wire, step_to_wire
 from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
@@ -113,7 +113,7 @@ def _step_row(step: StepInfo, *, asleep: bool) -> tuple[str, str, str, int, str,
         step.kind,
         "sleeping" if asleep else step.status,
         step.attempts,
-        format_duration(step.finished_at - step.started_at),
+        describe_duration(step.finished_at - step.started_at, rounded=True),
         _step_outcome(step, asleep),
     )
 
@@ -204,7 +204,7 @@ def _step_outcome(step: StepInfo, asleep: bool) -> str:
             return str(instant(at))
         if asleep:
             return f"wakes at {instant(at)}"
-        return f"slept {format_duration(at - step.started_at)}"
+        return f"slept {describe_duration(at - step.started_at, rounded=True)}"
     return json_text(step.result)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .._durations import format_duration
+from .._durations import describe_duration
 from .._models import HistoryEntry, Overlap, ScheduleInfo
 from .._wire import history_to_wire, schedule_to_wire, triggered_to_wire
 from ._options import database_option, json_option, open_engine
@@ -30,19 +30,18 @@ def _when(value: datetime | None) -> str:
 
 
 def _timing_text(info: ScheduleInfo) -> str:
-    """When the schedule fires, for the table: ``cron 0 9 * * * (UTC)``, ``every 15m``."""
+    """When the schedule fires, for the table: ``cron 0 9 * * * (UTC)``, ``every 15 min``."""
     if info.cron is not None:
         return f"cron {info.cron} ({info.timezone})"
     assert info.every is not None
-    return f"every {format_duration(info.every)}"
+    return f"every {describe_duration(info.every)}"
 
 
 def _overdue_text(late: timedelta | None) -> str | None:
-    """How late an overdue schedule is, to the second: ``OVERDUE 4m5s``."""
+    """How late an overdue schedule is: ``OVERDUE 4 min 5 s``."""
     if late is None:
         return None
-    whole = timedelta(seconds=late // timedelta(seconds=1))
-    return f"OVERDUE {format_duration(whole) if whole else '<1s'}"
+    return f"OVERDUE {describe_duration(late, rounded=True)}"
 
 
 @click.group("schedules")

@@ -19,6 +19,7 @@ Errors are answered by ``api_errors.py``, bodies and query parameters read by
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pydantic
@@ -49,7 +50,7 @@ from .._wire import (
 from ..errors import ConfigError
 from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, no_run, no_schedule
-from .api_input import duration_param, instant_param, instant_value, int_param, read_body
+from .api_input import instant_param, instant_value, int_param, read_body
 from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
 from .schemas import MAX_LIMIT
@@ -78,7 +79,7 @@ def _workflow_json(definition: WorkflowDef) -> dict[str, Any]:
         "concurrency": definition.concurrency,
         "timeout": None
         if definition.timeout_ms is None
-        else format_duration(parse_duration(definition.timeout_ms)),
+        else format_duration(timedelta(milliseconds=definition.timeout_ms)),
         "retry": {
             "max_attempts": retry.max_attempts,
             "backoff": format_duration(retry.backoff),
@@ -274,7 +275,7 @@ class _Api:
 
     async def preview(self, request: Request) -> Response:
         params = request.query_params
-        expr, every = params.get("cron"), duration_param(params.get("every"))
+        expr, every = params.get("cron"), params.get("every")
         timezone = params.get("timezone", "UTC")
         count = int_param(request, "count", 5, 1, 1000)
         after = instant_param(request, "after")

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from ..errors import ConfigError
 from .api_errors import ApiProblem
 
-__all__ = ["duration_param", "instant_param", "instant_value", "int_param", "read_body"]
+__all__ = ["instant_param", "instant_value", "int_param", "read_body"]
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 _INT = re.compile(r"-?[0-9]{1,20}")
@@ -81,10 +81,3 @@ def instant_value(text: str | None, name: str) -> datetime | None:
         raise ConfigError(
             f"{name} must be ISO 8601, e.g. 2026-03-01T09:00Z, not {text!r}"
         ) from None
-
-
-def duration_param(text: str | None) -> int | str | None:
-    """A duration from a query string: digits are milliseconds, else "1h30m" and such."""
-    if text is not None and text.isascii() and text.isdigit():
-        return int(text)
-    return text

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .._durations import format_duration
+from .._durations import describe_duration
 from .._models import ScheduleInfo, StepInfo
 from ..cron import parse
 from ..errors import ConfigError
@@ -26,14 +26,8 @@ __all__ = [
 
 
 def format_elapsed(delta: timedelta) -> str:
-    """A length of time for people: ``850 ms``, ``2.4 s``, ``4 min 5 s``, ``2 h 3 min``."""
-    ms = max(0, delta // timedelta(milliseconds=1))
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:.1f} s"
-    seconds = ms // 1000
-    return _coarse(seconds)
+    """A timing for people: ``850 ms``, ``2.4 s``, ``4 min 5 s``, ``2 h 3 min``."""
+    return describe_duration(delta, rounded=True)
 
 
 def format_relative(when: datetime, now: datetime) -> str:
@@ -41,22 +35,8 @@ def format_relative(when: datetime, now: datetime) -> str:
     seconds = int((when - now).total_seconds())
     if seconds == 0:
         return "now"
-    text = f"{abs(seconds)} s" if abs(seconds) < 60 else _coarse(abs(seconds))
+    text = describe_duration(timedelta(seconds=abs(seconds)), rounded=abs(seconds) >= 60)
     return f"in {text}" if seconds > 0 else f"{text} ago"
-
-
-def _coarse(seconds: int) -> str:
-    # Two units at most: nobody reads "2 d 3 h 4 min 5 s" at a glance.
-    for big, big_name, small, small_name in (
-        (86_400, "d", 3600, "h"),
-        (3600, "h", 60, "min"),
-        (60, "min", 1, "s"),
-    ):
-        if seconds >= big:
-            whole, rest = divmod(seconds, big)
-            part = rest // small
-            return f"{whole} {big_name} {part} {small_name}" if part else f"{whole} {big_name}"
-    return f"{seconds} s"
 
 
 def format_utc(when: datetime | None, *, suffix: bool = True) -> str:
@@ -67,14 +47,14 @@ def format_utc(when: datetime | None, *, suffix: bool = True) -> str:
 
 
 def timing_words(info: ScheduleInfo) -> str:
-    """A cron's English ("At 09:00 on Monday through Friday"); "Every 15m" for an interval."""
+    """A cron's English ("At 09:00 on Monday through Friday"); "Every 15 min" for an interval."""
     if info.cron is not None:
         try:
             return parse(info.cron, info.timezone).explain()
         except ConfigError:  # a zone gone from this machine's tzdata: show the expression
             return info.cron
     assert info.every is not None
-    return f"Every {format_duration(info.every)}"
+    return f"Every {describe_duration(info.every)}"
 
 
 def checkpoint_words(step: StepInfo, now: datetime, *, asleep: bool) -> str | None:

@@ -147,16 +147,18 @@ class Pages:
         }
 
     def _upcoming(self, info: ScheduleInfo, count: int = 5) -> list[datetime]:
-        """The next ``count`` occurrences, from the stored next fire time on."""
+        """The next ``count`` occurrences, from the stored next fire time on, never in the
+        past: those of an overdue or paused schedule start from now (the overdue banner
+        and catch-up speak of the missed ones)."""
         first, now = info.next_fire_at, self.engine.clock.now()
         if first is None or info.state is ScheduleState.INACTIVE:
             return []
         if info.every is not None:
-            if info.state is ScheduleState.PAUSED and first < now:  # those are missed already
+            if first < now:
                 first += -((first - now) // info.every) * info.every
             return [first + i * info.every for i in range(count)]
         assert info.cron is not None
-        if info.state is ScheduleState.PAUSED and first < now:
+        if first < now:
             first = self.engine.preview(cron=info.cron, timezone=info.timezone, count=1)[0]
         rest = self.engine.preview(
             cron=info.cron, timezone=info.timezone, after=first, count=count - 1

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from .._durations import bare_number_error
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 
 __all__ = [
@@ -58,12 +59,22 @@ def _integral(value: Any) -> Any:
 Integer = Annotated[int, BeforeValidator(_integral)]
 Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), BeforeValidator(_integral)]
 
-#: a length of time: int milliseconds, "1h30m", or {"hours": 1, "minutes": 30}
+
+def _unit_given(value: Any) -> Any:
+    """A JSON number where a duration goes is refused with both ways it could be read
+    (a ``ConfigError`` is a ``ValueError``: pydantic reports its message)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise bare_number_error(value)
+    return value
+
+
+#: a length of time: "1h30m", or {"hours": 1, "minutes": 30}; never a bare number
 DurationIn = Annotated[
-    Integer | str | dict[str, int | float],
+    str | dict[str, int | float],
+    BeforeValidator(_unit_given),
     Field(
-        description='Int milliseconds, a string such as "1h30m" or "500ms", or an object '
-        'such as {"hours": 1, "minutes": 30}.',
+        description='A string such as "1h30m" or "500ms", or an object such as '
+        '{"hours": 1, "minutes": 30}. A bare number is refused (seconds or milliseconds?).',
     ),
 ]
 
