@@ -10,11 +10,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ._clock import to_ms
-from ._durations import Duration
+from ._durations import Duration, describe_duration
 from ._durations import to_ms as duration_ms
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
@@ -56,7 +56,8 @@ def fire_ahead_ms(value: Duration | None) -> int:
     ms = duration_ms(value, "fire_ahead")
     if ms > MAX_FIRE_AHEAD_MS:
         raise ConfigError(
-            f"fire_ahead={value!r} is too long: at most {MAX_FIRE_AHEAD_MS // 1000}s "
+            f"fire_ahead={value!r} is too long: at most "
+            f"{describe_duration(timedelta(milliseconds=MAX_FIRE_AHEAD_MS))} "
             "(it only has to cover one firing pass)"
         )
     return ms

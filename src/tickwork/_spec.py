@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from . import _clock, cron
-from ._durations import Duration, parse_duration, to_ms
+from ._durations import Duration, describe_duration, parse_duration, to_ms
 from ._models import Overlap
 from ._registry import check_name, check_pool, check_priority
 from ._retry import Retry
@@ -132,11 +132,17 @@ class ScheduleSpec:
         at most a day for a cron cadence."""
         if self.jitter is None:
             return
-        jitter = to_ms(self.jitter)
-        if self.every is not None and jitter >= to_ms(self.every):
-            raise ConfigError(f"jitter must be shorter than every=, not {self.jitter}")
-        if self.every is None and jitter > MAX_CRON_JITTER_MS:
-            raise ConfigError(f"jitter of a cron schedule must be at most 1 day, not {self.jitter}")
+        jitter = parse_duration(self.jitter)
+        every = None if self.every is None else parse_duration(self.every)
+        if every is not None and jitter >= every:
+            raise ConfigError(
+                f"jitter must be shorter than every= ({describe_duration(every)}), "
+                f"not {describe_duration(jitter)}"
+            )
+        if every is None and to_ms(jitter) > MAX_CRON_JITTER_MS:
+            raise ConfigError(
+                f"jitter of a cron schedule must be at most 1 d, not {describe_duration(jitter)}"
+            )
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)

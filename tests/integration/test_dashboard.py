@@ -381,7 +381,7 @@ def test_schedules_page_shows_cadence_zone_next_and_last_fire_and_state(
     # now is 12:16 UTC on Sunday 2026-03-01; the interval's 12:15 occurrence was fired at
     # 12:16 (Last fire: when its run was created)
     assert (
-        "every-15m report Every 15m UTC 2026-03-01 12:30:00 in 14 min "
+        "every-15m report Every 15 min UTC 2026-03-01 12:30:00 in 14 min "
         "2026-03-01 12:16:00 now completed active Pause Run now Deactivate"
     ) in page
     assert (

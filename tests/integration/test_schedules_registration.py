@@ -341,7 +341,7 @@ def test_interval_first_fires_one_interval_after_registration(wf: Engine, clock:
     assert info is not None and info.next_fire_at == START + timedelta(hours=1)
     clock.advance(timedelta(hours=1) - timedelta(milliseconds=1))
     assert wf.tick() == []
-    clock.advance(1)
+    clock.advance("1ms")
     assert wf.tick() == ["k@2026-03-01T13:00:00.000Z"]
 
 

@@ -60,13 +60,17 @@ _JSON_FIELDS = frozenset({"input", "result"})
 _DURATION_FIELDS = frozenset({"every", "jitter", "catchup_window", "timeout", "overdue_by"})
 
 
-def duration_text(value: str | None) -> str:
+#: the duration fields that are timings (how late), not settings: shown to two units
+_TIMING_FIELDS = frozenset({"overdue_by"})
+
+
+def duration_text(value: str | None, *, rounded: bool = False) -> str:
     """A duration of a JSON form (``"1h30m"``) for people (``1 h 30 min``); ``none`` when
     unset."""
     if value is None:
         return "none"
     try:
-        return describe_duration(parse_duration(value))
+        return describe_duration(parse_duration(value), rounded=rounded)
     except ConfigError:  # "0ms": nothing to read back, but nothing to hide either
         return value
 
@@ -79,7 +83,7 @@ def field_rows(wire: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     rows: list[tuple[str, str | None]] = []
     for name, value in wire.items():
         if name in _DURATION_FIELDS:
-            rows.append((name, duration_text(value)))
+            rows.append((name, duration_text(value, rounded=name in _TIMING_FIELDS)))
         elif value is None:
             rows.append((name, None))
         elif name in _JSON_FIELDS or isinstance(value, dict | list | bool):

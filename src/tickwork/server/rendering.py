@@ -22,6 +22,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from .._durations import describe_duration
 from .._models import ACTIVE_STATUSES
 from .display import (
     checkpoint_words,
@@ -71,6 +72,7 @@ def _environment() -> jinja2.Environment:
     )
     templates.globals.update(
         elapsed=format_elapsed,
+        duration=describe_duration,
         timing=timing_words,
         checkpoint_words=checkpoint_words,
         ACTIVE=ACTIVE_STATUSES,
