@@ -55,7 +55,7 @@ def test_schedules_list_as_json(url: str) -> None:
 def test_schedules_list_as_table_names_the_key(url: str) -> None:
     result = tickwork("schedules", "list", "--database", url)
     assert result.exit_code == 0
-    assert "hourly" in result.output and "every 1h" in result.output
+    assert "hourly" in result.output and "every 1 h" in result.output
 
 
 def test_schedule_state_commands_round_trip(url: str) -> None:

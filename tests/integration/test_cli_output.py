@@ -51,7 +51,7 @@ def url(sqlite_url: str, clock: FakeClock) -> Iterator[str]:
     yield sqlite_url
 
 
-def test_runs_show_prints_json_values_as_json_and_durations_as_duration_strings(
+def test_runs_show_prints_json_values_as_json_and_durations_for_people(
     url: str,
 ) -> None:
     result = tickwork("runs", "show", "report-1", "--database", url, columns=200)
@@ -60,8 +60,8 @@ def test_runs_show_prints_json_values_as_json_and_durations_as_duration_strings(
     assert '{"day": "2026-03-01"}' in out  # the input, as JSON
     assert '{"ok": true, "rows": 1}' in out or '{"rows": 1, "ok": true}' in out
     assert '[{"day": "2026-03-01"}]' in out and '"done"' in out  # step results, as JSON
-    assert "1h30m" in out  # the slow step's duration
-    assert "slept 1s" in out  # a durable sleep that is over: how long it slept
+    assert "1 h 30 min" in out  # the slow step's duration
+    assert "slept 1 s" in out  # a durable sleep that is over: how long it slept
     assert "{'" not in out and "True" not in out  # no Python reprs
     assert not re.search(r"\d:\d\d:\d\d(\.\d+)?\s", out)  # no timedelta reprs (0:00:00.5)
 
@@ -86,7 +86,7 @@ def test_runs_show_says_when_a_sleep_wakes_and_what_now_read(
         clock.advance("31m")
         engine.run_until_idle()
         out = tickwork("runs", "show", "waits-1", "--database", sqlite_url, columns=200).output
-        assert "slept 30m" in out and "wakes at" not in out
+        assert "slept 30 min" in out and "wakes at" not in out
 
 
 def test_schedules_show_prints_the_input_as_json(url: str) -> None:

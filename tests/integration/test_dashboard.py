@@ -460,7 +460,7 @@ def test_schedule_page_history_explains_missed_occurrences(
     engine.tick()
     page = text(logged_in.get("/schedule", params={"key": "every-15m"}))
     assert "missed paused" in page
-    assert "Every 15m" in page
+    assert "Every 15 min" in page
 
 
 def test_unknown_schedule_and_run_are_not_found(logged_in: Browser) -> None:

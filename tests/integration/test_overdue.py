@@ -140,7 +140,7 @@ def test_schedules_list_marks_the_overdue_ones(db_url: str) -> None:
     table = tickwork("schedules", "list")
     late_row = next(line for line in table.splitlines() if "every-minute" in line)
     daily_row = next(line for line in table.splitlines() if "daily" in line)
-    assert re.search(r"OVERDUE 59m(\d+s)?", late_row), late_row
+    assert re.search(r"OVERDUE 59 min( \d+ s)?", late_row), late_row
     assert "OVERDUE" not in daily_row
     assert "1 schedule(s) OVERDUE" in table
     listed = {

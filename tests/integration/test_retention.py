@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +170,7 @@ def test_the_worker_prunes_in_the_background(short: Engine, clock: FakeClock) ->
     with short.worker(poll_interval="20ms"):
         time.sleep(0.2)
         assert short.get_run(old[0]) is not None  # not before its first pass
-        clock.advance(FIRST_PASS_MS)
+        clock.advance(timedelta(milliseconds=FIRST_PASS_MS))
         assert until(lambda: short.list_runs() == [])
         brief = [short.start("brief", n).id for n in range(3)]
         assert until(lambda: all(
@@ -180,7 +180,7 @@ def test_the_worker_prunes_in_the_background(short: Engine, clock: FakeClock) ->
         clock.advance("2m")  # past their retention, not yet the next pass
         time.sleep(0.2)
         assert len(short.list_runs()) == 3
-        clock.advance(PASS_INTERVAL_MS)
+        clock.advance(timedelta(milliseconds=PASS_INTERVAL_MS))
         assert until(lambda: short.list_runs() == [])
 
 
@@ -199,7 +199,7 @@ def test_a_pruning_outage_is_reported_once(db_url: str, clock: FakeClock) -> Non
         with engine.worker(poll_interval="20ms"):
             time.sleep(0.2)  # the pruning thread has started: its first pass is 10 s away
             for _ in range(3):
-                clock.advance(PASS_INTERVAL_MS)
+                clock.advance(timedelta(milliseconds=PASS_INTERVAL_MS))
                 assert calls.acquire(timeout=10)
     finally:
         engine.close()
@@ -310,11 +310,11 @@ def test_db_stats_shows_rows_bytes_and_the_backlog(old_url: str) -> None:
     assert all(t["bytes"] > 0 for t in tables.values())
     assert stats["total_bytes"] >= sum(t["bytes"] for t in tables.values()) > 0
     assert stats["oldest_ended_at"].startswith("2020-01-01")
-    assert stats["prunable_runs"] == 4 and stats["retention"] == 30 * 86_400
+    assert stats["prunable_runs"] == 4 and stats["retention"] == "30d"  # as the API writes it
 
     table = tickwork("db", "stats", "--database", old_url)
     assert table.exit_code == 0, table.output
-    assert "tickwork_runs" in table.output and "retention: 30d" in table.output
+    assert "tickwork_runs" in table.output and "retention: 30 d" in table.output
     assert "waiting to be pruned: 4 run(s)" in table.output
 
 

@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .. import cron as cron_module
-from .._durations import format_duration, parse_duration
+from .._durations import describe_duration, format_duration, parse_duration
 from .._engine import Engine
 from .._models import RunInfo
 from .._preview import utc_offset_text
@@ -287,8 +287,8 @@ class _Api:
             description = cron_module.parse(expr, timezone).explain()
             every_text = None
         else:
-            every_text = format_duration(parse_duration(every))  # type: ignore[arg-type]
-            description = f"every {every_text}"
+            step = parse_duration(every)  # type: ignore[arg-type]
+            every_text, description = format_duration(step), f"every {describe_duration(step)}"
         return JSONResponse(
             {
                 "cron": expr,
