@@ -60,7 +60,7 @@ def timing_words(info: ScheduleInfo) -> str:
 def checkpoint_words(step: StepInfo, now: datetime, *, asleep: bool) -> str | None:
     """What a durable sleep or a recorded ``now()`` stands for, instead of the epoch
     milliseconds stored as its result: "wakes at 2026-03-01 09:19:47 UTC (in 4 min)" for
-    the sleep a run is ``asleep`` in, "slept 2.0 s" for one that is over, the instant a
+    the sleep a run is ``asleep`` in, "slept 2 s" for one that is over, the instant a
     ``now()`` read; None for a step."""
     ms = step.result
     if step.kind not in ("sleep", "now") or type(ms) is not int:
