@@ -218,7 +218,7 @@ def test_client_sends_durations_the_api_reads(api: Api, app_engine: Engine) -> N
 
 def tickwork(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [TICKWORK, *args], capture_output=True, text=True, timeout=120, check=False
+        [TICKWORK, *args], capture_output=True, text=True, timeout=60, check=False
     )
 
 
@@ -238,6 +238,39 @@ def test_db_prune_refuses_a_bare_older_than_and_prunes_nothing(sqlite_url: str) 
     assert pruned.returncode == 0 and "pruned" in pruned.stdout
     with Engine(sqlite_url) as engine:
         assert engine.get_run("old") is None  # the same command with a unit does prune
+
+
+APP = """
+from tickwork import Context, Engine
+
+engine = Engine({url!r})
+
+@engine.workflow()
+def job(ctx: Context) -> str:
+    return "done"
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "start", "job", "--app", "{app}", "--wait", "--timeout", "5"],
+        ["worker", "{app}", "--drain-timeout", "5"],
+    ],
+    ids=["runs start --timeout", "worker --drain-timeout"],
+)
+def test_cli_duration_flags_refuse_a_bare_number(
+    sqlite_url: str, tmp_path: Path, command: list[str]
+) -> None:
+    """``--timeout 5``, ``--drain-timeout 5``: an error with both readings, exit 2, and no
+    run started, before any waiting or working."""
+    app = tmp_path / "app.py"
+    app.write_text(APP.format(url=sqlite_url))
+    done = tickwork(*(part.format(app=f"{app}:engine") for part in command))
+    assert done.returncode == 2, done
+    assert re.search(both_readings("5"), done.stderr)
+    with Engine(sqlite_url) as engine:
+        assert engine.list_runs() == []
 
 
 def test_schedules_show_and_list_write_durations_for_people(sqlite_url: str) -> None:
