@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ._durations import Duration, format_duration, parse_duration
+from ._durations import Duration, format_duration, to_ms
 from ._registry import Registry, WorkflowDef
 from ._spec import ScheduleSpec, option_names, spec_from
 from .errors import ConfigError, InputValidationError
@@ -102,7 +102,7 @@ class Every:
     def __init__(
         self, every: Duration, key: str | None = None, timezone: str = "UTC", **options: Any
     ) -> None:
-        step = parse_duration(every)  # ConfigError
+        step = timedelta(milliseconds=to_ms(every, "every"))  # ConfigError
         spec = _declared_spec(options, every=step, timezone=timezone, key=key)
         object.__setattr__(self, "every", step)
         object.__setattr__(self, "key", key)

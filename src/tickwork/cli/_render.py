@@ -16,15 +16,7 @@ from rich.text import Text
 from .._durations import describe_duration, format_duration, parse_duration
 from ..errors import ConfigError
 
-__all__ = [
-    "duration_text",
-    "echo_json",
-    "fail",
-    "field_rows",
-    "json_text",
-    "print_table",
-    "printable",
-]
+__all__ = ["echo_json", "fail", "field_rows", "json_text", "print_table", "printable"]
 
 
 def _default(value: object) -> object:
@@ -58,13 +50,11 @@ def json_text(value: Any) -> str:
 _JSON_FIELDS = frozenset({"input", "result"})
 #: the fields of the JSON forms that hold a duration ("1h30m"): shown for people ("1 h 30 min")
 _DURATION_FIELDS = frozenset({"every", "jitter", "catchup_window", "timeout", "overdue_by"})
-
-
 #: the duration fields that are timings (how late), not settings: shown to two units
 _TIMING_FIELDS = frozenset({"overdue_by"})
 
 
-def duration_text(value: str | None, *, rounded: bool = False) -> str:
+def _duration_text(value: str | None, *, rounded: bool) -> str:
     """A duration of a JSON form (``"1h30m"``) for people (``1 h 30 min``); ``none`` when
     unset."""
     if value is None:
@@ -83,7 +73,7 @@ def field_rows(wire: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     rows: list[tuple[str, str | None]] = []
     for name, value in wire.items():
         if name in _DURATION_FIELDS:
-            rows.append((name, duration_text(value, rounded=name in _TIMING_FIELDS)))
+            rows.append((name, _duration_text(value, rounded=name in _TIMING_FIELDS)))
         elif value is None:
             rows.append((name, None))
         elif name in _JSON_FIELDS or isinstance(value, dict | list | bool):
