@@ -407,7 +407,8 @@ class Engine:
     ) -> None:
         """Fire schedules and execute runs until SIGINT or SIGTERM, then drain and return.
 
-        A second signal during the drain exits at once (leases then expire as usual).
+        A second signal during the drain exits at once, releasing the leases of the runs
+        it abandons (another worker takes them now) and recording the worker stopped.
         """
         run_until_signalled(self._make_worker(threads, drain_timeout, poll_interval))
 
