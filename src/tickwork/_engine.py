@@ -485,12 +485,13 @@ class Engine:
     def __repr__(self) -> str:
         return f"Engine({self.url!r})"
 
-    def for_test(self, *, clock: _clock.Clock | None = None) -> Engine:
+    def for_test(self, *, clock: _clock.Clock) -> Engine:
         """A new engine like this one on a private store in memory (``sqlite://``), on
-        ``clock``: this engine's workflows (their declared schedules with them), run hooks,
-        ``on_error``, declared schedules and config file, pools, lease, retention and
-        fire-ahead, as they are now. Nothing of this engine's database is opened; close the
-        copy (``with``) to drop its store. ``tickwork.testing.engine_for_test`` wraps it."""
+        ``clock`` (a ``FakeClock``): this engine's workflows (their declared schedules with
+        them), run hooks, ``on_error``, declared schedules and config file, pools, lease,
+        retention and fire-ahead, as they are now. Nothing of this engine's database is
+        opened; close the copy (``with``) to drop its store.
+        ``tickwork.testing.engine_for_test`` wraps it."""
         copy = Engine("sqlite://", clock=clock, **self._settings)
         copy._declarations = self._declarations
         for definition in self._registry:

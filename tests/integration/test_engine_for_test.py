@@ -16,7 +16,7 @@ from types import ModuleType
 
 import pytest
 
-from tickwork import ConfigError, RunStatus
+from tickwork import ConfigError, Context, Engine, RunStatus
 from tickwork.testing import FakeClock, engine_for_test
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -112,3 +112,37 @@ def test_engine_for_test_refuses_what_is_not_an_engine() -> None:
     harness = engine_for_test(textwrap)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"takes a tickwork\.Engine"), harness:
         pass
+
+
+def test_the_copy_keeps_the_apps_pools_and_on_error_and_leaves_its_registry_alone(
+    tmp_path: Path,
+) -> None:
+    """An engine serving only pool "reports" with an ``on_error`` hook: the copy serves
+    the same pool (a run of another pool waits) and reports to the same hook; a workflow
+    registered on the copy is not added to the app's engine."""
+    reported: list[str] = []
+    app = Engine(
+        f"sqlite:///{tmp_path / 'app.db'}",
+        pools=["reports"],
+        on_error=lambda exc, info: reported.append(info["where"]),
+    )
+
+    @app.workflow("report", pool="reports")
+    def report(ctx: Context) -> str:
+        return str(ctx.step("build", lambda: "built"))
+
+    @app.workflow("elsewhere", pool="other")
+    def elsewhere(ctx: Context) -> str:
+        return "ran"
+
+    with engine_for_test(app, clock=FakeClock(START)) as test_engine:
+        test_engine.on_run_completed(lambda run: 1 / 0)  # its error goes to on_error
+        test_engine.workflow("extra")(lambda ctx: None)
+        served = test_engine.start("report")
+        waiting = test_engine.start("elsewhere")
+        assert test_engine.run_until_idle() == 1
+        assert served.result(timeout=1) == "built"
+        assert waiting.status() is RunStatus.PENDING
+    assert reported == ["hook <lambda>"]
+    assert app.workflows() == ["elsewhere", "report"]
+    assert not (tmp_path / "app.db").exists()
