@@ -144,8 +144,12 @@ class Pages:
         if info is None:
             return None
         recent = self.engine.list_runs(schedule_key=key, limit=CHART_RUNS)
-        # Which of them a person started (run now, backfill): the entries that say so.
-        history = self.engine.schedule_history(key, limit=CHART_HISTORY)
+        # Which of them a person started (run now, backfill): the entries that say so,
+        # read further back only when the shown ones do not cover every charted run.
+        history = self.engine.schedule_history(key, limit=100)
+        decided = {entry.run_id for entry in history}
+        if any(r.scheduled_for is not None and r.id not in decided for r in recent):
+            history = self.engine.schedule_history(key, limit=CHART_HISTORY)
         return {
             "s": info,
             "banners": schedule_banners(info, self.engine.list_workers()),
