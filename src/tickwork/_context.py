@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import json
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -122,6 +122,18 @@ def describe_traceback(exc: BaseException) -> str:
     return storable_text(text)
 
 
+def not_a_function(name: str, value: object) -> str:
+    """What ``ctx.step(name, value)`` is told when ``value`` is no function: most often the
+    step's result, the function called too early (``ctx.step("x", f())``)."""
+    kind = type(value).__name__
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    got = "None" if value is None else f"{article} {kind}"
+    return (
+        f"ctx.step({name!r}, ...) needs a function to call, got {got} (the result of "
+        f"calling it?): write ctx.step({name!r}, f) or ctx.step({name!r}, f, arg)"
+    )
+
+
 def storable_text(text: str) -> str:
     """``text`` with what a database column cannot hold written out as escapes: NUL
     (PostgreSQL refuses it in text) and lone surrogates (not UTF-8)."""
@@ -181,6 +193,8 @@ class Context:
         limit = definition.max_recoveries
         self._lost_workers = claim.lost_workers
         self._spent_limit = limit if limit is not None and claim.lost_workers >= limit else None
+        #: the coroutines handed to an async workflow, each with the call that made it
+        self._coroutines: list[tuple[str, Coroutine[Any, Any, Any]]] = []
 
     @property
     def info(self) -> RunInfo:
@@ -208,11 +222,14 @@ class Context:
         On failure the step alone is tried again after ``retry``'s back-off, durably; when
         its tries run out its exception is raised into the workflow.
         """
+        if not callable(fn):
+            raise ConfigError(not_a_function(name, fn))
         key = self._key("step", name)
         if retry is not None and not isinstance(retry, Retry):
             raise ConfigError(f"retry must be a tickwork.Retry, not {retry!r}")
         if self._definition.is_async:
-            return self._step_async(key, fn, args, kwargs, retry or NO_RETRY)
+            coroutine = self._step_async(key, fn, args, kwargs, retry or NO_RETRY)
+            return self._awaitable(f"ctx.step({name!r}, ...)", coroutine)
         replayed = self._replay_step(key, retry or NO_RETRY)
         if replayed is not _MISSING:
             return replayed
@@ -249,7 +266,7 @@ class Context:
         """
         key = self._key("sleep", name)
         wake = self._wake_ms(key, lambda now: now + to_ms(duration, f"sleep {name!r}"))
-        return self._sleep_or_suspend(wake)
+        return self._sleep_or_suspend(wake, f"ctx.sleep({name!r}, ...)")
 
     def sleep_until(self, name: str, when: datetime) -> Any:
         """Suspend the run until the aware datetime ``when`` (no wait if it has passed)."""
@@ -257,7 +274,7 @@ class Context:
             raise ConfigError(f"sleep_until needs an aware datetime, not {when!r}")
         key = self._key("sleep", name)
         wake = self._wake_ms(key, lambda _now: _clock.to_ms(when))
-        return self._sleep_or_suspend(wake)
+        return self._sleep_or_suspend(wake, f"ctx.sleep_until({name!r}, ...)")
 
     def now(self) -> datetime:
         """The current time, recorded on first call so replays see the same value."""
@@ -364,10 +381,34 @@ class Context:
         )
         return wake
 
-    def _sleep_or_suspend(self, wake_ms: int) -> Any:
+    def _sleep_or_suspend(self, wake_ms: int, what: str) -> Any:
         if self._now_ms() < wake_ms:
             raise Suspend(wake_ms, RunStatus.SLEEPING)
-        return _done() if self._definition.is_async else None
+        return self._awaitable(what, _done()) if self._definition.is_async else None
+
+    def _awaitable(self, what: str, coroutine: Coroutine[Any, Any, T]) -> Coroutine[Any, Any, T]:
+        """``coroutine``, kept so that the attempt's end can tell whether it was awaited."""
+        self._coroutines.append((what, coroutine))
+        return coroutine
+
+    def check_awaited(self) -> None:
+        """``ConfigError`` naming the first checkpoint an ``async def`` workflow called
+        without ``await``: its coroutine never ran, so its step never did (closed here,
+        with the others, so Python does not warn of them again)."""
+        forgotten = [
+            what
+            for what, coroutine in self._coroutines
+            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED
+        ]
+        for _what, coroutine in self._coroutines:
+            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
+                coroutine.close()
+        self._coroutines.clear()
+        if forgotten:
+            raise ConfigError(
+                f"{forgotten[0]} was never awaited (its work never ran): in an async def "
+                f"workflow write await {forgotten[0]}"
+            )
 
     def _check_boundary(self) -> None:
         if self._lease.cancel_requested:

@@ -91,6 +91,14 @@ class Engine:
         self._runs = Runs(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
+        # What for_test gives its copy (the declarations and registry are shared below).
+        self._settings: dict[str, Any] = {
+            "pools": pools,
+            "lease": lease,
+            "on_error": on_error,
+            "retention": retention,
+            "fire_ahead": fire_ahead,
+        }
 
     # -- registration --------------------------------------------------------------------
 
@@ -399,7 +407,8 @@ class Engine:
     ) -> None:
         """Fire schedules and execute runs until SIGINT or SIGTERM, then drain and return.
 
-        A second signal during the drain exits at once (leases then expire as usual).
+        A second signal during the drain exits at once, releasing the leases of the runs
+        it abandons (another worker takes them now) and recording the worker stopped.
         """
         run_until_signalled(self._make_worker(threads, drain_timeout, poll_interval))
 
@@ -475,6 +484,23 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"Engine({self.url!r})"
+
+    def for_test(self, *, clock: _clock.Clock) -> Engine:
+        """A new engine like this one on a private store in memory (``sqlite://``), on
+        ``clock`` (a ``FakeClock``): this engine's workflows (their declared schedules with
+        them), run hooks, ``on_error``, declared schedules and config file, pools, lease,
+        retention and fire-ahead, as they are now. Nothing of this engine's database is
+        opened; close the copy (``with``) to drop its store.
+        ``tickwork.testing.engine_for_test`` wraps it."""
+        copy = Engine("sqlite://", clock=clock, **self._settings)
+        copy._declarations = self._declarations
+        for definition in self._registry:
+            copy._registry.add(definition)
+        mine, theirs = self._runtime.hooks, copy._runtime.hooks
+        theirs.started.extend(mine.started)
+        theirs.completed.extend(mine.completed)
+        theirs.failed.extend(mine.failed)
+        return copy
 
     # -- for the faces (server, CLI) -------------------------------------------------
 

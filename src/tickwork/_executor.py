@@ -30,7 +30,7 @@ from ._models import HistoryEntry, RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
-from .errors import ResultError, StoreError
+from .errors import ConfigError, ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
 
@@ -326,9 +326,20 @@ def _retry_of(claim: ClaimedRun, definition: WorkflowDef) -> Retry:
 
 def _call(definition: WorkflowDef, ctx: Context) -> Any:
     args = (ctx, ctx.input) if definition.takes_input else (ctx,)
-    if definition.is_async:
-        return asyncio.run(definition.fn(*args))
-    return definition.fn(*args)
+    if not definition.is_async:
+        return definition.fn(*args)
+    try:
+        value = asyncio.run(definition.fn(*args))
+    except Exception as exc:
+        # A forgotten await is the likelier cause of what failed (a coroutine used as
+        # the step's result): say so first.
+        try:
+            ctx.check_awaited()
+        except ConfigError as forgotten:
+            raise forgotten from exc
+        raise
+    ctx.check_awaited()
+    return value
 
 
 def _failed_attempt(

@@ -105,12 +105,12 @@ class Heartbeat:
         )
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, *, join_s: float = _JOIN_S) -> None:
         """Stop renewing and record the graceful stop (after the drain: a draining worker
-        is still alive)."""
+        is still alive), waiting up to ``join_s`` for a renewal under way to end first."""
         self._halt.set()
         if self._thread is not None:
-            self._thread.join(_JOIN_S)
+            self._thread.join(join_s)
         runtime = self._runtime
         try:
             runtime.store.stop_worker(runtime.worker_id, now_ms=runtime.now_ms())

@@ -316,12 +316,7 @@ class Worker:
             while self._in_flight and _clock.monotonic() < deadline:
                 self._idle.wait(max(0.0, deadline - _clock.monotonic()))
             unfinished = self._in_flight
-        tokens = self._keeper.tokens()
-        if tokens:
-            try:
-                self._runtime.store.release_leases(tokens=tokens, now_ms=self._runtime.now_ms())
-            except Exception as exc:
-                self._runtime.hooks.report(exc, {"where": "releasing leases"})
+        self._release_leases()
         self._keeper.stop()
         for _ in pool:
             self._queue.put(None)
@@ -331,7 +326,35 @@ class Worker:
             unfinished,
         )
 
+    def _release_leases(self) -> int:
+        """Expire the leases of the runs still held, so another worker takes them at once;
+        how many were held."""
+        tokens = self._keeper.tokens()
+        if tokens:
+            try:
+                self._runtime.store.release_leases(tokens=tokens, now_ms=self._runtime.now_ms())
+            except Exception as exc:
+                self._runtime.hooks.report(exc, {"where": "releasing leases"})
+        return len(tokens)
 
+    def abandon(self) -> None:
+        """Give up the runs in flight without waiting for them (a second signal): release
+        their leases and record the worker stopped, so other workers take the runs over
+        now and ``list_workers`` says it is gone. Their steps may still be running: the
+        process is expected to exit right after (their writes then find no lease)."""
+        self._stopping.set()
+        self._keeper.stop()
+        left = self._release_leases()
+        self._heartbeat.stop(join_s=1.0)
+        log.warning(
+            "worker %s stopped without draining (%d run(s) left to other workers)",
+            self._runtime.worker_id,
+            left,
+        )
+
+
+#: seconds a second signal waits for the abandoned runs' leases to be released
+_ABANDON_S = 5.0
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
@@ -346,7 +369,9 @@ def run_until_signalled(worker: Worker) -> None:
     signals are blocked and collected with ``sigtimedwait`` instead; the handler installed
     for a signal delivered to some other thread only records it (a list append takes no
     lock). Threads started by the loop inherit the blocked mask. A second signal during
-    the drain exits at once (leases then expire as usual).
+    the drain exits at once, once the abandoned runs' leases are released and the worker
+    recorded stopped (``Worker.abandon``; given up on after ``_ABANDON_S`` seconds, when the
+    database does not answer: the leases then expire as usual).
     """
     if threading.current_thread() is not threading.main_thread():
         worker.run()
@@ -367,6 +392,7 @@ def run_until_signalled(worker: Worker) -> None:
                 received.append(signalled.si_signo)
             if received and worker.stopping and len(received) > 1:
                 log.warning("second signal, exiting without draining")
+                _abandon(worker)
                 os._exit(1)
             if received and not worker.stopping:
                 log.info("%s received, draining", signal.Signals(received[0]).name)
@@ -376,3 +402,11 @@ def run_until_signalled(worker: Worker) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+
+
+def _abandon(worker: Worker) -> None:
+    """``worker.abandon()``, given at most ``_ABANDON_S`` seconds (on a thread: a database
+    that does not answer must not keep a process asked twice to stop)."""
+    thread = threading.Thread(target=worker.abandon, name="tickwork-abandon", daemon=True)
+    thread.start()
+    thread.join(_ABANDON_S)

@@ -1,15 +1,18 @@
-"""Helpers for users' own tests: a clock you move by hand."""
+"""Helpers for users' own tests: a clock you move by hand, and an app's engine run on it."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
-from ._clock import Clock
+from ._clock import Clock, SystemClock
 from ._durations import Duration, parse_duration
+from ._engine import Engine
+from .errors import ConfigError
 
-__all__ = ["FakeClock"]
+__all__ = ["FakeClock", "engine_for_test"]
 
 
 class FakeClock(Clock):
@@ -59,3 +62,20 @@ class FakeClock(Clock):
 
     def __repr__(self) -> str:
         return f"FakeClock({self._now.isoformat()})"
+
+
+@contextlib.contextmanager
+def engine_for_test(engine: Engine, *, clock: Clock | None = None) -> Iterator[Engine]:
+    """``engine``'s workflows, schedules and settings on a private store in memory, on
+    ``clock`` (default: a ``FakeClock`` standing at the current time), for a ``with``
+    block; the store is gone at its end. ``engine`` itself is left as it is: its
+    database is never opened. See ``Engine.for_test``.
+
+    ``with engine_for_test(app.engine, clock=FakeClock(start)) as test_engine:`` then
+    ``test_engine.sync_schedules()``, ``tick()``, ``start(...)``, ``run_until_idle()``,
+    moving the clock in between: retries and sleeps wait on it, never in real time.
+    """
+    if not isinstance(engine, Engine):
+        raise ConfigError(f"engine_for_test takes a tickwork.Engine, not {engine!r}")
+    with engine.for_test(clock=clock or FakeClock(SystemClock().now())) as test_engine:
+        yield test_engine

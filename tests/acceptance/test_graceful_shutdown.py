@@ -91,3 +91,29 @@ def test_stop_and_continue_leave_the_worker_running_and_a_later_sigterm_drains_i
     worker.terminate()
     assert worker.wait_exit() == 0, worker.log()
     assert "draining" in worker.log()
+
+
+def test_a_second_sigint_releases_the_abandoned_runs_and_records_the_worker_stopped(harness):
+    """Ctrl-C twice: the first starts the drain, the second exits at once (status 1)
+    without waiting for the run stuck in step two; yet its hour-long lease is released,
+    so a second worker takes the run over at once, and ``list_workers`` shows the first
+    worker stopped, not alive."""
+    first = harness.worker(lease="1h", hold="in:two", drain_timeout="1h")
+    run_id = harness.start(7)
+    harness.wait_until(lambda: harness.counts(run_id)["two"] == 1, "the run is inside step two")
+    first.proc.send_signal(signal.SIGINT)
+    harness.wait_until(lambda: "draining" in first.log(), "the worker drains", alive=[first])
+    first.proc.send_signal(signal.SIGINT)
+
+    assert first.wait_exit() == 1, first.log()
+    row = harness.raw_run(run_id)
+    assert (row["status"], row["lease_token"]) == ("running", None), first.log()
+    [gone] = [w for w in harness.engine.list_workers() if w.pid == first.pid]
+    assert (gone.alive, gone.stopped_at is not None) == (False, True), first.log()
+
+    second = harness.worker(lease="1h")
+    run = harness.wait_for_status(run_id, "completed", alive=[second])
+    assert run.result == harness.expected(7)
+    assert harness.executed_by(run_id) == [
+        ("one", first.pid), ("two", first.pid), ("two", second.pid), ("three", second.pid),
+    ]  # fmt: skip

@@ -9,8 +9,9 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import ExitStack
+from datetime import timedelta
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 from tests.browser import Browser
@@ -141,7 +142,7 @@ def test_a_schedules_page_charts_its_runs_lateness_and_durations(
 ) -> None:
     key = engine.schedule("report", None, every="1m", key="often")
     fire(engine, clock, 12)
-    engine.trigger(key, new_run=True)  # started by hand: no lateness, a duration
+    started = engine.trigger(key, new_run=True)  # started by hand: no lateness, a duration
     engine.run_until_idle()
     page = browser.get(f"/schedule?key={key}").text
     assert_no_inline_code(page)
@@ -149,10 +150,38 @@ def test_a_schedules_page_charts_its_runs_lateness_and_durations(
     [durations] = svgs(page, "bars duration")
     runs = engine.list_runs(schedule_key=key, limit=100)
     assert len(marks(durations)) == len(runs) == 13
-    of_occurrences = [r for r in runs if r.scheduled_for is not None]
-    assert len(marks(lateness)) == len(of_occurrences)
+    fired = [r for r in runs if r.scheduled_for is not None and r.id != started]
+    assert len(marks(lateness)) == len(fired) == 12  # the run started now is left out
     axis_text = " ".join("".join(t.itertext()) for t in durations.iter(f"{SVG}text"))
     assert "Duration" in axis_text and "max 2 s" in axis_text and "UTC" in axis_text
+
+
+def test_a_schedules_lateness_chart_leaves_out_its_backfilled_and_run_now_runs(
+    browser: Browser, engine: Engine, clock: FakeClock
+) -> None:
+    """Runs backfilled for the day before the schedule existed (late by a day or more)
+    and a run started now get no lateness bar, and the chart says so; the fired runs'
+    bars are all there, the largest of them a fired run's lateness, not a day's."""
+    start = clock.now()
+    key = engine.schedule("report", None, every="1h", key="hourly")
+    fire_times = 4
+    for _ in range(fire_times):
+        clock.advance("1h")
+        engine.tick()
+    backfilled = engine.backfill(key, start - timedelta(days=1), start)
+    started = engine.trigger(key, new_run=True)
+    engine.run_until_idle()
+    page = browser.get(f"/schedule?key={key}").text
+    [lateness] = svgs(page, "bars lateness")
+    charted = [unquote(a.get("href", "").split("id=", 1)[1]) for a in marks(lateness)]
+    assert len(backfilled) == 24 and len(charted) == fire_times
+    assert not set(charted) & {*backfilled, started}
+    said = " ".join("".join(t.itertext()) for t in lateness.iter(f"{SVG}text"))
+    assert "left out: 24 backfilled, 1 run now" in said
+    largest = said.split("max ", 1)[1].split(" · ", 1)[0]
+    assert largest.endswith((" ms", " s")), largest  # not hours or days late
+    [durations] = svgs(page, "bars duration")
+    assert len(marks(durations)) == fire_times + 25  # their durations are still shown
 
 
 def test_a_schedule_that_never_ran_has_no_pictures_but_says_so(

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from tickwork import RunInfo, RunStatus, StepInfo
+from tickwork import Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
 from tickwork._models import StepTry
 from tickwork.server.charts import (
     STRIP_RUNS,
     duration_chart,
     lateness_chart,
     run_strip,
+    started_apart,
     step_timeline,
 )
 
@@ -281,6 +282,40 @@ def test_lateness_chart_says_a_run_fired_ahead_was_early_not_late() -> None:
     assert "created 500 ms early (fired ahead)" in title(bars[1])
     assert "late" not in title(bars[1])
     assert float(mark_of(bars[1]).get("height", "")) < float(mark_of(bars[0]).get("height", ""))
+
+
+def entry(run_id: str, decision: Decision) -> HistoryEntry:
+    return HistoryEntry("sched", T0, decision, "why", run_id, 1, T0)
+
+
+def test_lateness_chart_leaves_out_backfilled_and_run_now_runs_and_counts_them() -> None:
+    """A run backfilled for an occurrence three days back, and one started now for the
+    current occurrence, have no bar (the largest stays the fired runs' 4 s) and are
+    counted in the label; the fired runs keep theirs."""
+    backfilled = run(1, late=3 * 86_400.0, run_id="sched@old")
+    run_now = run(5, late=30.0, run_id="sched@now")
+    fired = [run(n, late=x) for n, x in ((2, 0.5), (3, 4.0), (4, 1.0))]
+    history = [
+        entry("sched@old", Decision.BACKFILLED),
+        entry("sched@now", Decision.TRIGGERED),
+        entry("sched@3", Decision.STARTED),
+        entry("sched@4", Decision.ALREADY_STARTED),  # a run now that found a run: fired
+    ]
+    apart = started_apart(history)
+    assert apart == {"sched@old": Decision.BACKFILLED, "sched@now": Decision.TRIGGERED}
+    svg = parse(lateness_chart(newest_first([backfilled, run_now, *fired]), apart=apart))
+    assert [b.get("href") for b in links(svg)] == [f"/run?id=sched%40{n}" for n in (2, 3, 4)]
+    text = "".join(svg.itertext())
+    assert "max 4.0 s" in text and "left out: 1 backfilled, 1 run now" in text
+    assert "left out: 1 backfilled, 1 run now" in svg.get("aria-label", "")
+
+
+def test_lateness_chart_of_backfilled_runs_only_says_they_were_left_out() -> None:
+    """No bar is left: no picture, and the words say why."""
+    runs = [run(n, late=86_400.0) for n in range(3)]
+    apart = {r.id: Decision.BACKFILLED for r in runs}
+    shown = str(lateness_chart(newest_first(runs), apart=apart))
+    assert "<svg" not in shown and "left out: 3 backfilled" in shown
 
 
 def test_duration_chart_has_a_bar_per_finished_run_ordered_by_duration() -> None:

@@ -20,7 +20,16 @@ from typing import Any
 
 import click
 
-__all__ = ["FORMATS", "JsonFormatter", "configure", "log_format_option", "log_level_option"]
+from .._tracebacks import fold_traceback
+
+__all__ = [
+    "FORMATS",
+    "JsonFormatter",
+    "ReadableFormatter",
+    "configure",
+    "log_format_option",
+    "log_level_option",
+]
 
 FORMATS = ("text", "json")
 READABLE = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -72,14 +81,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str)
 
 
+class ReadableFormatter(logging.Formatter):
+    """``READABLE`` lines, in UTC; a traceback follows on its own lines, tickwork's
+    frames folded (the JSON lines keep it whole, for a log shipper)."""
+
+    def __init__(self) -> None:
+        super().__init__(READABLE, datefmt="%Y-%m-%d %H:%M:%SZ")
+        self.converter = time.gmtime  # UTC, like every instant in the messages
+
+    def formatException(self, ei: Any) -> str:
+        return fold_traceback(super().formatException(ei))
+
+
 def configure(level: str, log_format: str) -> None:
     """Send every record at ``level`` or above to stderr in ``log_format``."""
     handler = logging.StreamHandler()
     if log_format.lower() == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        readable = logging.Formatter(READABLE, datefmt="%Y-%m-%d %H:%M:%SZ")
-        readable.converter = time.gmtime  # UTC, like every instant in the messages
-        handler.setFormatter(readable)
+        handler.setFormatter(ReadableFormatter())
     # Like basicConfig: a process whose root logger is already set up keeps its setup.
     logging.basicConfig(level=level.upper(), handlers=[handler])

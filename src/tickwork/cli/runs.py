@@ -10,6 +10,7 @@ import click
 
 from .._durations import describe_duration, parse_duration
 from .._models import RunInfo, RunStatus, StepInfo
+from .._tracebacks import fold_traceback
 from .._wire import instant, run_to_wire, step_to_wire
 from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
 from ._options import app_engine, database_option, json_option, open_engine
@@ -87,8 +88,8 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
     fields = to_json(run)
     traceback = fields.pop("traceback")  # many lines: printed as they are, below
     print_table(["field", "value"], field_rows(fields), title=f"run {run.id}")
-    if traceback:
-        click.echo("traceback:\n" + _indented(traceback.rstrip().splitlines()))
+    if traceback:  # tickwork's frames folded; each line keeps its indentation
+        click.echo("traceback:\n" + _indented(fold_traceback(traceback).rstrip().splitlines()))
     if steps:
         # A sleeping run sleeps in its last checkpoint (a sleep is stored "completed").
         asleep = steps[-1] if run.status == RunStatus.SLEEPING else None
@@ -100,11 +101,19 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         for one in step.tries:
             click.echo(f"{printable(step.name)}, try {one.attempt} failed: {printable(one.error)}")
             if one.traceback:
-                click.echo(_indented(one.traceback.rstrip().splitlines()[-3:]))
+                click.echo(_indented(_last_frame(one.traceback.rstrip().splitlines())))
 
 
 def _indented(lines: list[str]) -> str:
-    return "\n".join("    " + printable(line.strip()) for line in lines)
+    """``lines`` under a heading: four spaces more each, their own indentation kept."""
+    return "\n".join("    " + printable(line.rstrip()) for line in lines)
+
+
+def _last_frame(lines: list[str]) -> list[str]:
+    """The end of a traceback: its last frame (where the exception was raised) and the
+    exception."""
+    frames = [i for i, line in enumerate(lines) if line.lstrip().startswith('File "')]
+    return lines[frames[-1] :] if frames else lines[-3:]
 
 
 def _step_row(step: StepInfo, *, asleep: bool) -> tuple[str, str, str, int, str, str]:

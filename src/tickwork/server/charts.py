@@ -16,23 +16,33 @@ Each mark carries a ``<title>`` (shown on hover) and links to its run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
-from .._models import ACTIVE_STATUSES, RunInfo, RunStatus, StepInfo
+from .._models import ACTIVE_STATUSES, Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
 from .display import format_elapsed, format_utc
 
-__all__ = ["STRIP_RUNS", "duration_chart", "lateness_chart", "run_strip", "step_timeline"]
+__all__ = [
+    "STRIP_RUNS",
+    "duration_chart",
+    "lateness_chart",
+    "run_strip",
+    "started_apart",
+    "step_timeline",
+]
 
 STRIP_RUNS = 30  # marks in a schedule's strip: the newest at the right end
 STRIP_HEIGHT = 28  # px
 MIN_MARK = 3  # px: the shortest run still shows
 CHART_PLOT = 64  # px: a chart's bars, between its top label and its time axis
 ROW = 34  # px: one checkpoint of a run's timeline (its label, then its bar)
+#: runs a person started, left out of the lateness chart, as its label counts them
+_APART = {Decision.BACKFILLED: "backfilled", Decision.TRIGGERED: "run now"}
 
 
 def run_strip(runs: Sequence[RunInfo], *, now: datetime, root: str = "") -> Markup:
@@ -107,9 +117,28 @@ def step_timeline(run: RunInfo, steps: Sequence[StepInfo], *, now: datetime) -> 
     return _svg("timeline", height, label, "".join(body))
 
 
-def lateness_chart(runs: Sequence[RunInfo], *, root: str = "") -> Markup:
+def started_apart(history: Iterable[HistoryEntry]) -> dict[str, Decision]:
+    """The runs a person started rather than the schedule's time (``run now``: triggered;
+    ``backfill``: backfilled), by id, from the schedule's history entries."""
+    return {
+        entry.run_id: entry.decision
+        for entry in history
+        if entry.run_id is not None and entry.decision in _APART
+    }
+
+
+def lateness_chart(
+    runs: Sequence[RunInfo], *, apart: Mapping[str, Decision] | None = None, root: str = ""
+) -> Markup:
     """How late each of a schedule's ``runs`` (newest first) was created after the
-    occurrence it is for, oldest at the left; runs started by hand have no occurrence."""
+    occurrence it is for, oldest at the left; runs started by hand have no occurrence.
+
+    The runs in ``apart`` (``started_apart``) are left out, counted in the chart's label:
+    a backfilled run is created days after its occurrence, a run started now for the
+    current one minutes after, and neither says how late the scheduler is.
+    """
+    apart = apart or {}
+    left_out = Counter(apart[r.id] for r in runs if r.id in apart)
     bars = [
         _Bar(
             r,
@@ -119,9 +148,11 @@ def lateness_chart(runs: Sequence[RunInfo], *, root: str = "") -> Markup:
             "mark late",
         )
         for r in reversed(runs)
-        if r.scheduled_for is not None
+        if r.scheduled_for is not None and r.id not in apart
     ]
-    return _bar_chart(bars, "Lateness", "no runs of an occurrence yet", root)
+    note = ", ".join(f"{n} {_APART[d]}" for d, n in sorted(left_out.items()))
+    note = f"left out: {note}" if note else ""
+    return _bar_chart(bars, "Lateness", "no runs of an occurrence yet", root, note=note)
 
 
 def _late_or_early(late: timedelta) -> str:
@@ -198,11 +229,13 @@ class _Bar:
     kind: str
 
 
-def _bar_chart(bars: list[_Bar], name: str, empty: str, root: str) -> Markup:
-    """One bar per value, newest at the right end; the largest value labelled at the top,
-    the newest run's time at the bottom right and the oldest's under its bar."""
+def _bar_chart(bars: list[_Bar], name: str, empty: str, root: str, note: str = "") -> Markup:
+    """One bar per value, newest at the right end; the largest value labelled at the top
+    (and ``note`` beside it), the newest run's time at the bottom right and the oldest's
+    under its bar."""
     if not bars:
-        return Markup(f'<p class="muted">{escape(empty)}</p>')
+        said = f"{empty} ({note})" if note else empty
+        return Markup(f'<p class="muted">{escape(said)}</p>')
     top, base = 16, 16 + CHART_PLOT
     largest = max(b.ms for b in bars)
     most = format_elapsed(timedelta(milliseconds=largest))
@@ -211,7 +244,8 @@ def _bar_chart(bars: list[_Bar], name: str, empty: str, root: str) -> Markup:
     first_x = (slots - len(bars)) * slot
     body = [
         f'<text class="label" x="0" y="11">{escape(name)}'
-        f'<tspan class="muted"> · max {escape(most)}</tspan></text>',
+        f'<tspan class="muted"> · max {escape(most)}{escape(" · " + note if note else "")}'
+        "</tspan></text>",
         f'<line class="grid" x1="0" x2="100%" y1="{top + 0.5}" y2="{top + 0.5}"/>',
         f'<line class="axis" x1="0" x2="100%" y1="{base + 0.5}" y2="{base + 0.5}"/>',
     ]
@@ -239,6 +273,7 @@ def _bar_chart(bars: list[_Bar], name: str, empty: str, root: str) -> Markup:
         f"{escape(_day_time(bars[-1].run.created_at))} UTC</text>"
     )
     label = f"{name} of the last {len(bars)} runs, oldest first; the largest {most}"
+    label += f"; {note}" if note else ""
     return _svg(f"bars {name.lower()}", base + 18, label, "".join(body))
 
 

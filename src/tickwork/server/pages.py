@@ -33,7 +33,14 @@ from .._models import (
 from ..cron import load_zone
 from ..errors import ConfigError
 from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
-from .charts import STRIP_RUNS, duration_chart, lateness_chart, run_strip, step_timeline
+from .charts import (
+    STRIP_RUNS,
+    duration_chart,
+    lateness_chart,
+    run_strip,
+    started_apart,
+    step_timeline,
+)
 from .rendering import Renderer, root
 from .sessions import Session
 
@@ -44,6 +51,8 @@ RUNS_LIMIT = 100
 # costs (~0.5 ms a schedule; a thousand on one page took 0.5 s at every refresh).
 SCHEDULES_PER_PAGE = 100
 CHART_RUNS = 100  # a schedule's runs in its lateness and duration charts
+#: a schedule's newest history entries read to tell which charted runs a person started
+CHART_HISTORY = 2000
 ACTIONS = ("pause", "resume", "trigger", "new_run", "deactivate", "activate", "backfill")
 _PAST = {
     "pause": "paused",
@@ -135,14 +144,20 @@ class Pages:
         if info is None:
             return None
         recent = self.engine.list_runs(schedule_key=key, limit=CHART_RUNS)
+        # Which of them a person started (run now, backfill): the entries that say so,
+        # read further back only when the shown ones do not cover every charted run.
+        history = self.engine.schedule_history(key, limit=100)
+        decided = {entry.run_id for entry in history}
+        if any(r.scheduled_for is not None and r.id not in decided for r in recent):
+            history = self.engine.schedule_history(key, limit=CHART_HISTORY)
         return {
             "s": info,
             "banners": schedule_banners(info, self.engine.list_workers()),
-            "history": self.engine.schedule_history(key, limit=100),
+            "history": history[:100],
             "upcoming": self._upcoming(info),
             "zone": load_zone(info.timezone),
             "runs": recent[:10],
-            "lateness": lateness_chart(recent, root=here),
+            "lateness": lateness_chart(recent, apart=started_apart(history), root=here),
             "durations": duration_chart(recent, root=here),
         }
 

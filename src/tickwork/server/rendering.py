@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._durations import describe_duration
 from .._models import ACTIVE_STATUSES
+from .._tracebacks import fold_traceback
 from .display import (
     checkpoint_words,
     format_elapsed,
@@ -69,6 +70,7 @@ def _environment() -> jinja2.Environment:
         utc_bare=lambda when: format_utc(when, suffix=False),
         json=pretty_json,
         q=lambda s: quote(str(s), safe=""),
+        folded=fold_traceback,
     )
     templates.globals.update(
         elapsed=format_elapsed,
