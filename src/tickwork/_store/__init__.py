@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreUnreachable
 from .contract import (
     ClaimedRun,
     ClaimRequest,
@@ -42,6 +43,8 @@ __all__ = [
     "Store",
     "WorkerRecord",
     "open_store",
+    "require_existing",
+    "shown_url",
 ]
 
 
@@ -72,3 +75,30 @@ def open_store(url: str, *, lease_ms: int | None = None) -> Store:
     raise ConfigError(
         f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
     )
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages name the database: as given, without its password."""
+    parts = urlsplit(url)
+    if parts.password is None and "password=" not in parts.query:
+        return url
+    if parts.password is not None:
+        credentials, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{credentials.partition(':')[0]}:***@{host}")
+    query = "&".join(
+        "password=***" if pair.startswith("password=") else pair for pair in parts.query.split("&")
+    )
+    return urlunsplit(parts._replace(query=query))
+
+
+def require_existing(url: str) -> None:
+    """``StoreUnreachable`` when ``url`` names a SQLite file that does not exist (opening
+    it would create an empty database); nothing for any other URL."""
+    if urlsplit(url).scheme != "sqlite":
+        return
+    from .sqlite import parse_sqlite_url
+
+    path = parse_sqlite_url(url)[0]
+    if path is not None and not path.exists():
+        where = f"SQLite file {str(Path(path).absolute())!r}"
+        raise StoreUnreachable(where, "no such file")

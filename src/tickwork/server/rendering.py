@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._models import ACTIVE_STATUSES
+from .._wire import error_line
 from .display import (
     checkpoint_words,
     format_elapsed,
@@ -68,6 +69,7 @@ def _environment() -> jinja2.Environment:
         utc_bare=lambda when: format_utc(when, suffix=False),
         json=pretty_json,
         q=lambda s: quote(str(s), safe=""),
+        error_line=error_line,
     )
     templates.globals.update(
         elapsed=format_elapsed,
