@@ -16,8 +16,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import cron as cron_module
 from . import errors
-from ._durations import format_duration, parse_duration, to_ms
+from ._durations import Duration, format_duration, parse_duration, to_ms
 from ._models import (
     Backfilled,
     Decision,
@@ -32,6 +33,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
+from ._preview import utc_offset_text
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
 
@@ -48,6 +50,7 @@ __all__ = [
     "history_to_wire",
     "instant",
     "instant_from_wire",
+    "preview_to_wire",
     "run_detail_to_wire",
     "run_from_wire",
     "run_page_to_wire",
@@ -391,6 +394,38 @@ def step_from_wire(data: dict[str, Any]) -> StepInfo:
         finished_at=_required(data["finished_at"]),
         tries=tuple(_try_from_wire(t) for t in data.get("tries", ())),  # as for traceback
     )
+
+
+# -- cadence previews ------------------------------------------------------------------
+
+
+def preview_to_wire(
+    *, cron: str | None, every: Duration | None, timezone: str, occurrences: list[datetime]
+) -> dict[str, Any]:
+    """``GET /cron/preview``'s answer (and ``tickwork cron --json``'s): the cadence, in
+    words, and each occurrence in UTC and in the zone."""
+    zone = cron_module.load_zone(timezone)
+    if cron is not None:
+        description = cron_module.parse(cron, timezone).explain()
+        every_text = None
+    else:
+        assert every is not None  # the preview itself refused neither
+        every_text = _duration(parse_duration(every))
+        description = f"every {every_text}"
+    return {
+        "cron": cron,
+        "every": every_text,
+        "timezone": timezone,
+        "description": description,
+        "occurrences": [
+            {
+                "utc": instant(when),
+                "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
+                "utc_offset": utc_offset_text(when, timezone),
+            }
+            for when in occurrences
+        ],
+    }
 
 
 # -- workers ---------------------------------------------------------------------------

@@ -29,18 +29,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .. import cron as cron_module
 from .._durations import format_duration, parse_duration
 from .._engine import Engine
 from .._models import RunInfo
-from .._preview import utc_offset_text
 from .._registry import WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
 from .._wire import (
     backfilled_to_wire,
     history_list_to_wire,
-    instant,
+    preview_to_wire,
     run_detail_to_wire,
     run_page_to_wire,
     run_to_wire,
@@ -284,28 +282,8 @@ class _Api:
         occurrences = await self._call(
             self.engine.preview, cron=expr, every=every, timezone=timezone, after=after, count=count
         )
-        zone = cron_module.load_zone(timezone)
-        if expr is not None:
-            description = cron_module.parse(expr, timezone).explain()
-            every_text = None
-        else:
-            every_text = format_duration(parse_duration(every))  # type: ignore[arg-type]
-            description = f"every {every_text}"
         return JSONResponse(
-            {
-                "cron": expr,
-                "every": every_text,
-                "timezone": timezone,
-                "description": description,
-                "occurrences": [
-                    {
-                        "utc": instant(when),
-                        "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
-                        "utc_offset": utc_offset_text(when, timezone),
-                    }
-                    for when in occurrences
-                ],
-            }
+            preview_to_wire(cron=expr, every=every, timezone=timezone, occurrences=occurrences)
         )
 
 
