@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError, StoreUnreachable
@@ -99,6 +98,11 @@ def require_existing(url: str) -> None:
     from .sqlite import parse_sqlite_url
 
     path = parse_sqlite_url(url)[0]
-    if path is not None and not path.exists():
-        where = f"SQLite file {str(Path(path).absolute())!r}"
-        raise StoreUnreachable(where, "no such file")
+    if path is None or path.exists():
+        return
+    full = path.absolute()
+    if not full.parent.is_dir():  # as opening it would say
+        raise StoreUnreachable(
+            f"SQLite file {str(path)!r}", f"its folder {str(full.parent)!r} does not exist"
+        )
+    raise StoreUnreachable(f"SQLite file {str(full)!r}", "no such file")

@@ -117,7 +117,7 @@ def show(key: str, database: str | None, as_json: bool) -> None:
     print_table(["field", "value"], field_rows(to_json(info)), title=f"schedule {info.key}")
 
 
-def _state_command(action: str, done: str) -> None:
+def _state_command(action: str) -> None:
     @command.command(action)
     @click.argument("key")
     @click.option(
@@ -134,15 +134,15 @@ def _state_command(action: str, done: str) -> None:
         click.echo(printable(state_change_text(info, action, changed)))
 
     change.help = (
-        f"{action.capitalize()} a schedule, with a note saying why. A schedule that already "
-        f"is {done} stays as it is, its note kept (said so; exit code 0)."
+        f"{action.capitalize()} a schedule, with a note saying why. A schedule already in "
+        "that state stays as it is, its own note kept (said so; exit code 0)."
     )
 
 
-_state_command("pause", "paused")
-_state_command("resume", "resumed")
-_state_command("activate", "activated")
-_state_command("deactivate", "deactivated")
+_state_command("pause")
+_state_command("resume")
+_state_command("activate")
+_state_command("deactivate")
 
 
 @command.command("delete")
