@@ -23,7 +23,7 @@ from ._logs import log_decision
 from ._models import Backfilled, Decision, HistoryEntry, Overlap, ScheduleInfo, Triggered
 from ._occurrences import occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, plan, plan_backfill
-from ._policy import current_occurrence
+from ._policy import STATE_DECISIONS, current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, check_key
@@ -182,6 +182,10 @@ class Schedules:
         """pause / resume / deactivate / activate, with a note saying why: True when the
         state changed, False when the schedule already was so (nothing written, its note
         kept), None for an unknown key. A bad note is refused (``ConfigError``) first."""
+        if action not in STATE_DECISIONS:
+            raise ConfigError(
+                f"Unknown state change {action!r}: expected {sorted(STATE_DECISIONS)}"
+            )
         note = check_note(note)
         now = self._runtime.now_ms()
         store = self._runtime.store
