@@ -40,8 +40,14 @@ def command(database: str | None, as_json: bool) -> None:
         echo_json(worker_list_to_wire(workers))
         return
     if not workers:
-        click.echo(f"No workers in {engine.where}: nothing fires schedules or executes runs.")
-        return
+        click.echo(f"No workers in {engine.where}.")
+    else:
+        _print(workers)
+    if not any(w.alive for w in workers):
+        click.echo("No live worker: nothing fires schedules or executes runs.")
+
+
+def _print(workers: list[WorkerInfo]) -> None:
     print_table(
         [
             "id", "host", "pid", "pools", "workflows", "version", "started (UTC)",
@@ -55,5 +61,3 @@ def command(database: str | None, as_json: bool) -> None:
             for w in workers
         ],
     )  # fmt: skip
-    if not any(w.alive for w in workers):
-        click.echo("No live worker: nothing fires schedules or executes runs.")
