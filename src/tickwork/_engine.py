@@ -22,7 +22,9 @@ from ._handle import RunHandle
 from ._hooks import Hook
 from ._models import (
     ApiKeyInfo,
+    Backfilled,
     HistoryEntry,
+    Pruned,
     RunInfo,
     RunStatus,
     ScheduleInfo,
@@ -46,6 +48,7 @@ from ._runs import Runs
 from ._runtime import Runtime
 from ._scheduling import Schedules, fire_ahead_ms
 from ._spec import ScheduleSpec
+from ._store import require_existing, shown_url
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
 
@@ -306,19 +309,19 @@ class Engine:
         ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
         unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
         """
-        return self._schedules.set_state(key, "pause", note)
+        return self._schedules.set_state(key, "pause", note) is not None
 
     def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._schedules.set_state(key, "resume", note)
+        return self._schedules.set_state(key, "resume", note) is not None
 
     def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._schedules.set_state(key, "deactivate", note)
+        return self._schedules.set_state(key, "deactivate", note) is not None
 
     def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._schedules.set_state(key, "activate", note)
+        return self._schedules.set_state(key, "activate", note) is not None
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -346,7 +349,7 @@ class Engine:
         schedule's next occurrence does not move. ``overlap`` overrides the schedule's
         ("buffer_all": one by one; "allow": all at once). ``ConfigError`` for an unknown
         key, a bad span or more than 100,000 occurrences, with nothing stored."""
-        return self._schedules.backfill(key, start, end, overlap)
+        return self._schedules.backfill(key, start, end, overlap).run_ids
 
     def backfill_count(self, key: str, start: datetime, end: datetime) -> int:
         """How many occurrences ``backfill(key, start, end)`` would decide (the
@@ -444,7 +447,7 @@ class Engine:
         ``older_than`` replaces every retention for this pass: ended runs and history
         entries older than it go, whatever their workflow's retention.
         """
-        return self._pruner.prune(older_than=older_than)
+        return self._pruner.prune(older_than=older_than).total
 
     def storage_stats(self) -> StorageStats:
         """Rows and bytes per table, the oldest ended run, and what waits to be pruned."""
@@ -503,6 +506,36 @@ class Engine:
         return copy
 
     # -- for the faces (server, CLI) -------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        """The database as messages name it: its URL without the password."""
+        return shown_url(self.url)
+
+    def require_database(self) -> None:
+        """``StoreUnreachable`` when the URL names a SQLite file that does not exist: for
+        the commands that only look, or act on what must exist (they create nothing)."""
+        require_existing(self.url)
+
+    def change_state(self, key: str, action: str, note: str | None = None) -> bool | None:
+        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` by name, saying what it
+        did: True changed, False already so (nothing written, its note kept), None no
+        such schedule."""
+        return self._schedules.set_state(key, action, note)
+
+    def schedule_keys_like(self, key: str) -> tuple[str, ...]:
+        """The stored key closest to ``key``, for a "did you mean" (none past 1,000)."""
+        return self._schedules.keys_like(key)
+
+    def backfill_counted(
+        self, key: str, start: datetime, end: datetime, *, overlap: str | None = None
+    ) -> Backfilled:
+        """``backfill``, with how many it started and how many had runs already."""
+        return self._schedules.backfill(key, start, end, overlap)
+
+    def prune_by_table(self, *, older_than: Duration | None = None) -> Pruned:
+        """``prune``, with what it removed of each table."""
+        return self._pruner.prune(older_than=older_than)
 
     def workflow_definitions(self) -> list[WorkflowDef]:
         """The registered workflows' definitions, by name: what the API describes."""

@@ -13,10 +13,12 @@ from typing import Any
 __all__ = [
     "ACTIVE_STATUSES",
     "ApiKeyInfo",
+    "Backfilled",
     "Decision",
     "Histogram",
     "HistoryEntry",
     "Overlap",
+    "Pruned",
     "RunInfo",
     "RunStatus",
     "ScheduleInfo",
@@ -122,8 +124,8 @@ class Decision(StrEnum):
     TRIGGERED = "triggered"
     ALREADY_STARTED = "already_started"
     BACKFILLED = "backfilled"
-    # State changes, recorded with their note (``_policy.STATE_DECISIONS``); an auto-pause
-    # always (``pause_after_failures``), its note naming the last failed run.
+    # State changes, each recorded with its note (``_policy.STATE_DECISIONS``); an
+    # auto-pause's (``pause_after_failures``) names the last failed run.
     PAUSED = "paused"
     RESUMED = "resumed"
     DEACTIVATED = "deactivated"
@@ -192,6 +194,29 @@ class Triggered:
     run_id: str
     started: bool
     status: RunStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Backfilled:
+    """What a backfill did: the run id of every occurrence, oldest first; how many of them
+    it ``started`` (or queued to start in turn) and how many ``already_had_runs``."""
+
+    run_ids: list[str]
+    started: int
+    already_had_runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What a pruning pass removed, by table: ended runs, their steps, history entries."""
+
+    runs: int = 0
+    steps: int = 0
+    history: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.runs + self.steps + self.history
 
 
 @dataclass(frozen=True, slots=True)

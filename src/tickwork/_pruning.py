@@ -35,7 +35,7 @@ from datetime import timedelta
 
 from . import _clock
 from ._durations import Duration
-from ._models import StorageStats
+from ._models import Pruned, StorageStats
 from ._retention import (
     BATCH_ROWS,
     COPY_LOG_EVERY_S,
@@ -81,27 +81,31 @@ class Pruner:
 
     def prune(
         self, *, older_than: Duration | None = None, stop: threading.Event | None = None
-    ) -> int:
-        """One full pass now (until ``stop`` is set); how many rows it removed."""
+    ) -> Pruned:
+        """One full pass now (until ``stop`` is set); what it removed, by table."""
         older_than_ms = check_retention(older_than, what="older_than")
         return self._pass(self.cutoffs(older_than_ms), stop or threading.Event())
 
-    def _pass(self, cuts: Cutoffs, stop: threading.Event) -> int:
+    def _pass(self, cuts: Cutoffs, stop: threading.Event) -> Pruned:
         if not cuts.prunes_anything:
-            return 0
+            return Pruned()
         store = self._runtime.store
         turns = store if isinstance(store, ExclusiveWrites) else None
         target_s = None if turns is None else TURN_TARGET_S
         pace = MOST_ROWS_PER_S if turns is None else None
         budget = BATCH_ROWS if target_s is None else BATCH_ROWS // 4
         position = PrunePosition()
-        removed = 0
+        removed = Pruned()
         copied = _clock.monotonic()
         while not position.done:
             began = _clock.monotonic()
             batch = store.prune_batch(cutoffs=cuts, budget=budget, position=position)
             elapsed_s = _clock.monotonic() - began
-            removed += batch.removed
+            removed = Pruned(
+                removed.runs + batch.runs,
+                removed.steps + batch.steps,
+                removed.history + batch.history,
+            )
             position = batch.position
             budget = next_budget(budget, batch.removed, elapsed_s, target_s)
             pause_s = give_way_s(elapsed_s, batch.removed, pace)
@@ -151,7 +155,7 @@ class Pruner:
                     if outage:
                         outage = False
                         log.warning("pruning works again")
-                    if removed:
-                        log.debug("pruned %d row(s)", removed)
+                    if removed.total:
+                        log.debug("pruned %d row(s)", removed.total)
                 now_ms = runtime.now_ms()
             _clock.wait(stop, min(poll_s, max(0, due_ms - now_ms) / 1000))

@@ -183,10 +183,14 @@ class PrunePosition:
 @dataclass(frozen=True, slots=True)
 class PruneBatch:
     """What one batch did: rows removed (runs, steps and history entries), and where
-    the next batch of the pass starts (``position.done``: the pass is over)."""
+    the next batch of the pass starts (``position.done``: the pass is over); ``runs``,
+    ``steps`` and ``history`` split ``removed`` by table."""
 
     removed: int
     position: PrunePosition
+    runs: int = 0
+    steps: int = 0
+    history: int = 0
 
 
 def candidate_limit(budget: int, rows_per_run: float) -> int:

@@ -16,13 +16,14 @@ from typing import Any
 from ._clock import to_ms
 from ._durations import Duration, describe_duration
 from ._durations import to_ms as duration_ms
+from ._hints import close_names
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
 from ._logs import log_decision
-from ._models import HistoryEntry, Overlap, ScheduleInfo, Triggered
+from ._models import Backfilled, Decision, HistoryEntry, Overlap, ScheduleInfo, Triggered
 from ._occurrences import occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, plan, plan_backfill
-from ._policy import current_occurrence
+from ._policy import STATE_DECISIONS, current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, check_key
@@ -43,6 +44,8 @@ _MAX_PASSES = 10_000
 MAX_BACKFILL = 100_000
 #: occurrences a backfill decides per transaction, like catch-up's bounded batches
 BACKFILL_BATCH = 1000
+#: the most schedules whose keys a "did you mean" looks through (beyond it: no hint)
+HINT_KEYS = 1000
 #: the longest ``Engine(fire_ahead=...)``: enough for a pass of tens of thousands of
 #: schedules, and shorter than a broken schedule's retry (``_policy.RETRY_BROKEN_MS``),
 #: which firing ahead must not bring forward to the same tick
@@ -176,14 +179,31 @@ class Schedules:
 
     # -- state -----------------------------------------------------------------------------
 
-    def set_state(self, key: str, action: str, note: str | None = None) -> bool:
-        """pause / resume / deactivate / activate, with a note saying why; False for an
-        unknown key. A bad note is refused (``ConfigError``) before anything is written."""
+    def set_state(self, key: str, action: str, note: str | None = None) -> bool | None:
+        """pause / resume / deactivate / activate, with a note saying why: True when the
+        state changed, False when the schedule already was so (nothing written, its note
+        kept), None for an unknown key. A bad note is refused (``ConfigError``) first."""
+        if action not in STATE_DECISIONS:
+            raise ConfigError(
+                f"Unknown state change {action!r}: expected {sorted(STATE_DECISIONS)}"
+            )
         note = check_note(note)
         now = self._runtime.now_ms()
-        changed = self._runtime.store.set_schedule_state(key, action=action, now_ms=now, note=note)
-        self._runtime.schedule_changed()
+        store = self._runtime.store
+        changed = store.change_schedule_state(key, action=action, now_ms=now, note=note)
+        if changed:
+            self._runtime.schedule_changed()
         return changed
+
+    def keys_like(self, key: str) -> tuple[str, ...]:
+        """The stored key closest to ``key`` (a typo's fix), looked for among at most
+        ``HINT_KEYS`` schedules: none when there are more (a hint must stay cheap)."""
+        if not isinstance(key, str):
+            return ()
+        found = self._runtime.store.list_schedules(limit=HINT_KEYS + 1)
+        if len(found) > HINT_KEYS:
+            return ()
+        return close_names(key, (info.key for info in found))
 
     def unschedule(self, key: str) -> bool:
         return self._runtime.store.delete_schedule(key)
@@ -248,16 +268,19 @@ class Schedules:
 
     def backfill(
         self, key: str, start: datetime, end: datetime, overlap: Overlap | str | None
-    ) -> list[str]:
+    ) -> Backfilled:
         """Start a run for every occurrence in ``[start, end)``, oldest first, in batches
-        of ``BACKFILL_BATCH`` (one transaction each); the run ids, oldest first."""
+        of ``BACKFILL_BATCH`` (one transaction each); the run ids, oldest first, and how
+        many were started and how many had runs already."""
         policy = None if overlap is None else _overlap(overlap)
         due, occurrences = self._backfill_span(key, start, end)
         chosen = Overlap(due.record.overlap) if policy is None else policy
         run_ids: list[str] = []
+        already = 0
         for first in range(0, len(occurrences), BACKFILL_BATCH):
             batch = occurrences[first : first + BACKFILL_BATCH]
             now = self._runtime.now_ms()
+            decided: list[Plan] = []  # the plan the store wrote (its last call's)
 
             def decide(
                 due: DueSchedule,
@@ -265,9 +288,11 @@ class Schedules:
                 queued: frozenset[int],
                 batch: list[int] = batch,
                 now: int = now,
+                decided: list[Plan] = decided,
             ) -> Plan:
                 state = _plan_input(due, now)
-                return plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)
+                decided[:] = [plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)]
+                return decided[0]
 
             done = self._runtime.store.backfill_schedule(
                 key, occurrences=batch, now_ms=now, decide=decide
@@ -275,8 +300,11 @@ class Schedules:
             if done is None:
                 raise ConfigError(f"No schedule {key!r}: it was removed during the backfill")
             run_ids.extend(done)
+            already += sum(
+                d.decision is Decision.ALREADY_STARTED for plan in decided for d in plan.decisions
+            )
         self._runtime.schedule_changed()  # runs started, a queue to drain: look now
-        return run_ids
+        return Backfilled(run_ids, started=len(run_ids) - already, already_had_runs=already)
 
     def backfill_count(self, key: str, start: datetime, end: datetime) -> int:
         """How many occurrences a backfill of ``[start, end)`` decides (checked like it)."""

@@ -16,9 +16,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import cron as cron_module
 from . import errors
-from ._durations import format_duration, parse_duration
+from ._durations import Duration, describe_duration, format_duration, parse_duration
 from ._models import (
+    Backfilled,
     Decision,
     HistoryEntry,
     Overlap,
@@ -31,28 +33,40 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
+from ._preview import utc_offset_text
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
 
 __all__ = [
     "ERROR_CLASSES",
+    "backfill_text",
+    "backfilled_to_wire",
     "error_body",
     "error_details",
     "error_from_wire",
+    "error_line",
     "history_from_wire",
+    "history_list_to_wire",
     "history_to_wire",
     "instant",
     "instant_from_wire",
+    "preview_to_wire",
+    "run_detail_to_wire",
     "run_from_wire",
+    "run_page_to_wire",
     "run_to_wire",
     "schedule_from_wire",
+    "schedule_list_to_wire",
     "schedule_to_wire",
     "spec_to_wire",
+    "state_change_text",
+    "state_change_to_wire",
     "step_from_wire",
     "step_to_wire",
     "triggered_from_wire",
     "triggered_to_wire",
     "worker_from_wire",
+    "worker_list_to_wire",
     "worker_to_wire",
 ]
 
@@ -121,6 +135,42 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
     }
 
 
+def schedule_list_to_wire(schedules: list[ScheduleInfo]) -> dict[str, Any]:
+    """``GET /schedules``'s answer (and ``tickwork schedules list --json``'s)."""
+    return {"schedules": [schedule_to_wire(s) for s in schedules]}
+
+
+#: the state each action leads to
+_TARGETS = {
+    "pause": ScheduleState.PAUSED,
+    "resume": ScheduleState.ACTIVE,
+    "deactivate": ScheduleState.INACTIVE,
+    "activate": ScheduleState.ACTIVE,
+}
+_DONE = {"pause": "paused", "resume": "resumed", "deactivate": "deactivated",
+         "activate": "activated"}  # fmt: skip
+
+
+def state_change_text(info: ScheduleInfo, action: str, changed: bool) -> str:
+    """What a state change did, for people: ``nightly: paused (db migration)``, or, when
+    the schedule already was so, ``nightly: already paused, nothing changed (its note
+    stays: 'db migration')``; ``nightly: not resumed: it is inactive``."""
+    note = f" ({info.note})" if info.note else ""
+    if changed:
+        return f"{info.key}: {_DONE[action]}{note}"
+    kept = f" (its note stays: {info.note!r})" if info.note else ""
+    if info.state is _TARGETS[action]:
+        return f"{info.key}: already {info.state.value}, nothing changed{kept}"
+    return f"{info.key}: not {_DONE[action]}: it is {info.state.value}, nothing changed{kept}"
+
+
+def state_change_to_wire(info: ScheduleInfo, action: str, changed: bool) -> dict[str, Any]:
+    """A state change's answer: the schedule, whether its state ``changed`` (False: it
+    already was so, nothing was written, its note kept) and the ``message`` people see."""
+    message = state_change_text(info, action, changed)
+    return {**schedule_to_wire(info), "changed": changed, "message": message}
+
+
 def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
     status = data["last_run_status"]
     return ScheduleInfo(
@@ -162,6 +212,32 @@ def history_to_wire(entry: HistoryEntry) -> dict[str, Any]:
         "revision": entry.revision,
         "decided_at": instant(entry.decided_at),
     }
+
+
+def history_list_to_wire(entries: list[HistoryEntry]) -> dict[str, Any]:
+    """``GET /schedules/{key}/history``'s answer (and ``schedules history --json``'s)."""
+    return {"history": [history_to_wire(e) for e in entries]}
+
+
+def backfilled_to_wire(key: str, done: Backfilled) -> dict[str, Any]:
+    """A backfill's answer: every occurrence's run id, oldest first, and how many of them
+    it started and how many had runs already."""
+    return {
+        "key": key,
+        "run_ids": done.run_ids,
+        "count": len(done.run_ids),
+        "started": done.started,
+        "already_had_runs": done.already_had_runs,
+    }
+
+
+def backfill_text(key: str, done: Backfilled) -> str:
+    """What a backfill did, for people: ``nightly: backfilled 5 occurrence(s): 3
+    started, 2 already had runs``."""
+    return (
+        f"{key}: backfilled {len(done.run_ids)} occurrence(s): {done.started} started, "
+        f"{done.already_had_runs} already had runs"
+    )
 
 
 def history_from_wire(data: dict[str, Any]) -> HistoryEntry:
@@ -214,6 +290,38 @@ def run_to_wire(run: RunInfo) -> dict[str, Any]:
         "finished_at": instant(run.finished_at),
         "traceback": run.traceback,
     }
+
+
+def run_page_to_wire(runs: list[RunInfo], *, offset: int, limit: int) -> dict[str, Any]:
+    """``GET /runs``'s answer (and ``runs list --json``'s) from ``runs``, read one past
+    ``offset + limit`` to know whether another page follows."""
+    page = runs[offset : offset + limit]
+    more = len(runs) > offset + limit
+    return {
+        "runs": [run_to_wire(r) for r in page],
+        "next_before": page[-1].id if more and page else None,
+        "next_offset": offset + limit if more else None,
+    }
+
+
+def run_detail_to_wire(run: RunInfo, steps: list[StepInfo]) -> dict[str, Any]:
+    """``GET /runs/{id}``'s answer (and ``runs show --json``'s): the run with its steps."""
+    return {**run_to_wire(run), "steps": [step_to_wire(s) for s in steps]}
+
+
+#: how much of a failed run's error a list shows (its page, or ``runs show``, has it all)
+ERROR_LINE = 80
+
+
+def error_line(error: str | None, width: int = ERROR_LINE) -> str | None:
+    """A run's error for a list: its first line, cut to ``width`` characters; "…" says
+    there is more."""
+    if not error or not error.strip():
+        return None
+    first = next(line.strip() for line in error.splitlines() if line.strip())
+    if len(first) > width:
+        return first[: width - 1].rstrip() + "…"
+    return first if first == error.strip() else first + " …"
 
 
 def run_from_wire(data: dict[str, Any]) -> RunInfo:
@@ -288,6 +396,38 @@ def step_from_wire(data: dict[str, Any]) -> StepInfo:
     )
 
 
+# -- cadence previews ------------------------------------------------------------------
+
+
+def preview_to_wire(
+    *, cron: str | None, every: Duration | None, timezone: str, occurrences: list[datetime]
+) -> dict[str, Any]:
+    """``GET /cron/preview``'s answer (and ``tickwork cron --json``'s): the cadence, in
+    words, and each occurrence in UTC and in the zone."""
+    zone = cron_module.load_zone(timezone)
+    if cron is not None:
+        description = cron_module.parse(cron, timezone).explain()
+        every_text = None
+    else:
+        assert every is not None  # the preview itself refused neither
+        step = parse_duration(every)
+        every_text, description = _duration(step), f"every {describe_duration(step)}"
+    return {
+        "cron": cron,
+        "every": every_text,
+        "timezone": timezone,
+        "description": description,
+        "occurrences": [
+            {
+                "utc": instant(when),
+                "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
+                "utc_offset": utc_offset_text(when, timezone),
+            }
+            for when in occurrences
+        ],
+    }
+
+
 # -- workers ---------------------------------------------------------------------------
 
 
@@ -304,6 +444,11 @@ def worker_to_wire(worker: WorkerInfo) -> dict[str, Any]:
         "alive": worker.alive,
         "stopped_at": instant(worker.stopped_at),
     }
+
+
+def worker_list_to_wire(workers: list[WorkerInfo]) -> dict[str, Any]:
+    """``GET /workers``'s answer (and ``tickwork workers --json``'s)."""
+    return {"workers": [worker_to_wire(w) for w in workers]}
 
 
 def worker_from_wire(data: dict[str, Any]) -> WorkerInfo:

@@ -40,12 +40,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from cronsim import CronSim, CronSimError
 from cronsim.explain import Expression
 
 from ._cron_walk import forward, reverse, start_walk, utc_forward
+from ._hints import close_names, did_you_mean
 from .errors import ConfigError, CronError
 
 __all__ = ["CronExpr", "load_zone", "parse"]
@@ -124,11 +125,25 @@ def _load_zone(name: str) -> tzinfo:
     # The pattern refuses empty, absolute and relative-path names before the file system
     # is asked; ZoneInfo would refuse most of them too, but with a mix of error types.
     if _ZONE_NAME.fullmatch(name) is None or name in _NOT_ZONES:
-        raise ConfigError(f"Bad time zone {name!r}: not an IANA zone name")
+        raise ConfigError(f"Bad time zone {name!r}: not an IANA zone name{_zone_hint(name)}")
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
-        raise ConfigError(f"Unknown time zone {name!r}: expected an IANA name") from exc
+        raise ConfigError(
+            f"Unknown time zone {name!r}: expected an IANA name{_zone_hint(name)}"
+        ) from exc
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """Every IANA zone name this machine knows (read once, for a hint only)."""
+    return frozenset(available_timezones())
+
+
+def _zone_hint(name: str) -> str:
+    """``; did you mean 'Europe/London'?`` for a misspelt zone; empty when none is close."""
+    hint = did_you_mean(close_names(name, _zone_names()))
+    return f"; {hint}" if hint else ""
 
 
 def _aware_utc(value: object, what: str) -> datetime:

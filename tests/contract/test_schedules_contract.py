@@ -338,6 +338,8 @@ def test_resume_leaves_missed_occurrences_to_catchup_as_missed_while_paused(
     assert next_fire_ms(store) == T0 + HOUR  # kept: the missed ones are decided next
     fire(store, T0 + 4 * HOUR + 30 * MINUTE)
     assert decisions(store) == [
+        (Decision.PAUSED, T0 + 10 * MINUTE),  # every state change is in the history
+        (Decision.RESUMED, T0 + 4 * HOUR + 30 * MINUTE),
         (Decision.MISSED_PAUSED, T0 + HOUR),
         (Decision.STARTED, T0 + 4 * HOUR),
     ]
@@ -349,7 +351,11 @@ def test_activate_starts_afresh_from_now(store: Store) -> None:
     store.set_schedule_state("k", action="activate", now_ms=T0 + 5 * HOUR + 30 * MINUTE)
     assert next_fire_ms(store) == T0 + 6 * HOUR
     fire(store, T0 + 6 * HOUR)
-    assert decisions(store) == [(Decision.STARTED, T0 + 6 * HOUR)]  # none while inactive
+    assert decisions(store) == [
+        (Decision.DEACTIVATED, T0 + MINUTE),
+        (Decision.ACTIVATED, T0 + 5 * HOUR + 30 * MINUTE),
+        (Decision.STARTED, T0 + 6 * HOUR),  # none while inactive
+    ]
 
 
 # -- trigger, history, delete, next due --------------------------------------------------

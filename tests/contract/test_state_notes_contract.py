@@ -87,12 +87,26 @@ def test_a_state_change_keeps_its_note_and_instant_and_is_recorded_with_it(
     assert len(entries(store)) == last
 
 
-def test_a_change_without_a_note_forgets_the_last_note_and_adds_no_entry(store: Store) -> None:
+def test_a_change_without_a_note_forgets_the_last_note_and_is_recorded_without_one(
+    store: Store,
+) -> None:
     register(store)
     store.set_schedule_state("k", action="pause", now_ms=T0 + 1, note="incident 42")
     store.set_schedule_state("k", action="resume", now_ms=T0 + 2)
     assert state_of(store) == (ScheduleState.ACTIVE, None, T0 + 2)
-    assert entries(store) == [(Decision.PAUSED, "incident 42", None, T0 + 1)]
+    assert entries(store) == [
+        (Decision.PAUSED, "incident 42", None, T0 + 1),
+        (Decision.RESUMED, "", None, T0 + 2),
+    ]
+
+
+def test_change_schedule_state_says_whether_it_changed(store: Store) -> None:
+    register(store)
+    assert store.change_schedule_state("k", action="pause", now_ms=T0 + 1) is True
+    assert store.change_schedule_state("k", action="pause", now_ms=T0 + 2, note="x") is False
+    assert store.change_schedule_state("nope", action="pause", now_ms=T0 + 3) is None
+    assert state_of(store) == (ScheduleState.PAUSED, None, T0 + 1)
+    assert len(entries(store)) == 1  # nothing written when nothing changed
 
 
 def test_applying_the_state_a_schedule_has_keeps_its_note_and_instant(store: Store) -> None:
@@ -171,7 +185,7 @@ def test_a_state_change_starts_the_count_afresh(store: Store) -> None:
     assert state_of(store)[0] is ScheduleState.ACTIVE
     end_run(store, "r3", RunStatus.FAILED)
     assert state_of(store)[0] is ScheduleState.PAUSED
-    assert [e[2] for e in entries(store)] == ["r1", "r3"]
+    assert [e[2] for e in entries(store)] == ["r1", None, "r3"]  # the resume in between
 
 
 def test_a_paused_schedule_is_not_paused_again_by_failures(store: Store) -> None:

@@ -82,10 +82,14 @@ def test_post_backfill_starts_the_runs_and_answers_with_their_ids(
     body = {"start": "2026-03-01T11:30:00Z", "end": "2026-03-01T12:00:00+00:00", "overlap": "allow"}
     response = http.post("/schedules/k/backfill", json=body)
     assert response.status_code == 200, response.text
-    assert response.json() == {"key": "k", "run_ids": [rid(-30), rid(-20), rid(-10)], "count": 3}
+    assert response.json() == {
+        "key": "k", "run_ids": [rid(-30), rid(-20), rid(-10)], "count": 3, "started": 3,
+        "already_had_runs": 0,
+    }  # fmt: skip
     assert [h.decision for h in app_engine.schedule_history("k")] == ["backfilled"] * 3
     again = http.post("/schedules/k/backfill", json=body)
     assert again.json()["run_ids"] == response.json()["run_ids"]
+    assert (again.json()["started"], again.json()["already_had_runs"]) == (0, 3)
     assert len(app_engine.list_runs(schedule_key="k")) == 3
 
 

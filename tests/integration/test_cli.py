@@ -47,7 +47,7 @@ def tickwork(*args: str) -> Result:
 def test_schedules_list_as_json(url: str) -> None:
     result = tickwork("schedules", "list", "--database", url, "--json")
     assert result.exit_code == 0, result.output
-    (schedule,) = json.loads(result.output)
+    (schedule,) = json.loads(result.output)["schedules"]  # the API's wrapper
     assert schedule["key"] == "hourly" and schedule["every"] == "1h"
     assert schedule["state"] == "active"
 
@@ -84,7 +84,7 @@ def test_trigger_says_which_run_it_started_or_found(url: str) -> None:
     )
     history = json.loads(
         tickwork("schedules", "history", "hourly", "--database", url, "--json").output
-    )
+    )["history"]
     assert [h["decision"] for h in history] == ["already_started"] * 2 + ["triggered"]
 
 
@@ -96,7 +96,7 @@ def test_trigger_new_run_starts_another_run_of_the_schedule(url: str) -> None:
     assert new.exit_code == 0
     started = json.loads(new.output)
     assert started["started"] is True and started["run_id"] != first["run_id"]
-    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)
+    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)["runs"]
     assert {r["id"] for r in runs} >= {first["run_id"], started["run_id"]}
 
 
@@ -110,11 +110,12 @@ def test_unknown_schedule_exits_3(url: str) -> None:
 
 def test_delete_removes_the_schedule(url: str) -> None:
     assert tickwork("schedules", "delete", "hourly", "--database", url).exit_code == 0
-    assert json.loads(tickwork("schedules", "list", "--database", url, "--json").output) == []
+    listed = json.loads(tickwork("schedules", "list", "--database", url, "--json").output)
+    assert listed == {"schedules": []}
 
 
 def test_runs_list_show_and_cancel(url: str) -> None:
-    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)
+    runs = json.loads(tickwork("runs", "list", "--database", url, "--json").output)["runs"]
     assert [r["id"] for r in runs] == ["run-1"]
     shown = json.loads(tickwork("runs", "show", "run-1", "--database", url, "--json").output)
     assert shown["result"] == 4 and [s["name"] for s in shown["steps"]] == ["double"]
@@ -123,9 +124,10 @@ def test_runs_list_show_and_cancel(url: str) -> None:
     finished = tickwork("runs", "cancel", "run-1", "--database", url)
     assert finished.exit_code == 3
     filtered = tickwork("runs", "list", "--status", "failed", "--database", url, "--json")
-    assert json.loads(filtered.output) == []
+    nothing = {"runs": [], "next_before": None, "next_offset": None}
+    assert json.loads(filtered.output) == nothing
     after = tickwork("runs", "list", "--before", "run-1", "--database", url, "--json")
-    assert json.loads(after.output) == []
+    assert json.loads(after.output) == nothing
 
 
 def test_bad_database_url_exits_2(tmp_path: Path) -> None:
@@ -136,7 +138,7 @@ def test_bad_database_url_exits_2(tmp_path: Path) -> None:
 def test_database_comes_from_the_environment(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TICKWORK_DATABASE_URL", url)
     result = tickwork("runs", "list", "--json")
-    assert [r["id"] for r in json.loads(result.output)] == ["run-1"]
+    assert [r["id"] for r in json.loads(result.output)["runs"]] == ["run-1"]
 
 
 def test_db_upgrade_reports_the_schema_version(db_url: str) -> None:

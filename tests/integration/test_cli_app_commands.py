@@ -175,7 +175,8 @@ def test_runs_start_prints_the_id_of_a_run_with_its_input(app: str, db_url: str)
     assert result.stdout == "r-1\n"
     as_json = tickwork("runs", "start", "double", "--app", app, "--input", '{"n": 2}',
                        "--run-id", "r-1", "--database", db_url, "--json")  # fmt: skip
-    assert json.loads(as_json.stdout) == {"run_id": "r-1"}  # idempotent: the same run
+    shown = json.loads(as_json.stdout)  # the API's answer to POST /runs: the run itself
+    assert (shown["id"], shown["input"]) == ("r-1", {"n": 2})  # idempotent: the same run
     with Engine(db_url) as engine:
         (run,) = engine.list_runs()
     assert (run.id, run.workflow, run.input) == ("r-1", "double", {"n": 2})

@@ -41,7 +41,7 @@ def test_backfill_prints_how_many_and_the_run_ids(url: str) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "hourly: backfilled 3 occurrence(s)"
+    assert lines[0] == "hourly: backfilled 3 occurrence(s): 3 started, 0 already had runs"
     ids = [line.strip() for line in lines[1:]]
     assert sorted(ids) == sorted(runs_of(url)) and len(ids) == 3
     assert all(i.startswith("hourly@2020-01-01T0") for i in ids)
@@ -53,7 +53,9 @@ def test_backfill_as_json_is_idempotent(url: str) -> None:
             "--json"]  # fmt: skip
     first = json.loads(tickwork(*args).output)
     second = json.loads(tickwork(*args).output)
-    assert first == second and first["count"] == 5 and first["key"] == "hourly"
+    assert first["run_ids"] == second["run_ids"] and first["key"] == "hourly"
+    assert (first["count"], first["started"], first["already_had_runs"]) == (5, 5, 0)
+    assert (second["count"], second["started"], second["already_had_runs"]) == (5, 0, 5)
     assert runs_of(url) == [first["run_ids"][0]]  # buffer_all: one at a time
 
 

@@ -144,7 +144,8 @@ def test_schedules_list_marks_the_overdue_ones(db_url: str) -> None:
     assert "OVERDUE" not in daily_row
     assert "1 schedule(s) OVERDUE" in table
     listed = {
-        s["key"]: s["overdue_by"] for s in json.loads(tickwork("schedules", "list", "--json"))
+        s["key"]: s["overdue_by"]
+        for s in json.loads(tickwork("schedules", "list", "--json"))["schedules"]
     }
     assert listed["daily"] is None and listed["every-minute"].startswith("59m")
     shown = json.loads(tickwork("schedules", "show", "every-minute", "--json"))

@@ -62,7 +62,8 @@ def test_a_new_note_replaces_the_last_and_no_note_clears_it(job: Engine, clock: 
     job.resume("k")
     info = job.get_schedule("k")
     assert info is not None and info.note is None and info.state_changed_at == clock.now()
-    assert [h.reason for h in job.schedule_history("k")] == ["incident 42"]
+    entries = [(h.decision.value, h.reason) for h in job.schedule_history("k")]
+    assert entries == [("resumed", ""), ("paused", "incident 42")]  # recorded without one too
 
 
 def test_a_state_the_schedule_has_already_keeps_its_note(job: Engine, clock: FakeClock) -> None:
@@ -97,7 +98,7 @@ def test_a_bad_note_is_refused_and_changes_nothing(job: Engine, note: object) ->
 
 def test_a_blank_note_is_no_note_and_a_long_one_fits(job: Engine) -> None:
     job.pause("k", note="   ")
-    assert job.schedule_history("k") == []
+    assert [(h.decision.value, h.reason) for h in job.schedule_history("k")] == [("paused", "")]
     job.resume("k", note="é" * 1000)
     info = job.get_schedule("k")
     assert info is not None and info.note == "é" * 1000

@@ -59,7 +59,7 @@ def test_an_empty_note_field_is_no_note(logged_in: Browser, engine: Engine) -> N
     logged_in.act("k", "pause", note="")
     info = engine.get_schedule("k")
     assert info is not None and info.state == "paused" and info.note is None
-    assert engine.schedule_history("k") == []
+    assert [(h.decision, h.reason) for h in engine.schedule_history("k")] == [("paused", "")]
 
 
 def test_a_refused_note_is_said_and_changes_nothing(logged_in: Browser, engine: Engine) -> None:

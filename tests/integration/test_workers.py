@@ -210,14 +210,15 @@ def tickwork(*args: str) -> str:
 
 
 def test_tickwork_workers_lists_them_for_people_and_scripts(db_url: str) -> None:
+    Engine(db_url).migrate()  # `tickwork workers` looks: it creates no database
     assert "No live worker" in tickwork("workers", "--database", db_url)
-    assert json.loads(tickwork("workers", "--database", db_url, "--json")) == []
+    assert json.loads(tickwork("workers", "--database", db_url, "--json")) == {"workers": []}
     with Engine(db_url) as engine:
         engine.workflow("report")(report)
         with engine.worker(threads=1):
             (live,) = engine.list_workers()
             table = tickwork("workers", "--database", db_url)
-            listed = json.loads(tickwork("workers", "--database", db_url, "--json"))
+            listed = json.loads(tickwork("workers", "--database", db_url, "--json"))["workers"]
     header = next(line for line in table.splitlines() if "last seen" in line)
     for column in ("id", "host", "pid", "pools", "workflows", "version", "started", "alive"):
         assert column in header

@@ -62,19 +62,20 @@ def test_json_output_for_scripts() -> None:
         "0 9 * * 1-5", "--tz", "Europe/London", "-n", "2", "--json", "--after", "2024-03-29T12:00Z"
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == {
-        "expr": "0 9 * * 1-5",
+    assert json.loads(result.output) == {  # the API's GET /cron/preview answer
+        "cron": "0 9 * * 1-5",
+        "every": None,
         "timezone": "Europe/London",
         "description": "At 09:00 on Monday through Friday",
         "occurrences": [
             {
-                "local": "2024-04-01T09:00:00+01:00",
-                "utc": "2024-04-01T08:00:00+00:00",
+                "local": "2024-04-01T09:00:00.000+01:00",
+                "utc": "2024-04-01T08:00:00.000Z",
                 "utc_offset": "+01:00",
             },
             {
-                "local": "2024-04-02T09:00:00+01:00",
-                "utc": "2024-04-02T08:00:00+00:00",
+                "local": "2024-04-02T09:00:00.000+01:00",
+                "utc": "2024-04-02T08:00:00.000Z",
                 "utc_offset": "+01:00",
             },
         ],
@@ -85,7 +86,7 @@ def test_after_without_offset_is_read_in_the_zone() -> None:
     result = run(
         "0 * * * *", "--tz", "Asia/Tokyo", "-n", "1", "--json", "--after", "2024-01-01T08:30"
     )
-    assert json.loads(result.output)["occurrences"][0]["utc"] == "2024-01-01T00:00:00+00:00"
+    assert json.loads(result.output)["occurrences"][0]["utc"] == "2024-01-01T00:00:00.000Z"
 
 
 def test_defaults_to_five_occurrences_after_now() -> None:

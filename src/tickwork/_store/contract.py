@@ -372,10 +372,17 @@ class Store(Protocol):
 
         A change keeps ``note`` (checked by the caller; None: no note, the previous one is
         forgotten) as ``ScheduleInfo.note`` with ``state_changed_at`` = ``now_ms``, and
-        starts the count of failed runs in a row afresh. With a note it is recorded in the
+        starts the count of failed runs in a row afresh. Every change is recorded in the
         history (decision "paused", "resumed", "deactivated" or "activated" at ``now_ms``,
-        the note as its reason).
+        the note as its reason: empty without one).
         """
+        ...
+
+    def change_schedule_state(
+        self, key: str, *, action: str, now_ms: int, note: str | None = None
+    ) -> bool | None:
+        """``set_schedule_state`` saying what it did: True when the state changed, False
+        when the schedule already was so (nothing written), None when the key is unknown."""
         ...
 
     def fire_due(

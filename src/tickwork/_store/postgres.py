@@ -100,6 +100,10 @@ RETURNING (SELECT cancel_requested FROM lease)
 """
 
 
+# The schema tables are created in (None when no schema of the search_path exists).
+SELECT_SCHEMA = "SELECT current_schema(), current_setting('search_path')"
+
+
 def _check_reachable(url: str) -> None:
     """One direct connection before the pool opens, so that a wrong host, port, database
     or password is answered at once with the server's own message (``StoreUnreachable``)
@@ -108,19 +112,26 @@ def _check_reachable(url: str) -> None:
     if not _names_connect_timeout(url):
         url = make_conninfo(url, connect_timeout=_CONNECT_TIMEOUT_S)
     try:
-        psycopg.connect(url).close()
+        with psycopg.connect(url) as conn:
+            schema, search_path = conn.execute(SELECT_SCHEMA).fetchone() or (None, "")
+            where = _where(url, conn)
     except psycopg.Error as exc:
         raise StoreUnreachable(_where(url, exc), _server_message(exc)) from exc
+    if schema is None:  # else the first CREATE TABLE fails with "no schema ... selected"
+        raise StoreUnreachable(
+            where, f"no schema of its search_path ({search_path}) exists: create it, "
+            "or name an existing one in the URL's options=-csearch_path=...",
+        )  # fmt: skip
 
 
 def _names_connect_timeout(url: str) -> bool:
     return "connect_timeout" in conninfo_to_dict(url) or bool(os.environ.get("PGCONNECT_TIMEOUT"))
 
 
-def _where(url: str, exc: psycopg.Error) -> str:
-    """The database a failed connection aimed at, as libpq resolved it (defaults and
-    ``$PG*`` included), never its password."""
-    pgconn = getattr(exc, "pgconn", None)
+def _where(url: str, failed: psycopg.Error | psycopg.Connection[Any]) -> str:
+    """The database a connection (or a failed one) aimed at, as libpq resolved it
+    (defaults and ``$PG*`` included), never its password."""
+    pgconn = getattr(failed, "pgconn", None)
     if pgconn is not None:
         host, port = pgconn.host.decode(), pgconn.port.decode()
         database, user = pgconn.db.decode(), pgconn.user.decode()

@@ -211,7 +211,13 @@ class SqlStore:
     def set_schedule_state(
         self, key: str, *, action: str, now_ms: int, note: str | None = None
     ) -> bool:
-        return self._schedules.set_schedule_state(key, action=action, now_ms=now_ms, note=note)
+        changed = self.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
+        return changed is not None
+
+    def change_schedule_state(
+        self, key: str, *, action: str, now_ms: int, note: str | None = None
+    ) -> bool | None:
+        return self._schedules.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
 
     def fire_due(
         self,

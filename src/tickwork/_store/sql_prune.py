@@ -103,21 +103,26 @@ class _Batch:
     """One batch in progress: rows removed so far, where it has got to, and whether the
     next row left out for lack of room (``full``: the batch ends)."""
 
-    __slots__ = ("budget", "full", "position", "removed")
+    __slots__ = ("budget", "full", "position", "removed", "tables")
 
     def __init__(self, budget: int, position: PrunePosition) -> None:
         self.budget = budget
         self.position = position
         self.removed = 0
         self.full = False
+        self.tables = {"runs": 0, "steps": 0, "history": 0}
 
     @property
     def room(self) -> int:
         return self.budget - self.removed
 
-    def took(self, removed: int) -> None:
+    def took(self, removed: int, table: str) -> None:
         self.removed += removed
+        self.tables[table] += removed
         self.full = self.full or self.room <= 0
+
+    def done(self) -> PruneBatch:
+        return PruneBatch(self.removed, self.position, **self.tables)
 
 
 class PruneSql:
@@ -147,7 +152,7 @@ class PruneSql:
                     batch.position = batch.position.next_phase()
                 else:
                     self._history(tx, batch, cutoffs.history_ms)
-            return PruneBatch(batch.removed, batch.position)
+            return batch.done()
 
         return self._db.write_alone(work)  # other writes never wait behind a batch
 
@@ -171,10 +176,12 @@ class PruneSql:
         take = take_within([(r[0], int(r[2])) for r in found], batch.room, fresh=not batch.removed)
         batch.full = not take.complete  # the next run waits for a batch with room
         if take.steps_of is not None:
-            batch.took(_delete_some_steps(tx, take.steps_of, take.steps))
+            batch.took(_delete_some_steps(tx, take.steps_of, take.steps), "steps")
             floor = ended[take.steps_of]
         if take.run_ids:
-            batch.took(_delete_runs(tx, take.run_ids))
+            steps, runs = _delete_runs(tx, take.run_ids)
+            batch.took(steps, "steps")
+            batch.took(runs, "runs")
             floor = ended[take.run_ids[-1]]
             at = replace(at, rows_per_run=take.rows / len(take.run_ids))
         exhausted = take.complete and len(found) < limit
@@ -196,7 +203,7 @@ class PruneSql:
             kept = tx.execute(SELECT_KEPT_FLOOR, key, KEEP_HISTORY - 1).fetchone()
             newest_kept = None if kept is None else kept[0]
         doomed = [] if newest_kept is None else [r for r in old if r[0] < newest_kept]
-        batch.took(_delete_in(tx, DELETE_HISTORY, [entry_id for entry_id, _ in doomed]))
+        batch.took(_delete_in(tx, DELETE_HISTORY, [entry_id for entry_id, _ in doomed]), "history")
         # The kept entries are the newest: once one is among the old, so is every later one.
         exhausted = len(old) < limit or len(doomed) < len(old)
         floor = int(doomed[-1][1]) if doomed else floor
@@ -226,9 +233,9 @@ def _delete_in(tx: Transaction, statement: str, values: Sequence[object]) -> int
     return removed
 
 
-def _delete_runs(tx: Transaction, run_ids: Sequence[str]) -> int:
-    """Remove runs and their steps; how many rows went (steps included)."""
-    return _delete_in(tx, DELETE_STEPS_OF, run_ids) + _delete_in(tx, DELETE_RUNS, run_ids)
+def _delete_runs(tx: Transaction, run_ids: Sequence[str]) -> tuple[int, int]:
+    """Remove runs and their steps; how many steps and how many runs went."""
+    return _delete_in(tx, DELETE_STEPS_OF, run_ids), _delete_in(tx, DELETE_RUNS, run_ids)
 
 
 def _delete_some_steps(tx: Transaction, run_id: str, count: int) -> int:

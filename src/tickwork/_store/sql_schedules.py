@@ -342,7 +342,7 @@ class SchedulesSql:
             else:
                 _set_state(tx, record.key, row.firing, now_ms)
             if row.firing.state is not stored.firing.state:  # paused= changed it
-                mark_state_changed(tx, record.key, now_ms)
+                mark_state_changed(tx, record.key, row.firing.state, plan.revision, now_ms)
             self._db.notify(tx, "schedules")
         return Registration(plan.outcome, plan.revision)
 
@@ -382,20 +382,21 @@ class SchedulesSql:
 
         return self._db.write(work)
 
-    def set_schedule_state(
+    def change_schedule_state(
         self, key: str, *, action: str, now_ms: int, note: str | None = None
-    ) -> bool:
-        def work(tx: Transaction) -> bool:
+    ) -> bool | None:
+        def work(tx: Transaction) -> bool | None:
             stored = self._stored(tx, key)
             if stored is None:
-                return False
+                return None
             changed = _policy.transition(stored, action, now_ms)
-            if changed is not None:  # with its note: state_changes.py
-                decision = _policy.STATE_DECISIONS[action]
-                change_state(tx, stored, changed, now_ms=now_ms, note=note, decision=decision)
-                if stored.firing.buffered_ms is not None and changed.buffered_ms is None:
-                    _forget_queue(tx, key)  # deactivated or activated: nothing waits
-                self._db.notify(tx, "schedules")
+            if changed is None:  # already so: nothing is written, the note kept
+                return False
+            decision = _policy.STATE_DECISIONS[action]  # with its note: state_changes.py
+            change_state(tx, stored, changed, now_ms=now_ms, note=note, decision=decision)
+            if stored.firing.buffered_ms is not None and changed.buffered_ms is None:
+                _forget_queue(tx, key)  # deactivated or activated: nothing waits
+            self._db.notify(tx, "schedules")
             return True
 
         return self._db.write(work)
@@ -577,7 +578,7 @@ def _write_registered(
     for stored, record, plan in changed:
         assert plan.row is not None
         if plan.row.firing.state is not stored.firing.state:  # paused= changed it
-            mark_state_changed(tx, record.key, now_ms)
+            mark_state_changed(tx, record.key, plan.row.firing.state, plan.revision, now_ms)
 
 
 def _forget_queue(tx: Transaction, key: str) -> None:

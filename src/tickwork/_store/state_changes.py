@@ -4,9 +4,10 @@ count of failed runs in a row that the latter watches.
 
 The rules are ``_policy``'s (``transition``, ``auto_pauses``, ``auto_pause_note``); here
 they are read and written inside the caller's transaction. Every state change keeps its
-note (or none) and its instant on the row, and starts the count of failures afresh. A
-change with a note is recorded in the history with the note as its reason; an
-auto-pause always is (its note names the last failed run and its error).
+note (or none) and its instant on the row, and starts the count of failures afresh.
+Every change is recorded in the history, its note as its reason (empty without one; an
+auto-pause's names the last failed run and its error; a registration's ``paused=`` says
+so).
 
 The count is kept by the statement a run's end already spends on its schedule: a
 completed run resets it with a key seek that writes nothing unless a streak just ended;
@@ -68,30 +69,36 @@ def change_state(
     note: str | None,
     decision: Decision,
     run_id: str | None = None,
-) -> HistoryEntry | None:
-    """Write ``firing`` (a changed state) with ``note``; record it in the history when it
-    has a note. Returns the entry recorded, if any."""
+) -> HistoryEntry:
+    """Write ``firing`` (a changed state) with ``note`` and record it in the history (the
+    note as its reason, empty without one). Returns the entry recorded."""
     key = stored.record.key
+    reason = note or ""
     tx.execute(CHANGE_STATE, *firing_values(firing), note, now_ms, now_ms, key)
-    if note is None:
-        return None
     tx.execute(
-        INSERT_STATE_CHANGE, key, now_ms, decision.value, note, run_id, stored.revision, now_ms
+        INSERT_STATE_CHANGE, key, now_ms, decision.value, reason, run_id, stored.revision, now_ms
     )
     return HistoryEntry(
         key=key,
         occurrence=from_ms(now_ms),
         decision=decision,
-        reason=note,
+        reason=reason,
         run_id=run_id,
         revision=stored.revision,
         decided_at=from_ms(now_ms),
     )
 
 
-def mark_state_changed(tx: Transaction, key: str, now_ms: int) -> None:
-    """Note that the state changed (by a registration's ``paused=``): no note, now."""
+def mark_state_changed(
+    tx: Transaction, key: str, state: ScheduleState, revision: int, now_ms: int
+) -> None:
+    """Note that the state changed to ``state`` (by a registration's ``paused=``): no
+    note, now; recorded in the history as a pause or a resume."""
     tx.execute(MARK_STATE_CHANGED, now_ms, key)
+    paused = state is ScheduleState.PAUSED
+    decision = Decision.PAUSED if paused else Decision.RESUMED
+    reason = f"registered with paused={paused}"
+    tx.execute(INSERT_STATE_CHANGE, key, now_ms, decision.value, reason, None, revision, now_ms)
 
 
 def count_run_end_of_schedule(

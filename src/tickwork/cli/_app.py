@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from .._engine import Engine
+from .._hints import close_names, did_you_mean
 from ..errors import StoreError, TickworkError
 
 __all__ = ["load_engine"]
@@ -43,7 +44,11 @@ def load_engine(spec: str, database: str | None = None) -> Engine:
         raise click.BadParameter(f"cannot import {target!r}: {exc}") from exc
     engine = getattr(module, attribute, None)
     if not isinstance(engine, Engine):
-        raise click.BadParameter(f"{target!r} has no tickwork Engine named {attribute!r}")
+        engines = [name for name, value in vars(module).items() if isinstance(value, Engine)]
+        hint = did_you_mean(close_names(attribute, engines) or engines[:1])
+        raise click.BadParameter(
+            f"{target!r} has no tickwork Engine named {attribute!r}" + (f"; {hint}" if hint else "")
+        )
     if database is not None and engine.url != database:
         engine.close()
         raise click.BadParameter(

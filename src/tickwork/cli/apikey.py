@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
+from .._hints import not_found
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, print_table, printable
 
@@ -31,7 +32,7 @@ def create(name: str, database: str | None, as_json: bool) -> None:
     The key itself is on the last line, alone, for scripts: `tickwork apikey create ci |
     tail -n1`. Only a hash of it is stored.
     """
-    with open_engine(database) as engine:
+    with open_engine(database, create=True) as engine:
         key = engine.create_api_key(name)
         key_id = engine.verify_api_key(key)
     if as_json:
@@ -59,6 +60,9 @@ def list_(database: str | None, as_json: bool) -> None:
             ]
         )
         return
+    if not keys:
+        click.echo(f"No API keys in {engine.where}: `tickwork apikey create NAME` makes one.")
+        return
     print_table(
         ["id", "name", "created (UTC)", "revoked (UTC)"],
         [(k.id, k.name, _when(k.created_at), _when(k.revoked_at)) for k in keys],
@@ -72,5 +76,5 @@ def revoke(name_or_id: str, database: str | None) -> None:
     """Revoke the live key with this name or id: requests with it are refused at once."""
     with open_engine(database) as engine:
         if not engine.revoke_api_key(name_or_id):
-            fail(f"no live API key {name_or_id!r}", code=3)
+            fail(not_found("live API key", name_or_id, engine.where), code=3)
     click.echo(f"{printable(name_or_id)}: revoked")

@@ -12,6 +12,7 @@ import click
 
 from .. import _clock
 from .._preview import near_dst_transition, preview, utc_offset_text
+from .._wire import preview_to_wire
 from ..cron import load_zone, parse
 from ..errors import ConfigError
 from ._render import echo_json, fail, print_table
@@ -83,17 +84,10 @@ def command(
     except ConfigError as exc:
         fail(str(exc), code=2)
         return
-    if as_json:
+    if as_json:  # the API's answer to GET /cron/preview
+        occurrences = [utc for _, utc, _, _ in rows]
         echo_json(
-            {
-                "expr": text,
-                "timezone": timezone,
-                "description": parsed.explain(),
-                "occurrences": [
-                    {"local": local.isoformat(), "utc": utc.isoformat(), "utc_offset": offset}
-                    for local, utc, offset, _ in rows
-                ],
-            }
+            preview_to_wire(cron=text, every=None, timezone=timezone, occurrences=occurrences)
         )
         return
     click.echo(parsed.explain())

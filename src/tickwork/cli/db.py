@@ -9,7 +9,7 @@ import click
 
 from .._durations import describe_duration
 from .._engine import Engine
-from .._models import StorageStats
+from .._models import Pruned, StorageStats
 from ..errors import TickworkError
 from ._exit import fail_with
 from ._options import app_engine, database_option, json_option, open_engine
@@ -37,8 +37,8 @@ def upgrade(database: str | None) -> None:
 
 def _engine_of(app: str | None, database: str | None) -> AbstractContextManager[Engine]:
     """The app's engine (its retentions; its database, or --database), else one on
-    ``database`` with the default retention."""
-    return open_engine(database) if app is None else app_engine(app, database)
+    ``database`` with the default retention; on a database that exists (none is created)."""
+    return open_engine(database) if app is None else app_engine(app, database, create=False)
 
 
 @command.command("prune")
@@ -62,11 +62,23 @@ def prune(older_than: str | None, app: str | None, database: str | None, as_json
     unfinished run are always kept.
     """
     with _engine_of(app, database) as engine:
-        removed = engine.prune(older_than=older_than)
+        removed = engine.prune_by_table(older_than=older_than)
     if as_json:
-        echo_json({"removed": removed})
-    else:
-        click.echo(f"pruned {removed} row(s)")
+        echo_json({"removed": removed.total, "by_table": _by_table(removed)})
+        return
+    click.echo(
+        f"pruned {removed.total} row(s): {removed.runs} run(s), {removed.steps} step(s), "
+        f"{removed.history} history entr(ies)"
+    )
+
+
+def _by_table(removed: Pruned) -> dict[str, int]:
+    """What went, by table (the names ``db stats`` shows)."""
+    return {
+        "tickwork_runs": removed.runs,
+        "tickwork_steps": removed.steps,
+        "tickwork_schedule_history": removed.history,
+    }
 
 
 @command.command("stats")

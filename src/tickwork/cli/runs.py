@@ -9,9 +9,18 @@ from typing import Any
 import click
 
 from .._durations import describe_duration, parse_duration
+from .._hints import not_found
 from .._models import RunInfo, RunStatus, StepInfo
+from .._registry import MAX_LIMIT
 from .._tracebacks import fold_traceback
-from .._wire import instant, run_to_wire, step_to_wire
+from .._wire import (
+    error_line,
+    instant,
+    run_detail_to_wire,
+    run_page_to_wire,
+    run_to_wire,
+    step_to_wire,
+)
 from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
 from ._options import app_engine, database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, json_text, print_table, printable
@@ -55,18 +64,33 @@ def list_(
     database: str | None,
     as_json: bool,
 ) -> None:
-    """Runs, newest first."""
+    """Runs, newest first; a failed run with the first line of its error.
+
+    With --json: the API's page (``runs``, and ``next_before``: the --before of the next
+    page, null on the last)."""
     with open_engine(database) as engine:
+        # One more than the page, to know whether another page follows (as the API does).
         runs = engine.list_runs(
-            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
-        )
+            workflow=workflow, status=status, schedule_key=schedule_key,
+            limit=min(limit + 1, MAX_LIMIT) if limit >= 1 else limit, before=before,
+        )  # fmt: skip
     if as_json:
-        echo_json([to_json(r) for r in runs])
+        echo_json(run_page_to_wire(runs, offset=0, limit=limit))
+        return
+    runs = runs[:limit]
+    if not runs:
+        filters = {"workflow": workflow, "status": status, "schedule": schedule_key,
+                   "before": before}  # fmt: skip
+        said = ", ".join(f"{name} {value!r}" for name, value in filters.items() if value)
+        click.echo(f"No runs{f' ({said})' if said else ''} in {engine.where}.")
         return
     # A scheduled run's id starts with its schedule's key: no column of its own.
     print_table(
-        ["id", "status", "workflow", "attempt", "created (UTC)"],
-        [(r.id, r.status.value, r.workflow, r.attempt, _when(r.created_at)) for r in runs],
+        ["id", "status", "workflow", "attempt", "created (UTC)", "error"],
+        [
+            (r.id, r.status.value, r.workflow, r.attempt, _when(r.created_at), error_line(r.error))
+            for r in runs
+        ],
     )
 
 
@@ -80,10 +104,9 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         run = engine.get_run(run_id)
         steps = engine.list_steps(run_id) if run is not None else []
     if run is None:
-        fail(f"no run {run_id!r}", code=3)
-        return
+        fail(not_found("run", run_id, engine.where), code=3)
     if as_json:
-        echo_json({**to_json(run), "steps": [to_json(s) for s in steps]})
+        echo_json(run_detail_to_wire(run, steps))
         return
     fields = to_json(run)
     traceback = fields.pop("traceback")  # many lines: printed as they are, below
@@ -173,8 +196,9 @@ def start(
     with app_engine(app, database) as engine:
         handle = engine.start(workflow, value, run_id=run_id)
         if not wait:
-            if as_json:
-                echo_json({"run_id": handle.id})
+            if as_json:  # the API's answer to POST /runs: the run
+                run = engine.get_run(handle.id)
+                echo_json(to_json(run) if run is not None else {"id": handle.id})
             else:
                 click.echo(handle.id)
             return
@@ -248,5 +272,5 @@ def cancel(run_id: str, database: str | None) -> None:
     """Cancel a run (at once if pending or sleeping, at its next step if running)."""
     with open_engine(database) as engine:
         if not engine.cancel(run_id):
-            fail(f"no unfinished run {run_id!r}", code=3)
+            fail(not_found("unfinished run", run_id, engine.where), code=3)
     click.echo(f"{printable(run_id)}: cancelled")

@@ -9,8 +9,17 @@ import click
 
 from .._durations import describe_duration
 from .._models import HistoryEntry, Overlap, ScheduleInfo
-from .._wire import history_to_wire, schedule_to_wire, triggered_to_wire
-from ._options import database_option, json_option, open_engine
+from .._wire import (
+    backfill_text,
+    backfilled_to_wire,
+    history_list_to_wire,
+    history_to_wire,
+    schedule_list_to_wire,
+    schedule_to_wire,
+    state_change_text,
+    triggered_to_wire,
+)
+from ._options import database_option, json_option, missing_schedule, open_engine
 from ._render import echo_json, fail, field_rows, print_table, printable
 
 __all__ = ["command", "to_json"]
@@ -57,7 +66,10 @@ def list_(database: str | None, as_json: bool) -> None:
     with open_engine(database) as engine:
         schedules = engine.list_schedules()
     if as_json:
-        echo_json([to_json(s) for s in schedules])
+        echo_json(schedule_list_to_wire(schedules))
+        return
+    if not schedules:
+        click.echo(f"No schedules in {engine.where}.")
         return
     columns = [
         "key", "workflow", "cadence", "state", "next fire (UTC)", "overdue", "last fire (UTC)",
@@ -96,16 +108,15 @@ def show(key: str, database: str | None, as_json: bool) -> None:
     """One schedule."""
     with open_engine(database) as engine:
         info = engine.get_schedule(key)
-    if info is None:
-        fail(f"no schedule {key!r}", code=3)
-        return
+        if info is None:
+            fail(missing_schedule(engine, key), code=3)
     if as_json:
         echo_json(to_json(info))
         return
     print_table(["field", "value"], field_rows(to_json(info)), title=f"schedule {info.key}")
 
 
-def _state_command(action: str, done: str) -> None:
+def _state_command(action: str) -> None:
     @command.command(action)
     @click.argument("key")
     @click.option(
@@ -115,19 +126,22 @@ def _state_command(action: str, done: str) -> None:
     @database_option
     def change(key: str, note: str | None, database: str | None) -> None:
         with open_engine(database) as engine:
-            changed = getattr(engine, action)(key, note)
-        if not changed:
-            fail(f"no schedule {key!r}", code=3)
-        said = f" ({printable(note.strip())})" if note and note.strip() else ""
-        click.echo(f"{printable(key)}: {done}{said}")
+            changed = engine.change_state(key, action, note)
+            info = None if changed is None else engine.get_schedule(key)
+            if changed is None or info is None:
+                fail(missing_schedule(engine, key), code=3)
+        click.echo(printable(state_change_text(info, action, changed)))
 
-    change.help = f"{action.capitalize()} a schedule, with a note saying why."
+    change.help = (
+        f"{action.capitalize()} a schedule, with a note saying why. A schedule already in "
+        "that state stays as it is, its own note kept (said so; exit code 0)."
+    )
 
 
-_state_command("pause", "paused")
-_state_command("resume", "resumed")
-_state_command("activate", "activated")
-_state_command("deactivate", "deactivated")
+_state_command("pause")
+_state_command("resume")
+_state_command("activate")
+_state_command("deactivate")
 
 
 @command.command("delete")
@@ -137,7 +151,7 @@ def delete(key: str, database: str | None) -> None:
     """Remove a schedule for the whole fleet (its runs stay)."""
     with open_engine(database) as engine:
         if not engine.unschedule(key):
-            fail(f"no schedule {key!r}", code=3)
+            fail(missing_schedule(engine, key), code=3)
     click.echo(f"{printable(key)}: deleted")
 
 
@@ -152,8 +166,8 @@ def trigger(key: str, new_run: bool, database: str | None, as_json: bool) -> Non
     """Start the schedule's current occurrence now (idempotent) and say which run."""
     with open_engine(database) as engine:
         triggered = engine.run_now(key, new_run)
-    if triggered is None:
-        fail(f"no schedule {key!r}", code=3)
+        if triggered is None:
+            fail(missing_schedule(engine, key), code=3)
     if as_json:
         echo_json(triggered_to_wire(key, triggered))
     elif triggered.started:
@@ -200,12 +214,13 @@ def backfill(
     an occurrence that already has a run is not started again)."""
     with open_engine(database) as engine:
         if engine.get_schedule(key) is None:
-            fail(f"no schedule {key!r}", code=3)
-        run_ids = engine.backfill(key, start, end, overlap=overlap)
+            fail(missing_schedule(engine, key), code=3)
+        done = engine.backfill_counted(key, start, end, overlap=overlap)
     if as_json:
-        echo_json({"key": key, "run_ids": run_ids, "count": len(run_ids)})
+        echo_json(backfilled_to_wire(key, done))
         return
-    click.echo(f"{printable(key)}: backfilled {len(run_ids)} occurrence(s)")
+    click.echo(printable(backfill_text(key, done)))
+    run_ids = done.run_ids
     shown = run_ids if len(run_ids) <= 20 else [*run_ids[:10], "...", *run_ids[-10:]]
     for run_id in shown:
         click.echo(f"  {printable(run_id)}")
@@ -220,10 +235,13 @@ def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
     """Every decision about the schedule's occurrences, newest first."""
     with open_engine(database) as engine:
         if engine.get_schedule(key) is None:
-            fail(f"no schedule {key!r}", code=3)
+            fail(missing_schedule(engine, key), code=3)
         entries = engine.schedule_history(key, limit=limit)
     if as_json:
-        echo_json([to_json(e) for e in entries])
+        echo_json(history_list_to_wire(entries))
+        return
+    if not entries:
+        click.echo(f"No history for {key!r} in {engine.where}.")
         return
     print_table(
         ["occurrence (UTC)", "decision", "count", "run", "reason"],

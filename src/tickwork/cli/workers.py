@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import click
 
 from .._models import WorkerInfo
-from .._wire import worker_to_wire
+from .._wire import worker_list_to_wire
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, print_table
 
@@ -37,8 +37,17 @@ def command(database: str | None, as_json: bool) -> None:
     with open_engine(database) as engine:
         workers = engine.list_workers()
     if as_json:
-        echo_json([worker_to_wire(w) for w in workers])
+        echo_json(worker_list_to_wire(workers))
         return
+    if not workers:
+        click.echo(f"No workers in {engine.where}.")
+    else:
+        _print(workers)
+    if not any(w.alive for w in workers):
+        click.echo("No live worker: nothing fires schedules or executes runs.")
+
+
+def _print(workers: list[WorkerInfo]) -> None:
     print_table(
         [
             "id", "host", "pid", "pools", "workflows", "version", "started (UTC)",
@@ -52,5 +61,3 @@ def command(database: str | None, as_json: bool) -> None:
             for w in workers
         ],
     )  # fmt: skip
-    if not any(w.alive for w in workers):
-        click.echo("No live worker: nothing fires schedules or executes runs.")

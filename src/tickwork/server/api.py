@@ -30,26 +30,28 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .. import cron as cron_module
-from .._durations import describe_duration, format_duration, parse_duration
+from .._durations import format_duration
 from .._engine import Engine
 from .._models import RunInfo
-from .._preview import utc_offset_text
 from .._registry import WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
 from .._wire import (
-    history_to_wire,
-    instant,
+    backfilled_to_wire,
+    history_list_to_wire,
+    preview_to_wire,
+    run_detail_to_wire,
+    run_page_to_wire,
     run_to_wire,
+    schedule_list_to_wire,
     schedule_to_wire,
-    step_to_wire,
+    state_change_to_wire,
     triggered_to_wire,
-    worker_to_wire,
+    worker_list_to_wire,
 )
 from ..errors import ConfigError
 from . import schemas
-from .api_errors import EXCEPTION_HANDLERS, no_run, no_schedule
+from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
 from .api_input import instant_param, instant_value, int_param, read_body
 from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
@@ -121,11 +123,11 @@ class _Api:
             raise ConfigError(f"Unknown state {state!r}: expected active, paused or inactive")
         found = await self._call(self.engine.list_schedules)
         chosen = [
-            schedule_to_wire(s)
+            s
             for s in found
             if (workflow is None or s.workflow == workflow) and (state is None or s.state == state)
         ]
-        return JSONResponse({"schedules": chosen})
+        return JSONResponse(schedule_list_to_wire(chosen))
 
     async def get_schedule(self, request: Request) -> Response:
         return JSONResponse(await self._schedule(request.path_params["key"]))
@@ -153,7 +155,7 @@ class _Api:
     async def delete_schedule(self, request: Request) -> Response:
         key = request.path_params["key"]
         if not await self._call(self.engine.unschedule, key):
-            raise no_schedule(key)
+            raise await self._no_schedule(key)
         return JSONResponse({"key": key, "deleted": True})
 
     def state_handler(self, action: str) -> Callable[[Request], Any]:
@@ -162,9 +164,11 @@ class _Api:
             note = None
             if await request.body():  # the body is optional: {"note": "why"}
                 note = (await read_body(request, schemas.StateChange)).note
-            if not await self._call(getattr(self.engine, action), key, note):
-                raise no_schedule(key)
-            return JSONResponse(await self._schedule(key))
+            changed = await self._call(self.engine.change_state, key, action, note)
+            info = None if changed is None else await self._call(self.engine.get_schedule, key)
+            if changed is None or info is None:
+                raise await self._no_schedule(key)
+            return JSONResponse(state_change_to_wire(info, action, changed))
 
         change.__name__ = f"{action}_schedule"
         return change
@@ -176,7 +180,7 @@ class _Api:
             new_run = (await read_body(request, schemas.TriggerRequest)).new_run
         triggered = await self._call(self.engine.run_now, key, new_run)
         if triggered is None:
-            raise no_schedule(key)
+            raise await self._no_schedule(key)
         return JSONResponse(triggered_to_wire(key, triggered))
 
     async def backfill(self, request: Request) -> Response:
@@ -185,21 +189,26 @@ class _Api:
         start = instant_value(body.start, "start")
         end = instant_value(body.end, "end")
         await self._schedule(key)  # 404 for an unknown key, where the engine refuses it
-        run_ids = await self._call(self.engine.backfill, key, start, end, overlap=body.overlap)
-        return JSONResponse({"key": key, "run_ids": run_ids, "count": len(run_ids)})
+        done = await self._call(self.engine.backfill_counted, key, start, end, overlap=body.overlap)
+        return JSONResponse(backfilled_to_wire(key, done))
 
     async def history(self, request: Request) -> Response:
         key = request.path_params["key"]
         limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
         await self._schedule(key)  # 404 for an unknown key, where the engine says []
         entries = await self._call(self.engine.schedule_history, key, limit)
-        return JSONResponse({"history": [history_to_wire(e) for e in entries]})
+        return JSONResponse(history_list_to_wire(entries))
 
     async def _schedule(self, key: str) -> dict[str, Any]:
         info = await self._call(self.engine.get_schedule, key)
         if info is None:
-            raise no_schedule(key)
+            raise await self._no_schedule(key)
         return schedule_to_wire(info)
+
+    async def _no_schedule(self, key: str) -> ApiProblem:
+        """The 404 for ``key``: names the database, and the closest key (a typo's fix)."""
+        close = await self._call(self.engine.schedule_keys_like, key)
+        return no_schedule(key, self.engine.where, close)
 
     # runs
 
@@ -219,23 +228,15 @@ class _Api:
             limit=wanted,
             before=params.get("before"),
         )
-        page = runs[offset : offset + limit]
-        more = len(runs) > offset + limit
-        return JSONResponse(
-            {
-                "runs": [run_to_wire(r) for r in page],
-                "next_before": page[-1].id if more else None,
-                "next_offset": offset + limit if more else None,
-            }
-        )
+        return JSONResponse(run_page_to_wire(runs, offset=offset, limit=limit))
 
     async def get_run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise no_run(run_id)
+            raise no_run(run_id, self.engine.where)
         steps = await self._call(self.engine.list_steps, run_id)
-        return JSONResponse({**run_to_wire(run), "steps": [step_to_wire(s) for s in steps]})
+        return JSONResponse(run_detail_to_wire(run, steps))
 
     async def start_run(self, request: Request) -> Response:
         body = await read_body(request, schemas.StartRun)
@@ -250,7 +251,7 @@ class _Api:
         )
         run = await self._call(self.engine.get_run, handle.id)
         if run is None:  # removed between the two calls
-            raise no_run(handle.id)
+            raise no_run(handle.id, self.engine.where)
         return JSONResponse(run_to_wire(run))
 
     async def cancel_run(self, request: Request) -> Response:
@@ -258,14 +259,14 @@ class _Api:
         cancelled = await self._call(self.engine.cancel, run_id)
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise no_run(run_id)
+            raise no_run(run_id, self.engine.where)
         return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
 
     # workers
 
     async def workers(self, request: Request) -> Response:
         found = await self._call(self.engine.list_workers)
-        return JSONResponse({"workers": [worker_to_wire(w) for w in found]})
+        return JSONResponse(worker_list_to_wire(found))
 
     # workflows and previews
 
@@ -282,28 +283,8 @@ class _Api:
         occurrences = await self._call(
             self.engine.preview, cron=expr, every=every, timezone=timezone, after=after, count=count
         )
-        zone = cron_module.load_zone(timezone)
-        if expr is not None:
-            description = cron_module.parse(expr, timezone).explain()
-            every_text = None
-        else:
-            step = parse_duration(every)  # type: ignore[arg-type]
-            every_text, description = format_duration(step), f"every {describe_duration(step)}"
         return JSONResponse(
-            {
-                "cron": expr,
-                "every": every_text,
-                "timezone": timezone,
-                "description": description,
-                "occurrences": [
-                    {
-                        "utc": instant(when),
-                        "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
-                        "utc_offset": utc_offset_text(when, timezone),
-                    }
-                    for when in occurrences
-                ],
-            }
+            preview_to_wire(cron=expr, every=every, timezone=timezone, occurrences=occurrences)
         )
 
 

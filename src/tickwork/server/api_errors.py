@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .._hints import not_found
 from .._wire import error_details
 from ..errors import ConfigError, ScheduleConflict, StoreError, TickworkError
 from .auth import error_response
@@ -40,12 +41,19 @@ class ApiProblem(Exception):
         self.message = message
 
 
-def no_schedule(key: str) -> ApiProblem:
-    return ApiProblem(404, "SCHEDULE_NOT_FOUND", f"No schedule {key!r}")
+def no_schedule(key: str, where: str, suggestions: tuple[str, ...] = ()) -> ApiProblem:
+    """404 naming the database looked in, and the closest key when one is close."""
+    return ApiProblem(
+        404, "SCHEDULE_NOT_FOUND", _capital(not_found("schedule", key, where, suggestions))
+    )
 
 
-def no_run(run_id: str) -> ApiProblem:
-    return ApiProblem(404, "RUN_NOT_FOUND", f"No run {run_id!r}")
+def no_run(run_id: str, where: str) -> ApiProblem:
+    return ApiProblem(404, "RUN_NOT_FOUND", _capital(not_found("run", run_id, where)))
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _status_of(exc: TickworkError) -> int:

@@ -105,7 +105,7 @@ def _state_change(action: str, summary: str) -> dict[str, Any]:
         "post": _operation(
             f"{action}_schedule",
             f"{summary} (a note may say why)",
-            _json("Schedule", "The schedule after the change"),
+            _json("ScheduleStateChanged", "The schedule after the change, and whether it changed"),
             params=[_KEY],
             body="StateChange",
             body_required=False,

@@ -30,6 +30,7 @@ from .._models import (
     ScheduleState,
     WorkerInfo,
 )
+from .._wire import backfill_text, state_change_text
 from ..cron import load_zone
 from ..errors import ConfigError
 from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
@@ -201,10 +202,15 @@ class Pages:
         typed = form.get("note")  # the text field beside the buttons: why
         note = typed.strip() or None if isinstance(typed, str) else None
         try:
-            done = await run_in_threadpool(getattr(self.engine, action), key, note)
+            changed = await run_in_threadpool(self.engine.change_state, key, action, note)
         except ConfigError as exc:  # a note too long, or with control characters
             return back(request, form, f"{key}: not {_PAST[action]}: {exc}")
-        return back(request, form, f"{key}: {_PAST[action]}." if done else f"No schedule {key!r}.")
+        info = None if changed is None else await run_in_threadpool(self.engine.get_schedule, key)
+        if info is None:
+            return back(request, form, f"No schedule {key!r}.")
+        if changed:
+            return back(request, form, f"{key}: {_PAST[action]}.")
+        return back(request, form, state_change_text(info, action, changed=False) + ".")
 
     async def _backfill(self, request: Request, form: FormData, key: str) -> Response:
         """The backfill form's second step (a POST with its CSRF token): start the runs."""
@@ -212,14 +218,12 @@ class Pages:
         texts = {name: v.strip() if isinstance(v, str) else "" for name, v in values.items()}
         try:
             start, end = _form_instant(texts["from"]), _form_instant(texts["to"])
-            run_ids = await run_in_threadpool(
-                self.engine.backfill, key, start, end, overlap=texts["overlap"] or None
+            done = await run_in_threadpool(
+                self.engine.backfill_counted, key, start, end, overlap=texts["overlap"] or None
             )
         except ConfigError as exc:
             return self.renderer.back(request, form, f"{key}: not backfilled: {exc}")
-        return self.renderer.back(
-            request, form, f"{key}: backfilled {len(run_ids)} occurrence(s); see its history."
-        )
+        return self.renderer.back(request, form, f"{backfill_text(key, done)}; see its history.")
 
     # -- runs ------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from .._durations import describe_duration
 from .._models import ACTIVE_STATUSES
 from .._tracebacks import fold_traceback
+from .._wire import error_line
 from .display import (
     checkpoint_words,
     format_elapsed,
@@ -71,6 +72,7 @@ def _environment() -> jinja2.Environment:
         json=pretty_json,
         q=lambda s: quote(str(s), safe=""),
         folded=fold_traceback,
+        error_line=error_line,
     )
     templates.globals.update(
         elapsed=format_elapsed,

@@ -34,6 +34,7 @@ __all__ = [
     "ScheduleCreate",
     "ScheduleDefinition",
     "ScheduleList",
+    "ScheduleStateChanged",
     "ScheduleWritten",
     "StartRun",
     "StateChange",
@@ -248,6 +249,14 @@ class ScheduleList(_Response):
     schedules: list[Schedule]
 
 
+class ScheduleStateChanged(Schedule):
+    changed: bool = Field(
+        description="false: the schedule already was in that state (or cannot go there "
+        "from its own); nothing was written, its note kept."
+    )
+    message: str = Field(description="What happened, for people: 'nightly: already paused...'")
+
+
 class ScheduleWritten(_Response):
     key: str
     schedule: Schedule
@@ -272,6 +281,8 @@ class Backfilled(_Response):
         "waiting its turn (buffer_all), or the run it already had."
     )
     count: int
+    started: int = Field(description="How many of them it started (or queued to start).")
+    already_had_runs: int = Field(description="How many of them had a run already.")
 
 
 class HistoryEntry(_Response):
@@ -428,6 +439,7 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     RunList,
     Schedule,
     ScheduleList,
+    ScheduleStateChanged,
     ScheduleWritten,
     Triggered,
     WorkerList,
