@@ -171,13 +171,12 @@ class PgRunsSql(RunsSql):
         # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
         return tx.execute_under(UNSORTED, statement, *params).fetchall()
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        if not pools or not workflows:
-            return None
+    def next_due_in(
+        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
         statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
-        with self._db.read() as tx:
-            # Each level walked from its earliest run (transaction.UNSORTED says why).
-            row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
+        # Each level walked from its earliest run (transaction.UNSORTED says why).
+        row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
 

@@ -515,14 +515,20 @@ class RunsSql:
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        # Each workflow's on its own: its levels are sought in tickwork_queue_claim.
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows[:1], QUEUE_FILTER))
-        earliest: list[int] = []
         with self._db.read() as tx:
-            for workflow in workflows:
-                row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
-                if row is not None and row[0] is not None:
-                    earliest.append(int(row[0]))
+            return self.next_due_in(tx, pools, workflows)
+
+    def next_due_in(
+        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
+        """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
+        levels sought in tickwork_queue_claim."""
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows[:1], QUEUE_FILTER))
+        earliest = []
+        for workflow in workflows:
+            row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
+            if row is not None and row[0] is not None:
+                earliest.append(int(row[0]))
         return min(earliest, default=None)
 
 
