@@ -6,10 +6,14 @@ For each size, on a fresh store (a SQLite file, or a fresh PostgreSQL schema):
 1. ``size`` runs of the worker's own workflow are put in the queue in bulk (one
    ``INSERT ... SELECT`` per table, not timed): half delayed (pending, due in a day), half
    sleeping (asleep for a day), as a backlog of ``start(delay=...)`` and ``ctx.sleep``
-   leaves them. PostgreSQL is analyzed afterwards (autovacuum would within a minute).
+   leaves them. Then SQLite's log is checkpointed, PostgreSQL vacuumed, analyzed and
+   checkpointed (autovacuum and the checkpointer would within minutes): a store at rest,
+   so that no clean-up of the fill runs during the measures.
 2. A real worker process (``python -m tickwork worker``, so that ``PYTHONPATH`` chooses
    the tree measured) serves that workflow. Once it is up, its CPU (user + system, from
-   /proc) is read over ``--idle`` seconds: **idle CPU**, percent of one core.
+   /proc; on PostgreSQL with the server processes of its connections, where its claims
+   and wake-ups run: the server must be on this machine) is read over ``--idle``
+   seconds: **idle CPU**, percent of one core.
 3. Then ``--schedules`` schedules fire every second, aligned to the same whole second;
    over ``--seconds`` of real time (the first second left out), each run's
    ``started_at - scheduled_for`` is its **start lateness** (p50, p99, max in ms).
@@ -40,13 +44,15 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 DAY_MS = 86_400_000
+#: the worker's connections' name on PostgreSQL (backends)
+APP_NAME = f"tickwork_waiting_{os.getpid()}"
 APP = """
 from tickwork import Engine
 
@@ -85,6 +91,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_of(pids: list[int]) -> dict[int, float]:
+    """CPU seconds of each process of ``pids`` still there."""
+    found = {}
+    for pid in pids:
+        with suppress(FileNotFoundError, ProcessLookupError):
+            found[pid] = cpu_seconds(pid)
+    return found
+
+
+def backends(url: str) -> list[int]:
+    """The PostgreSQL server processes serving the worker (none for SQLite): its idle
+    claims and wake-ups run there. Found by the worker's application_name, on a server
+    of this machine."""
+    if url.startswith("sqlite:///"):
+        return []
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (APP_NAME,)
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -113,6 +143,8 @@ def fresh_store(backend: str, postgres: str | None) -> Iterator[str]:
 
 def fill(url: str, size: int) -> float:
     """Put ``size`` runs waiting a day in the queue; returns the seconds it took."""
+    if not size:
+        return 0.0
     start = time.perf_counter()
     now_ms = int(time.time() * 1000)
     if url.startswith("sqlite:///"):
@@ -120,6 +152,10 @@ def fill(url: str, size: int) -> float:
             conn.execute(RUNS.format(numbers=SQLITE_NUMBERS), (now_ms, now_ms, now_ms, size))
             conn.execute(QUEUE, (now_ms + DAY_MS,))
             queued = conn.execute(COUNT).fetchone()[0]
+        # A store at rest: the log checkpointed, as it would be long since (not during
+        # the measures, by the worker's checkpoints).
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     else:
         import psycopg
 
@@ -129,7 +165,8 @@ def fill(url: str, size: int) -> float:
             conn.execute(QUEUE.replace("%", "%%").replace("?", "%s"), (now_ms + DAY_MS,))  # type: ignore[arg-type]
             queued = conn.execute(COUNT).fetchone()[0]  # type: ignore[index]
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("ANALYZE")
+            conn.execute("VACUUM ANALYZE")
+            conn.execute("CHECKPOINT")  # the fill's pages written now, not during the measures
     assert queued == size, f"{queued} runs queued, not {size}"
     return time.perf_counter() - start
 
@@ -138,6 +175,8 @@ def start_worker(url: str, folder: Path) -> subprocess.Popen[bytes]:
     app = folder / "waiting_app.py"
     app.write_text(APP)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKWORK_")}
+    if not url.startswith("sqlite:///"):
+        url = f"{url}&application_name={APP_NAME}"
     env.update(TICKWORK_DATABASE_URL=url, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
     log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed with the process
@@ -182,9 +221,11 @@ def measure(url: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
         try:
             wait_started(folder, proc)
             time.sleep(2.0)  # start-up settles
-            before, t0 = cpu_seconds(proc.pid), time.monotonic()
+            pids = [proc.pid, *backends(url)]
+            before, t0 = cpu_of(pids), time.monotonic()
             time.sleep(args.idle)
-            idle = 100 * (cpu_seconds(proc.pid) - before) / (time.monotonic() - t0)
+            after = cpu_of(pids)
+            idle = 100 * sum(after[pid] - before[pid] for pid in after) / (time.monotonic() - t0)
             # Every-second schedules, from a whole second past their registration.
             first = math.ceil(time.time() + 2 + args.schedules / 500)
             start_at = datetime.fromtimestamp(first, UTC)
@@ -207,6 +248,7 @@ def measure(url: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
     engine.close()
     return {
         "waiting": size, "fill_s": round(filled, 1), "idle_cpu_percent": round(idle, 2),
+        "server_processes": len(pids) - 1,
         "late_p50_ms": round(percentile(late, 0.5), 1) if late else None,
         "late_p99_ms": round(percentile(late, 0.99), 1) if late else None,
         "late_max_ms": round(max(late), 1) if late else None,

@@ -373,7 +373,8 @@ def _worker_reads() -> list[tuple[str, str, list[Any], str | None, bool]]:
          ["report", "report", "default", "report"], "tickwork_queue_claim", False),
         ("firing's overlap check", SELECT_ACTIVE_RUNS.format(marks="?, ?"), ["k1", "k2"],
          "tickwork_queue_schedule", True),  # two schedules' runs, merged
-        ("concurrency count", COUNT_LIVE, [T0], None, True),
+        ("concurrency count", COUNT_LIVE.format(marks="?, ?"), [T0, "report", "sync"],
+         "tickwork_queue_running", True),
         ("release a lease", RELEASE_LEASE, [T0, "token"], None, False),
     ]  # fmt: skip
 

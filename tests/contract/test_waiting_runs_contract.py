@@ -100,11 +100,12 @@ def _most(store: Store) -> int:
     return MOST_STEPS if store.dialect == "sqlite" else MOST_PAGES  # type: ignore[attr-defined]
 
 
-def _claim_counted(store: Store, at: int) -> tuple[list[str], int]:
-    """The ids a worker serving "wf" claims at ``at`` (in the claim's order), and the
-    cost of the claim, in the transaction that takes them (as a run's end claims)."""
+def _claim_counted(store: Store, at: int, most: int | None = None) -> tuple[list[str], int]:
+    """The ids a worker serving "wf" (``concurrency=most``) claims at ``at`` (in the
+    claim's order), and the cost of the claim, in the transaction that takes them (as a
+    run's end claims)."""
     request = ClaimRequest(
-        now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": None}, limit=10
+        now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": most}, limit=10
     )
     runs = store._runs  # type: ignore[attr-defined]
 
@@ -137,6 +138,28 @@ def test_a_claim_with_100000_runs_waiting_reads_only_the_due_runs(waiting: Store
     store.insert_run(new_run("unserved", workflow="other", priority=9, available_ms=T0 - 5000))
     taken, cost = _claim_counted(store, T0)
     assert taken == ["mid-a", "mid-b", "low"]
+    assert cost <= _most(store)
+
+
+def test_a_claim_under_a_concurrency_limit_with_100000_runs_waiting_counts_only_leases(
+    waiting: Store,
+) -> None:
+    """Under ``concurrency=2`` a claim first counts the workflow's runs under a live lease:
+    it reads those (tickwork_queue_running, migration 0013), not the 100,000 runs waiting;
+    the limit still holds: two of three due runs taken, then none while both leases live,
+    then, both leases expired, the third and a take-over, in the claim's order."""
+    store = waiting
+    for n in range(3):
+        store.insert_run(new_run(f"due-{n}", available_ms=T0 - 3000 + n))
+    taken, cost = _claim_counted(store, T0, most=2)
+    assert taken == ["due-0", "due-1"]
+    assert cost <= _most(store)
+    taken, cost = _claim_counted(store, T0 + 1, most=2)
+    assert taken == []
+    assert cost <= _most(store)
+    # Both leases expired: due again, from their expiry, after due-2.
+    taken, cost = _claim_counted(store, T0 + LEASE + 1, most=2)
+    assert taken == ["due-2", "due-0"]
     assert cost <= _most(store)
 
 

@@ -41,7 +41,7 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import count_run_end_of_schedule
-from .transaction import Database, Transaction, in_filters
+from .transaction import Database, Transaction, in_filters, marks
 
 __all__ = [
     "QUEUE_INSERTED",
@@ -116,10 +116,11 @@ LIMIT ?
 COL_DUE_AT = len(CLAIM_COLUMNS)
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
-# Runs of each workflow under a live lease (for concurrency limits).
+# Runs of each limited workflow under a live lease (for concurrency limits), sought in
+# tickwork_queue_running (migration 0013); {marks}: one placeholder per workflow.
 COUNT_LIVE = """
 SELECT workflow, COUNT(*) FROM tickwork_queue
-WHERE status = 'running' AND available_at > ?
+WHERE status = 'running' AND available_at > ? AND workflow IN ({marks})
 GROUP BY workflow
 """
 # Take one run under a new lease, in the queue; then the run's own row: started_at and
@@ -319,7 +320,8 @@ class RunsSql:
         limited = [name for name, cap in limits.items() if cap is not None]
         if limited:
             self._db.serialize(tx, limited)
-            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+            count_live = COUNT_LIVE.format(marks=marks(len(limited)))
+            live = dict(tx.execute(count_live, now_ms, *limited).fetchall())
         # Full workflows are left out in SQL so they cannot crowd out the others.
         open_workflows = [
             name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
