@@ -146,20 +146,22 @@ def test_a_claim_under_a_concurrency_limit_with_100000_runs_waiting_counts_only_
 ) -> None:
     """Under ``concurrency=2`` a claim first counts the workflow's runs under a live lease:
     it reads those (tickwork_queue_running, migration 0013), not the 100,000 runs waiting;
-    the limit still holds: two of three due runs taken, then none while both leases live,
-    then, both leases expired, the third and a take-over, in the claim's order."""
+    the limit still holds across priority levels: two of three due runs taken (one per
+    level), then none while both leases live, then, both leases expired, in the claim's
+    order, the higher level's take-over and the third."""
     store = waiting
     for n in range(3):
-        store.insert_run(new_run(f"due-{n}", available_ms=T0 - 3000 + n))
+        priority = 5 if n == 0 else 0
+        store.insert_run(new_run(f"due-{n}", priority=priority, available_ms=T0 - 3000 + n))
     taken, cost = _claim_counted(store, T0, most=2)
     assert taken == ["due-0", "due-1"]
     assert cost <= _most(store)
     taken, cost = _claim_counted(store, T0 + 1, most=2)
     assert taken == []
     assert cost <= _most(store)
-    # Both leases expired: due again, from their expiry, after due-2.
+    # Both leases expired: due again from their expiry, due-1 after due-2 in its level.
     taken, cost = _claim_counted(store, T0 + LEASE + 1, most=2)
-    assert taken == ["due-2", "due-0"]
+    assert taken == ["due-0", "due-2"]
     assert cost <= _most(store)
 
 

@@ -1,10 +1,12 @@
-"""PostgreSQL's claim: the due runs taken under new leases in one statement.
+"""PostgreSQL's claim: the due runs taken under new leases in one statement per level.
 
 Elsewhere a claim reads its candidates and writes each run taken on its own; here one
-statement does both: the candidates are read from ``tickwork_queue_due`` in the same
-order and with the same filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked
-with ``FOR UPDATE SKIP LOCKED``, so workers skip each other's), then their queue rows
-take the new leases and their runs' rows the new status. It returns each run as it was
+statement does both, for each priority level in turn (``sql_runs.levels``: the levels
+are read first, one seek each, so that no walk passes the runs not yet due): the
+candidates are read from ``tickwork_queue_due`` in the same order and with the same
+filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked with ``FOR UPDATE SKIP
+LOCKED``, so workers skip each other's), then their queue rows take the new leases and
+their runs' rows the new status. It returns each run as it was
 before the claim (its old status and token tell a take-over, its old start a resumed
 run), which the candidates' columns give (``RETURNING`` alone gives the new row).
 
@@ -115,7 +117,7 @@ def claim_statement(filters: str, *, limited: bool) -> str:
 
 
 class PgRunsSql(RunsSql):
-    """``RunsSql`` whose claim is one statement (PostgreSQL)."""
+    """``RunsSql`` whose claim is one statement per priority level (PostgreSQL)."""
 
     __slots__ = ()
 
