@@ -26,6 +26,8 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
+from tickwork._store.pg_claim import NEXT_DUE as PG_NEXT_DUE
+from tickwork._store.pg_claim import SELECT_LEVELS as PG_LEVELS
 from tickwork._store.pg_claim import claim_statement
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
@@ -36,6 +38,7 @@ from tickwork._store.sql_runs import (
     QUEUE_FILTER,
     RELEASE_LEASE,
     SELECT_CLAIMABLE,
+    SELECT_LEVELS,
     SELECT_RUN,
     SELECT_STEPS,
 )
@@ -361,16 +364,17 @@ def test_the_faces_other_reads_seek_an_index(store: Store) -> None:
 def _worker_reads() -> list[tuple[str, str, list[Any], str | None, bool]]:
     """(label, statement, parameters, the queue's index SQLite reads (None: any), may
     sort) of each read of a worker; what may be sorted are runs in flight."""
-    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
     one_workflow = in_filters(["default"], ["report"], QUEUE_FILTER)
     return [
-        ("claim", SELECT_CLAIMABLE.format(filters=one_workflow), [T0, "default", "report", 10],
-         "tickwork_queue_claim", False),
-        ("next_due", NEXT_DUE.format(filters=filters), ["default", "report", "sync"], None,
-         False),
+        ("claim", SELECT_CLAIMABLE.format(filters=one_workflow),
+         [0, T0, "default", "report", 10], "tickwork_queue_claim", False),
+        ("claim's levels", SELECT_LEVELS, ["report", "report"], "tickwork_queue_claim", False),
+        ("next_due", NEXT_DUE.format(filters=one_workflow),
+         ["report", "report", "default", "report"], "tickwork_queue_claim", False),
         ("firing's overlap check", SELECT_ACTIVE_RUNS.format(marks="?, ?"), ["k1", "k2"],
          "tickwork_queue_schedule", True),  # two schedules' runs, merged
-        ("concurrency count", COUNT_LIVE, [T0], None, True),
+        ("concurrency count", COUNT_LIVE.format(marks="?, ?"), [T0, "report", "sync"],
+         "tickwork_queue_running", True),
         ("release a lease", RELEASE_LEASE, [T0, "token"], None, False),
     ]  # fmt: skip
 
@@ -429,7 +433,7 @@ def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
     filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
-    params: list[Any] = [T0, "default", "report", "sync", 10]
+    params: list[Any] = [0, T0, "default", "report", "sync", 10]
     if limited:
         params += [["report"], [2], 10]
     params += ["w", T0 + 1000, T0, T0]
@@ -442,6 +446,24 @@ def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
     locked = _beneath("LockRows", plan)
     assert any("using tickwork_queue_due" in line for line in locked), plan
     assert not any(re.search(r"\bSort\b", line) for line in locked), plan
+
+
+def test_the_postgresql_priority_levels_and_next_due_seek_the_due_index(history: Store) -> None:
+    """PostgreSQL's claim first reads the priority levels of the queue, and "when is the
+    next run due" the first run of each: seeks of tickwork_queue_due, one per level, never
+    a sort nor a read of the history (sql_runs.levels)."""
+    store = history
+    if store.dialect != "postgres":  # type: ignore[attr-defined]
+        pytest.skip("SQLite's are read per workflow (test_the_worker_reads_...)")
+    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
+    for statement, params in (
+        (PG_LEVELS, []),
+        (PG_NEXT_DUE.format(filters=filters), ["default", "report", "sync"]),
+    ):
+        plan = _plan(store, statement, params, generic=True)
+        assert set(_indexes(store, plan, "tickwork_queue")) == {"tickwork_queue_due"}, plan
+        assert not _indexes(store, plan), plan
+        assert not _sorts(store, plan), plan
 
 
 def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
@@ -457,7 +479,7 @@ def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
     rows = [(f"due-{n:05d}", "report", "pending", None, T0 + n, T0 + n) for n in range(2000)]
     _insert(store, rows)
     filters = in_filters(["default"], ["report"], QUEUE_FILTER)
-    params = iter([T0 + 5000, "default", "report", 8, "w", T0 + 60_000, T0, T0])
+    params = iter([0, T0 + 5000, "default", "report", 8, "w", T0 + 60_000, T0, T0])
     statement = re.sub(
         r"\?", lambda _: _literal(next(params)), claim_statement(filters, limited=False)
     )
@@ -484,11 +506,11 @@ def test_a_sqlite_claim_seeks_the_workflows_it_serves_past_the_due_runs_of_other
     others = [(f"other-{n:05d}", "retired", "pending", None, T0 + n, T0 + n) for n in range(2000)]
     _insert(store, [*others, ("mine", "report", "pending", None, T0, T0 + 3000)])
     statement = SELECT_CLAIMABLE.format(filters=in_filters(["default"], ["report"], "q."))
-    plan = _plan(store, statement, [T0 + 5000, "default", "report", 8])
+    plan = _plan(store, statement, [0, T0 + 5000, "default", "report", 8])
     seek = r"SEARCH q USING INDEX tickwork_queue_claim \(workflow=\?"
     assert any(re.search(seek, line) for line in plan), plan
     with store._db.read() as tx:  # type: ignore[attr-defined]
-        rows = tx.execute(statement, T0 + 5000, "default", "report", 8).fetchall()
+        rows = tx.execute(statement, 0, T0 + 5000, "default", "report", 8).fetchall()
     assert [row[0] for row in rows] == ["mine"]
 
 

@@ -1,10 +1,12 @@
-"""PostgreSQL's claim: the due runs taken under new leases in one statement.
+"""PostgreSQL's claim: the due runs taken under new leases in one statement per level.
 
 Elsewhere a claim reads its candidates and writes each run taken on its own; here one
-statement does both: the candidates are read from ``tickwork_queue_due`` in the same
-order and with the same filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked
-with ``FOR UPDATE SKIP LOCKED``, so workers skip each other's), then their queue rows
-take the new leases and their runs' rows the new status. It returns each run as it was
+statement does both, for each priority level in turn (``sql_runs.levels``: the levels
+are read first, one seek each, so that no walk passes the runs not yet due): the
+candidates are read from ``tickwork_queue_due`` in the same order and with the same
+filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked with ``FOR UPDATE SKIP
+LOCKED``, so workers skip each other's), then their queue rows take the new leases and
+their runs' rows the new status. It returns each run as it was
 before the claim (its old status and token tell a take-over, its old start a resumed
 run), which the candidates' columns give (``RETURNING`` alone gives the new row).
 
@@ -30,12 +32,13 @@ from .run_rows import (
     COL_RECOVERIES,
     COL_RECOVERY_MARK,
     COL_STARTED_AT,
+    COL_WORKFLOW,
     STEP_COL_RUN_ID,
     STEP_COLUMNS,
     TakenRun,
     count_recoveries,
 )
-from .sql_runs import QUEUE_FILTER, RunsSql
+from .sql_runs import NEXT_DUE_OF_LEVELS, QUEUE_FILTER, RunsSql, levels
 from .transaction import UNSORTED, Transaction, in_filters
 
 __all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
@@ -46,9 +49,18 @@ _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
 _COL_AVAILABLE_AT = len(CLAIM_COLUMNS)
 _COL_TOKEN = len(CLAIM_COLUMNS) + 1
 
-# Take the most urgent due runs under new leases, in one statement: the candidates' queue
-# rows are locked (skipping rows other workers hold), read from tickwork_queue_due in its
-# order, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
+# The priority levels of all runs in flight, highest first (sql_runs.levels): a seek of
+# tickwork_queue_due each.
+SELECT_LEVELS = (
+    levels(one_workflow=False) + " SELECT priority FROM level WHERE priority IS NOT NULL"
+)
+# The earliest instant at which some run becomes claimable (sql_runs.NEXT_DUE_OF_LEVELS).
+NEXT_DUE = levels(one_workflow=False) + NEXT_DUE_OF_LEVELS
+
+# Take the most urgent due runs of one priority level under new leases, in one
+# statement: the candidates' queue rows are locked (skipping rows other workers hold),
+# read from tickwork_queue_due in its order, from the level's first run to its first run
+# not yet due, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
 # TAKE_ALL, or TAKE_WITH_ROOM under concurrency limits. Each run gets its own token: the
 # worker id and 48 random bits (it fences, it is no secret). started_at and
 # attempt_started_at are set once. MATERIALIZED: the locking read runs once.
@@ -56,7 +68,7 @@ CLAIM = f"""
 WITH candidate AS MATERIALIZED (
     SELECT {CLAIM_SELECT}, q.available_at
     FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
-    WHERE q.available_at <= ? {{filters}}
+    WHERE q.priority = ? AND q.available_at <= ? {{filters}}
     ORDER BY q.priority DESC, q.available_at, q.id
     LIMIT ?
     FOR UPDATE OF q SKIP LOCKED
@@ -105,7 +117,7 @@ def claim_statement(filters: str, *, limited: bool) -> str:
 
 
 class PgRunsSql(RunsSql):
-    """``RunsSql`` whose claim is one statement (PostgreSQL)."""
+    """``RunsSql`` whose claim is one statement per priority level (PostgreSQL)."""
 
     __slots__ = ()
 
@@ -116,21 +128,58 @@ class PgRunsSql(RunsSql):
         open_workflows: Sequence[str],
         room: Mapping[str, int],
     ) -> list[TakenRun]:
-        now_ms, pools, limit, worker = request.now_ms, request.pools, request.limit, request.worker
+        # Level by level, highest first: a walk across levels would pass every run not
+        # yet due (sql_runs.levels). Each level's runs come before the next level's in the
+        # claim's order, so the runs taken are the same as one walk's.
+        rows: list[Any] = []
+        left = dict(room)
+        workflows = list(open_workflows)
+        for (priority,) in tx.execute(SELECT_LEVELS).fetchall():
+            taken = self._take_level(
+                tx, request, priority, workflows, left, request.limit - len(rows)
+            )
+            rows += taken
+            for row in taken:
+                if row[COL_WORKFLOW] in left:
+                    left[row[COL_WORKFLOW]] -= 1
+            workflows = [name for name in workflows if left.get(name, 1) > 0]
+            if len(rows) == request.limit or not workflows:
+                break
+        # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
+        # are taken was decided in SQL, so only ties' order may follow Python's collation.
+        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
+        return _with_steps(tx, rows)
+
+    def _take_level(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        priority: int,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+        limit: int,
+    ) -> list[Any]:
+        """Take at most ``limit`` due runs at ``priority`` (as ``take_runs``)."""
+        now_ms, pools, worker = request.now_ms, request.pools, request.worker
         filters = in_filters(pools, open_workflows, QUEUE_FILTER)
+        room = {name: most for name, most in room.items() if name in open_workflows}
         # With limits, some candidates may be passed over: read a few more.
         candidates = limit * 2 if room else limit
-        params: list[Any] = [now_ms, *pools, *open_workflows, candidates]
+        params: list[Any] = [priority, now_ms, *pools, *open_workflows, candidates]
         if room:
             params += [list(room), list(room.values()), limit]
         params += [worker, now_ms + request.lease_ms, now_ms, now_ms]
         statement = claim_statement(filters, limited=bool(room))
         # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
-        rows = tx.execute_under(UNSORTED, statement, *params).fetchall()
-        # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
-        # are taken was decided in SQL, so only ties' order may follow Python's collation.
-        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
-        return _with_steps(tx, rows)
+        return tx.execute_under(UNSORTED, statement, *params).fetchall()
+
+    def next_due_in(
+        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
+        # Each level walked from its earliest run (transaction.UNSORTED says why).
+        row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
 
 def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:

@@ -41,7 +41,7 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import count_run_end_of_schedule
-from .transaction import Database, Transaction, in_filters
+from .transaction import Database, Transaction, in_filters, marks
 
 __all__ = [
     "QUEUE_INSERTED",
@@ -81,13 +81,34 @@ SELECT id, workflow, pool, priority, status, ?, schedule_key, created_at FROM ti
 WHERE id = ? AND status = 'pending'
 ON CONFLICT (id) DO NOTHING
 """
-# One workflow's candidates for claiming, most urgent first (then their available_at): a
-# walk of tickwork_queue_claim in its order, each run's row found by its id (CROSS JOIN:
-# SQLite joins in the order written). {filters} becomes "AND q.pool IN (...) AND
-# q.workflow IN (?)" with placeholders.
+
+
+def levels(*, one_workflow: bool) -> str:
+    """A ``level`` CTE: the priority levels of the runs in flight (of one workflow, its
+    placeholder twice, or of all), highest first. A skip-scan: one seek per level of an
+    index led by (workflow,) priority, whatever the number of runs. A claim and next_due
+    then seek each level's due part: the index puts priority before available_at, so a
+    walk across levels passes every run not yet due (asleep, delayed, leased)."""
+    first, then = ("WHERE workflow = ?", "AND q.workflow = ?") if one_workflow else ("", "")
+    return f"""
+WITH RECURSIVE level(priority) AS (
+    SELECT MAX(priority) FROM tickwork_queue {first}
+    UNION ALL
+    SELECT (SELECT MAX(q.priority) FROM tickwork_queue q
+        WHERE q.priority < level.priority {then})
+    FROM level WHERE level.priority IS NOT NULL
+)"""
+
+
+# One workflow's priority levels (SQLite's claim walks them one by one).
+SELECT_LEVELS = levels(one_workflow=True) + " SELECT priority FROM level WHERE priority IS NOT NULL"
+# One workflow's candidates at one priority level, first due first: a seek of
+# tickwork_queue_claim that stops at the level's first run not yet due, each run's row
+# found by its id (CROSS JOIN: SQLite joins in the order written). {filters} becomes
+# "AND q.pool IN (...) AND q.workflow IN (?)" with placeholders.
 SELECT_CLAIMABLE = f"""
 SELECT {CLAIM_SELECT}, q.available_at FROM tickwork_queue q CROSS JOIN tickwork_runs r
-WHERE r.id = q.id AND q.available_at <= ? {{filters}}
+WHERE r.id = q.id AND q.priority = ? AND q.available_at <= ? {{filters}}
 ORDER BY q.priority DESC, q.available_at, q.id
 LIMIT ?
 """
@@ -95,10 +116,11 @@ LIMIT ?
 COL_DUE_AT = len(CLAIM_COLUMNS)
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
-# Runs of each workflow under a live lease (for concurrency limits).
+# Runs of each limited workflow under a live lease (for concurrency limits), sought in
+# tickwork_queue_running (migration 0013); {marks}: one placeholder per workflow.
 COUNT_LIVE = """
 SELECT workflow, COUNT(*) FROM tickwork_queue
-WHERE status = 'running' AND available_at > ?
+WHERE status = 'running' AND available_at > ? AND workflow IN ({marks})
 GROUP BY workflow
 """
 # Take one run under a new lease, in the queue; then the run's own row: started_at and
@@ -182,10 +204,15 @@ RELEASE_LEASE = """
 UPDATE tickwork_queue SET available_at = ?, lease_token = NULL
 WHERE lease_token = ? AND status = 'running'
 """
-# The earliest instant at which some run becomes claimable; {filters} as in SELECT_CLAIMABLE.
-NEXT_DUE = """
-SELECT MIN(q.available_at) FROM tickwork_queue q WHERE true {filters}
+# The earliest instant at which some run becomes claimable: the first run of each
+# priority level, the earliest of them ({filters} as in SELECT_CLAIMABLE).
+NEXT_DUE_OF_LEVELS = """
+SELECT MIN((SELECT q.available_at FROM tickwork_queue q
+    WHERE q.priority = level.priority {filters} ORDER BY q.available_at LIMIT 1))
+FROM level WHERE level.priority IS NOT NULL
 """
+# ... of one workflow (SQLite; PostgreSQL's are read with the levels of all).
+NEXT_DUE = levels(one_workflow=True) + NEXT_DUE_OF_LEVELS
 
 
 def insert_run_row(tx: Transaction, run: NewRun) -> bool:
@@ -293,7 +320,8 @@ class RunsSql:
         limited = [name for name, cap in limits.items() if cap is not None]
         if limited:
             self._db.serialize(tx, limited)
-            live = dict(tx.execute(COUNT_LIVE, now_ms).fetchall())
+            count_live = COUNT_LIVE.format(marks=marks(len(limited)))
+            live = dict(tx.execute(count_live, now_ms, *limited).fetchall())
         # Full workflows are left out in SQL so they cannot crowd out the others.
         open_workflows = [
             name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
@@ -320,12 +348,20 @@ class RunsSql:
         statement = SELECT_CLAIMABLE.format(filters=one_workflow)
         # With limits, some candidates may be passed over below: read a few more.
         candidates = request.limit * 2 if room else request.limit
-        # Each workflow's most urgent, then merged in the claim's order: one walk of the
-        # whole queue in that order would pass every due run of the workflows this worker
-        # does not serve (migration 0012).
+        # Each workflow's most urgent, level by level, then merged in the claim's order:
+        # one walk of the whole queue in that order would pass every due run of the
+        # workflows this worker does not serve (migration 0012), and a walk across levels
+        # every run not yet due (levels).
         rows = []
         for workflow in open_workflows:
-            rows += tx.execute(statement, now_ms, *pools, workflow, candidates).fetchall()
+            wanted = candidates
+            for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall():
+                found = tx.execute(statement, priority, now_ms, *pools, workflow, wanted)
+                level = found.fetchall()
+                rows += level
+                wanted -= len(level)
+                if not wanted:
+                    break
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
         left = dict(room)
         claimed = []
@@ -481,10 +517,21 @@ class RunsSql:
     def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
         if not pools or not workflows:
             return None
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
         with self._db.read() as tx:
-            row = tx.execute(statement, *pools, *workflows).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+            return self.next_due_in(tx, pools, workflows)
+
+    def next_due_in(
+        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+    ) -> int | None:
+        """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
+        levels sought in tickwork_queue_claim."""
+        statement = NEXT_DUE.format(filters=in_filters(pools, workflows[:1], QUEUE_FILTER))
+        earliest = []
+        for workflow in workflows:
+            row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
+            if row is not None and row[0] is not None:
+                earliest.append(int(row[0]))
+        return min(earliest, default=None)
 
 
 def _can_claim(request: ClaimRequest) -> bool:
