@@ -27,6 +27,7 @@ from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .contract import LeaseLost, StepRecord
+from .pg_bulk import PgTransaction
 from .pg_claim import PgRunsSql
 from .sql import SqlStore
 from .transaction import Transaction
@@ -225,7 +226,7 @@ class PostgresDatabase:
         metric increments are written last, to a shard picked at random (see counters)."""
         try:
             with self._open().connection() as conn, conn.transaction():
-                tx = Transaction(conn.cursor(), self._translate, planner=True)
+                tx = PgTransaction(conn.cursor(), self._translate, planner=True)
                 yield tx
                 if tx.counts:
                     counters.flush(tx, shard=random.randrange(counters.SHARDS))
