@@ -301,9 +301,17 @@ class PostgresStore(SqlStore):
 
     def database_now_ms(self) -> int:
         """The database server's clock, in UTC epoch milliseconds (``ReferenceTime``)."""
+        return self.read_database_clock().ms
+
+    def read_database_clock(self) -> _clock.Reading:
+        """The database server's clock, with the round trip of the query that read it:
+        timed once the connection is in hand, since after an outage the wait for one
+        lasts seconds, and counting it made the fleet's clock run ahead (``Reading``)."""
         with self._pg.transaction() as tx:
+            sent = _clock.steady_ns()
             row = tx.execute(DATABASE_NOW_MS).fetchone()
-        return int(row[0])
+            received = _clock.steady_ns()
+        return _clock.Reading(int(row[0]), sent, received)
 
     def migrate(self) -> int:
         # Ten workers starting at once: the advisory lock makes them take turns, and each
