@@ -11,19 +11,23 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 log = logging.getLogger("tickwork")
 
 __all__ = [
+    "MAX_ROUND_TRIP_NS",
     "Clock",
+    "Reading",
     "ReferenceClock",
     "SystemClock",
     "from_ms",
     "monotonic",
     "now_ms",
     "sleep",
+    "steady_ns",
     "to_ms",
     "wait",
 ]
@@ -145,6 +149,33 @@ def wait(event: threading.Event, seconds: float) -> bool:
     return event.wait(max(0.0, seconds))
 
 
+#: the longest round trip of a reference's reading that may replace the last sync. A
+#: reading is anchored where its answer arrived, so the clock runs behind the reference
+#: by up to its round trip (never ahead). Reading one row takes well under a millisecond
+#: on a LAN and tens across regions; a longer one waited for something else (a server
+#: stalled or restarting, a network that dropped packets), and would hold the fleet's
+#: firings and lease expiries back by as much until the next sync.
+MAX_ROUND_TRIP_NS = 250_000_000
+#: how soon a sync is tried again after a reading too slow to use
+RETRY_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A reference's time, with the steady clock's readings when the query that read it
+    was sent and when its answer arrived: the round trip of that query alone (a wait for
+    a pooled connection before it is no part of it)."""
+
+    ms: int
+    sent_ns: int
+    received_ns: int
+
+
+def steady_ns() -> int:
+    """The steady clock (see ``_steady_clock``), for timing a ``Reading``'s round trip."""
+    return _steady_ns()
+
+
 class ReferenceClock:
     """A reference clock (a fleet's database server), read between syncs off the steady
     clock.
@@ -152,26 +183,32 @@ class ReferenceClock:
     Every worker of a fleet then agrees on "now" within the round trip of one query, so
     a machine whose clock runs ahead cannot fire an occurrence early or take a live lease.
     At each sync (every ``refresh`` seconds) the reference's time is noted with the
-    steady clock's reading at the middle of the round trip; between syncs, now is that
-    time plus the steady clock's advance since. The machine's wall clock plays no part, so
+    steady clock's reading when its answer arrived; between syncs, now is that time plus
+    the steady clock's advance since. The reference read its time before it answered, so
+    this clock is never ahead of it, and behind by at most the reading's round trip: a
+    reading slower than ``MAX_ROUND_TRIP_NS`` replaces no sync (only the absence of one)
+    and another is tried a second later. The machine's wall clock plays no part, so
     stepping it changes nothing. Until the first sync succeeds, the local clock stands in;
     while the reference cannot be reached, the last sync stays in use.
+
+    ``reference`` returns a ``Reading`` when it can time its own query (the store's,
+    which excludes its wait for a connection); a plain number of milliseconds is timed
+    here, around the whole call.
     """
 
-    def __init__(self, reference_ms: Callable[[], int], *, refresh: float = 30.0) -> None:
-        self._reference_ms = reference_ms
+    def __init__(self, reference: Callable[[], int | Reading], *, refresh: float = 30.0) -> None:
+        self._reference = reference
         self._refresh_ns = int(refresh * 1_000_000_000)
         self._local = SystemClock()
         #: (reference ns, steady ns) at the last sync, or None before one succeeded
         self._synced: tuple[int, int] | None = None
-        self._tried_at: int | None = None
+        #: the steady clock's reading when the next sync is due (None: at once)
+        self._due: int | None = None
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
-        steady = _steady_ns()
-        tried = self._tried_at
-        stale = tried is None or steady - tried > self._refresh_ns
-        if stale and self._lock.acquire(blocking=False):
+        due = self._due
+        if (due is None or _steady_ns() >= due) and self._lock.acquire(blocking=False):
             try:
                 self._sync()
             finally:
@@ -183,13 +220,19 @@ class ReferenceClock:
         return _EPOCH + timedelta(microseconds=(reference_ns + _steady_ns() - at) // 1000)
 
     def _sync(self) -> None:
-        before = self._tried_at = _steady_ns()
+        before = _steady_ns()
+        self._due = before + self._refresh_ns
         try:
-            reference = self._reference_ms()
+            reading = self._reference()
         except Exception:  # unreachable now: keep the last sync, try again later
             return
-        after = _steady_ns()
-        self._synced = (reference * 1_000_000, (before + after) // 2)
+        if not isinstance(reading, Reading):
+            reading = Reading(reading, before, _steady_ns())
+        slow = reading.received_ns - reading.sent_ns > MAX_ROUND_TRIP_NS
+        if slow:
+            self._due = min(self._due, _steady_ns() + RETRY_NS)
+        if not slow or self._synced is None:
+            self._synced = (reading.ms * 1_000_000, reading.received_ns)
 
     def __repr__(self) -> str:
         return "ReferenceClock()"

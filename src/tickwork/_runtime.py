@@ -92,7 +92,7 @@ class Runtime:
         store = open_store(url, lease_ms=lease_ms)
         if clock is None and isinstance(store, ReferenceTime):
             # A fleet agrees on the database's time, not on each machine's.
-            clock = _clock.ReferenceClock(store.database_now_ms)
+            clock = _clock.ReferenceClock(store.read_database_clock)
         clock = clock or _clock.SystemClock()
         runtime = cls(
             database=store,

@@ -9,6 +9,7 @@ A local clock running ahead is simulated by shifting what ``tickwork._clock`` re
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -17,14 +18,17 @@ from typing import Any
 
 import psycopg
 import pytest
-from tests.pg import fresh_schema
+from tests.pg import base_url, fresh_schema
+from tests.pg_proxy import proxied
 
 from tickwork import Context, Engine, _clock
-from tickwork._clock import ReferenceClock, SystemClock
+from tickwork._clock import MAX_ROUND_TRIP_NS, ReferenceClock, SystemClock
 
 HOUR = timedelta(hours=1)
 #: how far apart two readings of the same machine's clocks may be (a round trip or two)
 CLOSE = timedelta(seconds=1)
+#: seconds PostgreSQL stays out of reach while a sync of the clock waits for it
+OUTAGE_S = 4.0
 
 
 @pytest.fixture
@@ -124,3 +128,41 @@ def test_reference_clock_keeps_its_last_offset_while_the_reference_is_unreachabl
     assert abs(clock.now() - (datetime.now(UTC) + HOUR)) < CLOSE
     assert abs(clock.now() - (datetime.now(UTC) + HOUR)) < CLOSE
     assert len(calls) >= 2  # it did ask again, and kept the offset it had
+
+
+@pytest.mark.postgres
+def test_a_sync_that_waited_out_an_outage_does_not_put_the_clock_ahead_of_the_database(
+    pg_url: str,
+) -> None:
+    """The engine reaches PostgreSQL through a proxy that the test cuts off. A sync of
+    the clock comes due during the outage and waits for a connection until the proxy
+    lets connections through again, seconds later; the clock is then not ahead of the
+    database's, and behind by no more than the longest round trip it accepts. Before,
+    the wait counted in the sample's round trip and the clock ran ahead by half of it."""
+    with proxied(base_url()) as proxy:
+        url = pg_url.replace(base_url(), proxy.url, 1)
+        with Engine(url) as engine:
+            clock = engine.clock
+            assert isinstance(clock, ReferenceClock)
+            clock.now()  # synced through the proxy
+            clock._refresh_ns = 500_000_000  # the next sync is due in half a second
+            clock._due = None
+            clock.now()
+            proxy.cut()
+            engine._runtime.database._pg._pool.check()  # drops the cut connections
+            synced = clock._synced
+            time.sleep(0.6)  # the next sync is due
+            waiting = threading.Thread(target=clock.now)  # it waits for a connection
+            waiting.start()
+            time.sleep(OUTAGE_S)
+            assert waiting.is_alive(), "the sync did not wait for the database"
+            proxy.restore()
+            waiting.join(timeout=30)
+            assert not waiting.is_alive()
+            assert clock._synced != synced, "the sync that waited did not succeed"
+            clock._refresh_ns = 3600 * 1_000_000_000  # no sync after the one under test
+            before = _database_now(pg_url)
+            now = clock.now()
+            after = _database_now(pg_url)
+    assert now <= after, f"the clock is {now - after} ahead of the database"
+    assert now >= before - timedelta(milliseconds=MAX_ROUND_TRIP_NS // 1_000_000 + 5)

@@ -126,3 +126,84 @@ def test_reference_clock_resyncs_and_keeps_the_last_sync_while_unreachable(
     clocks.advance(31 * SECOND)
     assert _clock.to_ms(clock.now()) == ms(START) + 60_000  # the reference's own answer
     assert len(asked) == 3
+
+
+class Reference:
+    """A database whose clock is this machine's steady one, offset; each reading waits
+    ``wait`` ns for a connection, then takes ``round_trip`` ns, reading its clock
+    ``read_at`` of the way through (0: as the query arrives, 1: just before it answers)."""
+
+    def __init__(self, clocks: Clocks, *, offset: int = 250 * 1_000_000) -> None:
+        self.clocks = clocks
+        self.offset = offset
+        self.wait = 0
+        self.round_trip = 0
+        self.read_at = 0.5
+
+    def truth_ms(self) -> int:
+        return ms(START + self.offset + self.clocks.steady)
+
+    def __call__(self) -> _clock.Reading:
+        self.clocks.advance(self.wait)
+        sent = _clock.steady_ns()
+        self.clocks.advance(int(self.round_trip * self.read_at))
+        answer = self.truth_ms()
+        self.clocks.advance(self.round_trip - int(self.round_trip * self.read_at))
+        return _clock.Reading(answer, sent, _clock.steady_ns())
+
+
+def test_reference_clock_does_not_count_the_wait_for_a_connection(clocks: Clocks) -> None:
+    """A sync that waited 8 s for a connection (the database coming back from an outage)
+    and whose query took 1 ms: the clock reads the database's time, not 4 s ahead of it
+    as when the wait counted in the round trip."""
+    database = Reference(clocks)
+    clock = ReferenceClock(database, refresh=30.0)
+    database.wait, database.round_trip = 8 * SECOND, 1_000_000
+    now = _clock.to_ms(clock.now())
+    assert database.truth_ms() - 1 <= now <= database.truth_ms()
+
+
+@pytest.mark.parametrize("read_at", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("round_trip_ms", [0, 3, 200])
+def test_reference_clock_is_never_ahead_of_its_reference(
+    clocks: Clocks, read_at: float, round_trip_ms: int
+) -> None:
+    """Wherever in the round trip the reference read its clock, this clock is not ahead
+    of it, and behind by at most the round trip (and a millisecond of rounding)."""
+    database = Reference(clocks)
+    database.round_trip, database.read_at = round_trip_ms * 1_000_000, read_at
+    clock = ReferenceClock(database, refresh=30.0)
+    for _ in range(3):
+        now = _clock.to_ms(clock.now())
+        assert database.truth_ms() - round_trip_ms - 1 <= now <= database.truth_ms()
+        clocks.advance(31 * SECOND)
+
+
+def test_reference_clock_keeps_its_sync_over_a_slow_reading_and_retries_soon(
+    clocks: Clocks,
+) -> None:
+    """A reading whose round trip is longer than ``MAX_ROUND_TRIP_NS`` (here 3 s, the
+    reference's answer from its start) replaces no sync: the clock keeps counting from
+    the last one, and tries again a second later rather than at the next refresh."""
+    database = Reference(clocks)
+    clock = ReferenceClock(database, refresh=30.0)
+    first = _clock.to_ms(clock.now())
+    clocks.advance(31 * SECOND)
+    database.round_trip, database.read_at = 3 * SECOND, 0.0
+    database.offset -= 2 * SECOND  # were it used, the clock would go back 2 s
+    assert _clock.to_ms(clock.now()) == first + 34_000  # the last sync, counted on
+    database.round_trip = 1_000_000
+    clocks.advance(SECOND)
+    now = _clock.to_ms(clock.now())  # synced again, 1 s later: 2 s back, as the reference
+    assert database.truth_ms() - 1 <= now <= database.truth_ms()
+
+
+def test_reference_clock_takes_a_slow_first_reading_rather_than_none(clocks: Clocks) -> None:
+    """With no sync yet, a slow reading is still better than this machine's clock: it is
+    late by its round trip at most, never ahead."""
+    clocks.step_wall(HOUR)  # this machine's clock is an hour ahead
+    database = Reference(clocks)
+    database.round_trip, database.read_at = 2 * SECOND, 0.0
+    clock = ReferenceClock(database, refresh=30.0)
+    now = _clock.to_ms(clock.now())
+    assert database.truth_ms() - 2_000 <= now <= database.truth_ms()

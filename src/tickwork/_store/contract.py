@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from .._clock import Reading
 from .._models import (
     ApiKeyInfo,
     HistoryEntry,
@@ -574,6 +575,11 @@ class ReferenceTime(Protocol):
 
     def database_now_ms(self) -> int:
         """The database server's clock, in UTC epoch milliseconds."""
+        ...
+
+    def read_database_clock(self) -> Reading:
+        """The database server's clock, with the steady clock's readings around the
+        query's own round trip (not the wait for a connection before it)."""
         ...
 
 

@@ -27,6 +27,7 @@ from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations
 from .contract import LeaseLost, StepRecord
+from .pg_bulk import PgTransaction
 from .pg_claim import PgRunsSql
 from .sql import SqlStore
 from .transaction import Transaction
@@ -236,7 +237,7 @@ class PostgresDatabase:
         metric increments are written last, to a shard picked at random (see counters)."""
         try:
             with self._open().connection() as conn, conn.transaction():
-                tx = Transaction(conn.cursor(), self._translate, planner=True)
+                tx = PgTransaction(conn.cursor(), self._translate, planner=True)
                 yield tx
                 if tx.counts:
                     counters.flush(tx, shard=random.randrange(counters.SHARDS))
@@ -311,9 +312,17 @@ class PostgresStore(SqlStore):
 
     def database_now_ms(self) -> int:
         """The database server's clock, in UTC epoch milliseconds (``ReferenceTime``)."""
+        return self.read_database_clock().ms
+
+    def read_database_clock(self) -> _clock.Reading:
+        """The database server's clock, with the round trip of the query that read it:
+        timed once the connection is in hand, since after an outage the wait for one
+        lasts seconds, and counting it made the fleet's clock run ahead (``Reading``)."""
         with self._pg.transaction() as tx:
+            sent = _clock.steady_ns()
             row = tx.execute(DATABASE_NOW_MS).fetchone()
-        return int(row[0])
+            received = _clock.steady_ns()
+        return _clock.Reading(int(row[0]), sent, received)
 
     def migrate(self) -> int:
         # Ten workers starting at once: the advisory lock makes them take turns, and each

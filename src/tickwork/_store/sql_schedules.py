@@ -229,9 +229,10 @@ class SchedulesSql:
         self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
     ) -> list[Registration]:
         """In bulk, whatever the count: one read of the stored rows, the pure rule for each,
-        new keys in one insert, changed rows in one ``executemany`` per statement (psycopg
-        pipelines them). Rows are locked and inserted in the order of their keys, so that two
-        workers registering the same keys at once wait for each other in one order."""
+        new keys in one insert, changed rows in one ``executemany`` per statement (one
+        statement on PostgreSQL: ``pg_bulk.py``). Rows are locked and inserted in the order
+        of their keys, so that two workers registering the same keys at once wait for each
+        other in one order."""
 
         def work(tx: Transaction) -> list[Registration]:
             keys = [record.key for record, _, _ in records]

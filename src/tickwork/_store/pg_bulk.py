@@ -1,0 +1,162 @@
+"""PostgreSQL's writes of many rows: each as one statement over all its rows, never a
+psycopg ``executemany``.
+
+psycopg sends an ``executemany`` in pipeline mode, which it ends with a Sync followed by
+a Flush. The server arms ``idle_in_transaction_session_timeout`` when it answers the Sync
+and disarms it when it reads the Flush, and nothing arms it again until the next
+statement (PostgreSQL 15, checked): a worker frozen right after one kept its
+transaction, and the row locks of the 100 schedules it was firing, for as long as it
+stayed frozen. A plain statement ends with a Sync alone, after which the timeout runs.
+
+So each statement the store sends with many rows has a bulk form here: the rows go as
+one parameter, a JSON array read with the table's row type (``json_populate_recordset``:
+the column types are the table's own), in one round trip. Writes by key are split where a
+key repeats, so each row sees the one before it as it would one at a time. A statement
+without a bulk form is sent row by row: slower, never unbounded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .schedule_rows import DEFINITION_COLUMNS, FIRING_COLUMNS
+from .sql_runs import INSERT_RUN, QUEUE_INSERTED
+from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
+from .transaction import SOUGHT, Settings, Transaction
+
+__all__ = ["PgTransaction"]
+
+
+@dataclass(frozen=True)
+class Bulk:
+    """A statement's form for many rows at once."""
+
+    #: the statement, whose one placeholder takes the rows as a JSON array of objects
+    sql: str
+    #: the column each of the row statement's placeholders fills, in order
+    columns: tuple[str, ...]
+    #: the row's column that a write finds its row by, when two rows may name one row
+    key: str | None = None
+    #: the planner's settings: a join of the rows to a table seeks it by key
+    settings: Settings = ()
+
+    def rows_json(self, rows: Sequence[Sequence[Any]]) -> str:
+        return json.dumps([dict(zip(self.columns, row, strict=True)) for row in rows])
+
+
+def _rows(table: str) -> str:
+    return f"json_populate_recordset(NULL::{table}, ?::json)"
+
+
+def _set(columns: Sequence[str]) -> str:
+    return ", ".join(f"{column} = n.{column}" for column in columns)
+
+
+_RUN_COLUMNS = (
+    "id", "workflow", "version", "input", "priority", "pool", "schedule_key",
+    "schedule_revision", "scheduled_for", "retry", "created_at",
+)  # fmt: skip
+_HISTORY_COLUMNS = (
+    "key", "occurrence", "last_occurrence", "decision", "reason", "run_id", "revision",
+    "count", "decided_at",
+)  # fmt: skip
+_ADVANCED = ("next_fire_at", "due_at", "buffered_for", "waiting")
+_UPDATED = (*DEFINITION_COLUMNS[1:], "anchor_at", *FIRING_COLUMNS, "updated_at")
+
+#: the bulk form of each statement the store writes many rows with (``executemany``)
+BULK: dict[str, Bulk] = {
+    INSERT_RUN: Bulk(
+        f"""
+INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
+    schedule_key, schedule_revision, scheduled_for, retry, created_at)
+SELECT id, workflow, version, 'pending', input, 1, priority, pool, schedule_key,
+    schedule_revision, scheduled_for, retry, created_at FROM {_rows("tickwork_runs")}
+ON CONFLICT (id) DO NOTHING
+""",
+        _RUN_COLUMNS,
+    ),
+    QUEUE_INSERTED: Bulk(
+        f"""
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
+    created_at)
+SELECT r.id, r.workflow, r.pool, r.priority, r.status, n.available_at, r.schedule_key,
+    r.created_at
+FROM {_rows("tickwork_queue")} n JOIN tickwork_runs r ON r.id = n.id
+WHERE r.status = 'pending'
+ON CONFLICT (id) DO NOTHING
+""",
+        ("available_at", "id"),
+        settings=SOUGHT,
+    ),
+    INSERT_HISTORY: Bulk(
+        f"""
+INSERT INTO tickwork_schedule_history ({", ".join(_HISTORY_COLUMNS)})
+SELECT {", ".join(_HISTORY_COLUMNS)} FROM {_rows("tickwork_schedule_history")}
+""",
+        _HISTORY_COLUMNS,
+    ),
+    ADVANCE: Bulk(
+        f"""
+UPDATE tickwork_schedules s SET {_set(_ADVANCED)}, paused_at = NULL, resumed_at = NULL,
+    last_fire_at = COALESCE(n.last_fire_at, s.last_fire_at),
+    last_run_id = COALESCE(n.last_run_id, s.last_run_id)
+FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
+""",
+        (*_ADVANCED, "last_fire_at", "last_run_id", "key"),
+        key="key",
+        settings=SOUGHT,
+    ),
+    UPDATE_SCHEDULE: Bulk(
+        f"""
+UPDATE tickwork_schedules s SET {_set(_UPDATED)}, revision = s.revision + 1
+FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
+""",
+        (*_UPDATED, "key"),
+        key="key",
+        settings=SOUGHT,
+    ),
+    SET_STATE: Bulk(
+        f"""
+UPDATE tickwork_schedules s SET {_set((*FIRING_COLUMNS, "updated_at"))}
+FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
+""",
+        (*FIRING_COLUMNS, "updated_at", "key"),
+        key="key",
+        settings=SOUGHT,
+    ),
+}
+
+
+def _distinct_runs(rows: Sequence[Sequence[Any]], at: int) -> list[Sequence[Sequence[Any]]]:
+    """``rows`` cut where the value at ``at`` repeats one already in the current batch, so
+    no batch names a row twice (an UPDATE ... FROM would apply only one of the two)."""
+    batches: list[Sequence[Sequence[Any]]] = []
+    start, seen = 0, set[Any]()
+    for index, row in enumerate(rows):
+        if row[at] in seen:
+            batches.append(rows[start:index])
+            start, seen = index, set()
+        seen.add(row[at])
+    batches.append(rows[start:])
+    return batches
+
+
+class PgTransaction(Transaction):
+    """``Transaction`` whose ``executemany`` is one plain statement (see above)."""
+
+    __slots__ = ()
+
+    def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        bulk = BULK.get(statement)
+        if bulk is None:
+            for row in rows:
+                self.execute(statement, *row)
+            return
+        if not rows:
+            return
+        batches = [rows] if bulk.key is None else _distinct_runs(rows, bulk.columns.index(bulk.key))
+        for batch in batches:
+            self.execute_under(bulk.settings, bulk.sql, bulk.rows_json(batch))
