@@ -89,7 +89,9 @@ class ClaimedRun:
     ``retry_json`` is a retry policy that overrides the workflow's (from a schedule);
     ``lost_workers`` is how many times in a row the run lost its worker (was taken over
     after its lease expired while running) since its last new completed checkpoint, this
-    claim included when it is such a take-over (``max_recoveries``).
+    claim included when it is such a take-over (``max_recoveries``); ``alone``: the run
+    lost its worker, and its worker must run no other run while it executes (so that a
+    loss is blamed on the run whose step caused it: see ``claim_runs``).
     """
 
     info: RunInfo
@@ -100,6 +102,7 @@ class ClaimedRun:
     cancel_requested: bool
     retry_json: str | None = None
     lost_workers: int = 0
+    alone: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,7 @@ class ClaimRequest:
     pools: Sequence[str]
     limits: Mapping[str, int | None]
     limit: int = 1
+    idle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +195,7 @@ class Store(Protocol):
         pools: Sequence[str],
         limits: Mapping[str, int | None],
         limit: int,
+        idle: bool = True,
     ) -> list[ClaimedRun]:
         """Take up to ``limit`` runnable runs for ``worker``, each under a new lease.
 
@@ -206,7 +211,15 @@ class Store(Protocol):
         its previous take-over (no progress since), else the first. A released lease
         (``release_leases``) or a run handed back (``reschedule_run``) is no loss. Each
         claimed run's ``lost_workers`` is that count, or 0 when the run completed a
-        checkpoint since its last take-over.
+        checkpoint since its last take-over. The loss counts only when the run was the
+        lost worker's only run in flight (no other run is under a lease of that worker,
+        nor was taken over from it since): else it cannot be told whose step killed the
+        worker, and the count is neither raised nor cleared.
+
+        A run taken over is a *suspect* (``ClaimedRun.alone``) until that execution ends
+        (``finish_run``, ``reschedule_run``): it is claimed only when ``idle`` (the worker
+        has no run in flight), and then alone, before any other run; a claim that is not
+        ``idle`` passes suspects over.
         """
         ...
 

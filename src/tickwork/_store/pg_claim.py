@@ -12,30 +12,37 @@ The checkpoints of the runs that had started are read next, in one statement for
 of them and after the runs are locked (a snapshot taken before the lock could miss a
 checkpoint committed meanwhile by the worker that held the lease). A take-over's count
 of lost workers needs them (``run_rows.count_recoveries``): it is written by a third
-statement, only for the runs whose count changes, which are the rare take-overs.
+statement, only for the runs whose count changes, which are the rare take-overs; whether
+a take-over's lost worker had other runs (``lost_workers.py``) is read for those only.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .contract import ClaimRequest
+from .lost_workers import lost_with_others
 from .run_rows import (
     CLAIM_COLUMNS,
     CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
+    COL_LEASE_TOKEN,
     COL_PRIORITY,
     COL_RECOVERIES,
     COL_RECOVERY_MARK,
     COL_STARTED_AT,
+    COL_SUSPECT,
     STEP_COL_RUN_ID,
     STEP_COLUMNS,
     TakenRun,
     count_recoveries,
+    is_take_over,
+    lease_worker,
 )
-from .sql_runs import QUEUE_FILTER, RunsSql
+from .sql_runs import NOT_SUSPECT, ONLY_SUSPECTS, QUEUE_FILTER, RunsSql
 from .transaction import UNSORTED, Transaction, in_filters
 
 __all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
@@ -50,8 +57,9 @@ _COL_TOKEN = len(CLAIM_COLUMNS) + 1
 # rows are locked (skipping rows other workers hold), read from tickwork_queue_due in its
 # order, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
 # TAKE_ALL, or TAKE_WITH_ROOM under concurrency limits. Each run gets its own token: the
-# worker id and 48 random bits (it fences, it is no secret). started_at and
-# attempt_started_at are set once. MATERIALIZED: the locking read runs once.
+# worker id and 48 random bits (it fences, it is no secret). A run taken over becomes a
+# suspect, until that execution ends (lost_workers.py). started_at and attempt_started_at
+# are set once. MATERIALIZED: the locking read runs once.
 CLAIM = f"""
 WITH candidate AS MATERIALIZED (
     SELECT {CLAIM_SELECT}, q.available_at
@@ -64,7 +72,9 @@ WITH candidate AS MATERIALIZED (
 ), leased AS (
     UPDATE tickwork_queue q SET status = 'running',
         lease_token = ? || '.' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
-        available_at = ?
+        available_at = ?,
+        suspect = CASE WHEN c.status = 'running' AND c.lease_token IS NOT NULL THEN 1
+            ELSE q.suspect END
     FROM taken c
     WHERE q.id = c.id
     RETURNING q.id, q.lease_token
@@ -117,7 +127,7 @@ class PgRunsSql(RunsSql):
         room: Mapping[str, int],
     ) -> list[TakenRun]:
         now_ms, pools, limit, worker = request.now_ms, request.pools, request.limit, request.worker
-        filters = in_filters(pools, open_workflows, QUEUE_FILTER)
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + NOT_SUSPECT
         # With limits, some candidates may be passed over: read a few more.
         candidates = limit * 2 if room else limit
         params: list[Any] = [now_ms, *pools, *open_workflows, candidates]
@@ -130,10 +140,20 @@ class PgRunsSql(RunsSql):
         # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
         # are taken was decided in SQL, so only ties' order may follow Python's collation.
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
-        return _with_steps(tx, rows)
+        return _with_steps(tx, rows, now_ms)
+
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        now_ms, pools = request.now_ms, request.pools
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+        params = [now_ms, *pools, *open_workflows, 1, request.worker]
+        params += [now_ms + request.lease_ms, now_ms, now_ms]
+        rows = tx.execute(claim_statement(filters, limited=False), *params).fetchall()
+        return _with_steps(tx, rows, now_ms)[0] if rows else None
 
 
-def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:
+def _with_steps(tx: Transaction, rows: list[Any], now_ms: int) -> list[TakenRun]:
     """The runs taken, each with its checkpoints and its count of lost workers."""
     # A run that never started can have no checkpoints yet.
     started = [
@@ -145,11 +165,19 @@ def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:
     if started:
         for step in tx.execute(SELECT_STEPS_OF, started).fetchall():
             steps[step[STEP_COL_RUN_ID]].append(step)
+    # The lost workers of the take-overs, each with how many of its runs this claim took.
+    lost = Counter(lease_worker(row[COL_LEASE_TOKEN]) for row in rows if is_take_over(row))
     taken = []
     for row in rows:
         own = steps.get(row[COL_ID], [])
-        recoveries, mark, lost_workers = count_recoveries(row, own)
+        taken_over, shared = is_take_over(row), False
+        if taken_over:
+            old_token = row[COL_LEASE_TOKEN]
+            with_it = lost[lease_worker(old_token)] - 1
+            shared = lost_with_others(tx, old_token, row[COL_ID], now_ms, taken_with=with_it)
+        recoveries, mark, lost_workers = count_recoveries(row, own, shared=shared)
         if (recoveries, mark) != (row[COL_RECOVERIES], row[COL_RECOVERY_MARK]):
             tx.execute(COUNT_RECOVERY, recoveries, mark, row[COL_ID])
-        taken.append((row, row[_COL_TOKEN], own, lost_workers))
+        alone = taken_over or row[COL_SUSPECT] != 0
+        taken.append((row, row[_COL_TOKEN], own, lost_workers, alone))
     return taken

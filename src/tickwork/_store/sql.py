@@ -122,8 +122,9 @@ class SqlStore:
         pools: Sequence[str],
         limits: Mapping[str, int | None],
         limit: int,
+        idle: bool = True,
     ) -> list[ClaimedRun]:
-        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit)
+        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit, idle)
         return self._runs.claim_runs(request)
 
     def renew_leases(

@@ -1,0 +1,26 @@
+-- max_recoveries blames only the run whose step lost its worker (DESIGN §1, Durability;
+-- docs/behaviour.md "Durability"). A take-over counts a lost worker against its run only
+-- when that run was the lost worker's only run in flight; a run taken over then runs
+-- alone for the rest of that execution, so that a step which keeps killing its worker is
+-- found out even when it first shared the worker with other runs.
+-- `suspect` of a run in flight: 1 while the execution that took it over lasts (a claim
+-- gives it only to a worker with nothing else in flight, and nothing else with it).
+ALTER TABLE tickwork_queue ADD COLUMN suspect INTEGER NOT NULL DEFAULT 0;
+-- The suspects an idle worker's claim looks at first, in the claim's order (a few rows).
+CREATE INDEX tickwork_queue_suspects ON tickwork_queue (priority DESC, available_at, id)
+    WHERE suspect <> 0;
+-- The runs in flight under one worker's leases: a lease token is the worker's id, a dot
+-- and 12 hex digits (sql_runs._take, pg_claim.CLAIM), so the id is all but its last 13
+-- characters. Only runs under a lease have an entry: a few rows.
+CREATE INDEX tickwork_queue_lease_worker
+    ON tickwork_queue (substr(lease_token, 1, length(lease_token) - 13))
+    WHERE lease_token IS NOT NULL;
+-- Each lost worker, as its runs are taken over: `shared` is 1 when it had more than one
+-- run in flight (the first take-over sees the others still under its leases; a later one
+-- reads it here, since the others' leases are gone by then). Rows older than a day are
+-- removed by the take-overs (run_rows.LOST_WORKER_KEPT_MS).
+CREATE TABLE tickwork_lost_workers (
+    worker TEXT PRIMARY KEY,
+    shared INTEGER NOT NULL,
+    lost_at INTEGER NOT NULL
+);
