@@ -502,7 +502,8 @@ class Store(Protocol):
         Removed: ended runs (``completed``, ``failed``, ``cancelled``) whose ``finished_at``
         is before ``cutoffs.for_workflow(workflow)``, with their steps; history entries
         whose ``decided_at`` is before ``cutoffs.history_ms``. Never removed: unfinished
-        runs, a run its schedule names as its latest (``last_run_id``), a schedule's
+        runs, a run its schedule names as its latest (``last_run_id``), the run of a
+        schedule's latest occurrence that got one (``last_occurrence_at``), a schedule's
         ``KEEP_HISTORY`` newest entries (by id), anything whose cutoff is None. A run goes
         with all its steps in one batch, except a run heavier than a batch: its steps go
         first, ``budget`` at a time. Several stores pruning at once never wait for each

@@ -1,4 +1,4 @@
--- PostgreSQL twin of sqlite/0014_lost_worker_blame.sql (a constant default: no table rewrite).
+-- PostgreSQL twin of sqlite/0014_blame_and_occurrence.sql (a constant default: no table rewrite).
 -- max_recoveries blames only the run whose step lost its worker (DESIGN §1, Durability;
 -- docs/behaviour.md "Durability"). A take-over counts a lost worker against its run only
 -- when that run was the lost worker's only run in flight; a run taken over then runs
@@ -25,3 +25,11 @@ CREATE TABLE tickwork_lost_workers (
     shared INTEGER NOT NULL,
     lost_at BIGINT NOT NULL
 );
+-- A schedule remembers the latest occurrence that got a run (fired, triggered, backfilled;
+-- not a trigger's new_run=True run, which is an occurrence of its own instant), and
+-- retention keeps that occurrence's run as it keeps the schedule's latest run
+-- (sql_prune.SELECT_PRUNABLE_RUNS): a trigger of the current occurrence then finds its run
+-- even when a newer new_run=True run is the schedule's latest, and never starts it again.
+ALTER TABLE tickwork_schedules ADD COLUMN last_occurrence_at BIGINT;
+UPDATE tickwork_schedules SET last_occurrence_at = (
+    SELECT r.scheduled_for FROM tickwork_runs r WHERE r.id = tickwork_schedules.last_run_id);

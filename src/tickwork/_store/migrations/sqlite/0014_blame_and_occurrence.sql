@@ -24,3 +24,11 @@ CREATE TABLE tickwork_lost_workers (
     shared INTEGER NOT NULL,
     lost_at INTEGER NOT NULL
 );
+-- A schedule remembers the latest occurrence that got a run (fired, triggered, backfilled;
+-- not a trigger's new_run=True run, which is an occurrence of its own instant), and
+-- retention keeps that occurrence's run as it keeps the schedule's latest run
+-- (sql_prune.SELECT_PRUNABLE_RUNS): a trigger of the current occurrence then finds its run
+-- even when a newer new_run=True run is the schedule's latest, and never starts it again.
+ALTER TABLE tickwork_schedules ADD COLUMN last_occurrence_at INTEGER;
+UPDATE tickwork_schedules SET last_occurrence_at = (
+    SELECT r.scheduled_for FROM tickwork_runs r WHERE r.id = tickwork_schedules.last_run_id);
