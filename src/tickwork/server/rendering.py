@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._models import ACTIVE_STATUSES
+from ..errors import StoreError
 from .display import (
     checkpoint_words,
     format_elapsed,
@@ -141,6 +142,18 @@ class Renderer:
             title="Forbidden",
             message="This form's security token is missing or out of date, so "
             "nothing was changed. Reload the page and try again.",
+        )
+
+    def unavailable(self, request: Request, error: StoreError) -> Response:
+        """503 when the database failed (down, unreachable): the API's status and its
+        words (``api_errors``), on a page; nothing was changed."""
+        return self.render(
+            request,
+            "error.html",
+            None,
+            status_code=503,
+            title="Database unavailable",
+            message=str(error),
         )
 
     def not_found(self, request: Request, session: Session, what: str) -> Response:
