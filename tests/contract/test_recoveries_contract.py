@@ -239,3 +239,22 @@ def test_a_suspect_handed_back_is_claimed_as_any_run(store: Store) -> None:
     )  # fmt: skip
     (again,) = claim_some(store, at=T0 + LEASE, worker="busy", idle=False)
     assert again.info.id == "r1" and not again.alone
+
+
+def test_each_loss_of_one_worker_is_judged_on_its_own(store: Store) -> None:
+    """A worker that froze past its leases and took its runs back (the same worker id):
+    its first loss, shared by two runs, counts against neither; its next, with one run
+    left in flight, counts against that run."""
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("r2"))
+    claim_some(store, at=T0, worker="w1")
+    taken = claim_some(store, at=T0 + LEASE, worker="w1")  # its own runs, leases expired
+    assert sorted(c.info.id for c in taken) == ["r1", "r2"]
+    assert [c.lost_workers for c in taken] == [0, 0]
+    r2 = next(c for c in taken if c.info.id == "r2")
+    store.finish_run(
+        run_id="r2", token=r2.lease_token, status=RunStatus.COMPLETED, result_json="1",
+        error=None, now_ms=T0 + LEASE,
+    )  # fmt: skip
+    (r1,) = claim_some(store, at=T0 + 2 * LEASE, worker="w1")
+    assert r1.info.id == "r1" and r1.lost_workers == 1

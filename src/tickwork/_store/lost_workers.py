@@ -9,51 +9,63 @@ run taken over becomes a *suspect* that runs alone (on a worker with nothing els
 flight) until that execution ends; a step that kills its worker again then does so alone,
 and that loss is its own.
 
-Whether the lost worker had other runs in flight is decided at its first take-over: they
-are still under its leases then (a lease token begins with its worker's id). The answer is
-kept per worker in ``tickwork_lost_workers`` for the take-overs of the others, whose
-companions' leases are gone by then. Two claims taking over runs of the same worker at
-once both see each other's run still under its lease (their snapshots precede the other's
-commit), or the one that commits first recorded the answer: the upsert waits on it.
+Whether the lost worker had other runs in flight is seen at the first take-over of one of
+them: the others are still under its leases (a lease token begins with its worker's id).
+That take-over records their tokens in ``tickwork_lost_leases``, for their own take-overs,
+which no longer see the first run under the lost worker's lease. Two claims taking over
+runs of the same worker at once each see the other's run still under its lease (a
+statement reads what was committed before it began), or the one that committed first
+recorded the other's token; either way both know.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .run_rows import lease_worker
-from .transaction import Transaction
+from .transaction import Transaction, marks
 
-__all__ = ["LOST_WORKER_KEPT_MS", "lost_with_others"]
+__all__ = ["LOST_LEASE_KEPT_MS", "lost_with_others"]
 
-#: how long a lost worker's answer is kept: its runs are taken over once their leases
-#: expire, which is minutes later, unless no worker runs for that long
-LOST_WORKER_KEPT_MS = 24 * 3600 * 1000
+#: how long a lost lease is remembered: the runs of a lost worker are taken over once their
+#: leases expire, minutes later, unless no worker serves them for that long
+LOST_LEASE_KEPT_MS = 24 * 3600 * 1000
 
-# The other runs still under leases of the worker (tokens: the id, a dot, 12 hex digits;
-# the expression is migration 0014's index).
-COUNT_COMPANIONS = """
-SELECT COUNT(*) FROM tickwork_queue
+# The runs still under leases of the worker (tokens: its id, a dot, 12 hex digits; the
+# expression is migration 0014's index), but those this claim took ({marks}: one
+# placeholder each), whose new tokens begin with the same id when a worker takes over its
+# own runs (it froze past its leases; one engine's run_until_idle calls).
+_UNDER_LEASES_OF = """
+FROM tickwork_queue
 WHERE substr(lease_token, 1, length(lease_token) - 13) = ? AND lease_token IS NOT NULL
-    AND id <> ?
+    AND id NOT IN ({marks})
 """
-# Record the lost worker, or read what its first take-over recorded; shared only grows.
-RECORD_LOSS = """
-INSERT INTO tickwork_lost_workers (worker, shared, lost_at) VALUES (?, ?, ?)
-ON CONFLICT (worker) DO UPDATE SET shared = CASE
-    WHEN excluded.shared = 1 THEN 1 ELSE tickwork_lost_workers.shared END
-RETURNING shared
+COUNT_COMPANIONS = "SELECT COUNT(*)" + _UNDER_LEASES_OF
+# Remember their leases as lost with others (in token order: two claims recording the
+# same tokens wait for each other in one order, never in a cycle).
+RECORD_COMPANIONS = f"""
+INSERT INTO tickwork_lost_leases (token, lost_at)
+SELECT lease_token, ? {_UNDER_LEASES_OF}
+ORDER BY lease_token
+ON CONFLICT (token) DO NOTHING
 """
-# Forget lost workers whose runs have long been taken over.
-FORGET_LOST = "DELETE FROM tickwork_lost_workers WHERE lost_at < ?"
+# Whether a lease was recorded as lost with others.
+WAS_SHARED = "SELECT 1 FROM tickwork_lost_leases WHERE token = ?"
+# Forget lost leases whose runs have long been taken over.
+FORGET_LOST = "DELETE FROM tickwork_lost_leases WHERE lost_at < ?"
 
 
 def lost_with_others(
-    tx: Transaction, token: str, run_id: str, now_ms: int, *, taken_with: int = 0
+    tx: Transaction, token: str, now_ms: int, taken: Sequence[str], *, taken_with: int = 0
 ) -> bool:
-    """Whether the worker of the expired lease ``token``, which held ``run_id``, had other
-    runs in flight when it was lost. ``taken_with``: how many other runs of that worker
-    this same claim took over already under new tokens (PostgreSQL's one-statement claim)."""
-    worker = lease_worker(token)
-    (others,) = tx.execute(COUNT_COMPANIONS, worker, run_id).fetchone()
-    (shared,) = tx.execute(RECORD_LOSS, worker, int(others + taken_with > 0), now_ms).fetchone()
-    tx.execute(FORGET_LOST, now_ms - LOST_WORKER_KEPT_MS)
-    return bool(shared)
+    """Whether the worker of the expired lease ``token`` had other runs in flight than
+    those ``taken`` by this claim when it was lost; ``taken_with``: how many of them this
+    claim took over (PostgreSQL's one-statement claim has given them new tokens already).
+    Their leases are recorded for the take-overs still to come."""
+    worker, exclude = lease_worker(token), marks(len(taken))
+    (others,) = tx.execute(COUNT_COMPANIONS.format(marks=exclude), worker, *taken).fetchone()
+    if others:
+        tx.execute(RECORD_COMPANIONS.format(marks=exclude), now_ms, worker, *taken)
+    recorded = tx.execute(WAS_SHARED, token).fetchone() is not None
+    tx.execute(FORGET_LOST, now_ms - LOST_LEASE_KEPT_MS)
+    return others > 0 or taken_with > 0 or recorded

@@ -165,19 +165,29 @@ def _with_steps(tx: Transaction, rows: list[Any], now_ms: int) -> list[TakenRun]
     if started:
         for step in tx.execute(SELECT_STEPS_OF, started).fetchall():
             steps[step[STEP_COL_RUN_ID]].append(step)
-    # The lost workers of the take-overs, each with how many of its runs this claim took.
-    lost = Counter(lease_worker(row[COL_LEASE_TOKEN]) for row in rows if is_take_over(row))
+    shared = _shared_losses(tx, rows, now_ms)
     taken = []
     for row in rows:
         own = steps.get(row[COL_ID], [])
-        taken_over, shared = is_take_over(row), False
-        if taken_over:
-            old_token = row[COL_LEASE_TOKEN]
-            with_it = lost[lease_worker(old_token)] - 1
-            shared = lost_with_others(tx, old_token, row[COL_ID], now_ms, taken_with=with_it)
-        recoveries, mark, lost_workers = count_recoveries(row, own, shared=shared)
+        taken_over = is_take_over(row)
+        lost_with = taken_over and shared[row[COL_LEASE_TOKEN]]
+        recoveries, mark, lost_workers = count_recoveries(row, own, shared=lost_with)
         if (recoveries, mark) != (row[COL_RECOVERIES], row[COL_RECOVERY_MARK]):
             tx.execute(COUNT_RECOVERY, recoveries, mark, row[COL_ID])
         alone = taken_over or row[COL_SUSPECT] != 0
         taken.append((row, row[_COL_TOKEN], own, lost_workers, alone))
     return taken
+
+
+def _shared_losses(tx: Transaction, rows: list[Any], now_ms: int) -> dict[str, bool]:
+    """Whether each take-over among ``rows`` (by its old token) lost a worker that had
+    other runs in flight (``lost_workers.py``). The runs this claim took are under its
+    own tokens already, so its take-overs from one worker are counted here; they are
+    looked at in token order (``lost_workers.RECORD_COMPANIONS`` says why)."""
+    tokens = sorted(row[COL_LEASE_TOKEN] for row in rows if is_take_over(row))
+    lost = Counter(lease_worker(token) for token in tokens)
+    taken = [row[COL_ID] for row in rows]
+    return {
+        token: lost_with_others(tx, token, now_ms, taken, taken_with=lost[lease_worker(token)] - 1)
+        for token in tokens
+    }

@@ -334,7 +334,7 @@ class RunsSql:
             SELECT_SUSPECT.format(filters=filters), request.now_ms, *request.pools,
             *open_workflows,
         ).fetchone()  # fmt: skip
-        return None if row is None else _take(tx, row, request)
+        return None if row is None else _take(tx, row, request, ())
 
     def take_runs(
         self,
@@ -361,14 +361,14 @@ class RunsSql:
             rows += tx.execute(statement, now_ms, *pools, workflow, candidates).fetchall()
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
         left = dict(room)
-        claimed = []
+        claimed: list[TakenRun] = []
         for row in rows:
             workflow = row[COL_WORKFLOW]
             if workflow in left:
                 if left[workflow] <= 0:
                     continue
                 left[workflow] -= 1
-            claimed.append(_take(tx, row, request))
+            claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
             if len(claimed) == request.limit:
                 break
         return claimed
@@ -524,9 +524,12 @@ def _can_claim(request: ClaimRequest) -> bool:
     return request.limit > 0 and bool(request.limits) and bool(request.pools)
 
 
-def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRun:
+def _take(
+    tx: Transaction, row: Sequence[Any], request: ClaimRequest, before: Sequence[str]
+) -> TakenRun:
     """Take one candidate row under a new lease, and read its checkpoints (first: a
-    take-over counts its lost worker by them, if it had no other run: lost_workers.py)."""
+    take-over counts its lost worker by them, if it had no other run: lost_workers.py);
+    ``before``: the runs this claim took already."""
     worker, now_ms = request.worker, request.now_ms
     # A lease token only has to differ from every other lease's (it fences, it is no
     # secret): the worker id and 48 random bits, drawn without a system call.
@@ -536,7 +539,7 @@ def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRu
     # A run that never started can have no checkpoints yet.
     steps = tx.execute(SELECT_STEPS, run_id).fetchall() if started else []
     taken_over = is_take_over(row)
-    shared = taken_over and lost_with_others(tx, row[COL_LEASE_TOKEN], run_id, now_ms)
+    shared = taken_over and lost_with_others(tx, row[COL_LEASE_TOKEN], now_ms, [*before, run_id])
     recoveries, mark, lost_workers = count_recoveries(row, steps, shared=shared)
     # A suspect until this execution ends (released at shutdown, it stays one).
     suspect = taken_over or row[COL_SUSPECT] != 0

@@ -16,13 +16,13 @@ CREATE INDEX tickwork_queue_suspects ON tickwork_queue (priority DESC, available
 CREATE INDEX tickwork_queue_lease_worker
     ON tickwork_queue (substr(lease_token, 1, length(lease_token) - 13))
     WHERE lease_token IS NOT NULL;
--- Each lost worker, as its runs are taken over: `shared` is 1 when it had more than one
--- run in flight (the first take-over sees the others still under its leases; a later one
--- reads it here, since the others' leases are gone by then). Rows older than a day are
--- removed by the take-overs (run_rows.LOST_WORKER_KEPT_MS).
-CREATE TABLE tickwork_lost_workers (
-    worker TEXT PRIMARY KEY,
-    shared INTEGER NOT NULL,
+-- The leases of runs lost along with others: a take-over that finds other runs still
+-- under the lost worker's leases records their tokens, so that their own take-overs,
+-- when those leases are gone, know the loss was shared. A token is one claim's, so each
+-- loss of a worker (one that froze and came back may lose leases twice) is its own.
+-- Rows older than a day are removed by the take-overs (lost_workers.LOST_LEASE_KEPT_MS).
+CREATE TABLE tickwork_lost_leases (
+    token TEXT PRIMARY KEY,
     lost_at BIGINT NOT NULL
 );
 -- A schedule remembers the latest occurrence that got a run (fired, triggered, backfilled;
