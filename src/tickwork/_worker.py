@@ -242,7 +242,10 @@ class Worker:
             self._recovered()
             if len(claimed) == free:
                 return 0.0  # there may be more right now
-            due = core.store.next_due_ms(pools=core.pools, workflows=core.registry.names())
+            # A suspect waits for this worker to be idle: a busy one does not wait for it.
+            due = core.store.next_due_ms(
+                pools=core.pools, workflows=core.registry.names(), suspects=idle
+            )
             return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
         except StoreError as exc:
             # Report an outage once, not once per attempt; the loop keeps trying.

@@ -258,3 +258,19 @@ def test_each_loss_of_one_worker_is_judged_on_its_own(store: Store) -> None:
     )  # fmt: skip
     (r1,) = claim_some(store, at=T0 + 2 * LEASE, worker="w1")
     assert r1.info.id == "r1" and r1.lost_workers == 1
+
+
+def test_a_busy_worker_is_not_woken_for_a_suspect(store: Store) -> None:
+    """A suspect due now is due for an idle worker's claim only: asked without suspects,
+    the next due instant is the next run a busy worker could take."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    take_over(store, held, at=T0 + LEASE)  # now a suspect, its lease expiring next
+    later = NewRun(
+        id="r2", workflow="wf", version="1", input_json="null", priority=0, pool="default",
+        created_ms=T0, available_ms=T0 + 5 * LEASE,
+    )  # fmt: skip
+    store.insert_run(later)
+    pools, workflows = ("default",), ("wf",)
+    assert store.next_due_ms(pools=pools, workflows=workflows) == T0 + 2 * LEASE
+    assert store.next_due_ms(pools=pools, workflows=workflows, suspects=False) == T0 + 5 * LEASE

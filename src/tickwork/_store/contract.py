@@ -310,8 +310,12 @@ class Store(Protocol):
         """Expire the given leases now so another worker may take the runs at once."""
         ...
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        """The earliest ``available_at`` of any run ``claim_runs`` could take, or None."""
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], suspects: bool = True
+    ) -> int | None:
+        """The earliest ``available_at`` of any run ``claim_runs`` could take, or None;
+        without the suspects unless ``suspects`` (a claim that is not ``idle`` passes
+        them over: a busy worker waits for what it could take)."""
         ...
 
     # -- schedules -------------------------------------------------------------------------

@@ -511,10 +511,13 @@ class RunsSql:
 
         return self._db.write(work)
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], suspects: bool = True
+    ) -> int | None:
         if not pools or not workflows:
             return None
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
+        filters = in_filters(pools, workflows, QUEUE_FILTER) + ("" if suspects else NOT_SUSPECT)
+        statement = NEXT_DUE.format(filters=filters)
         with self._db.read() as tx:
             row = tx.execute(statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
