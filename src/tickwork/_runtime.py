@@ -166,7 +166,9 @@ class Runtime:
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
 
-    def claim(self, limit: int) -> list[ClaimedRun]:
+    def claim(self, limit: int, *, idle: bool = False) -> list[ClaimedRun]:
+        """Up to ``limit`` runs; ``idle``: this process has no run in flight, so it may be
+        given a suspect to run alone (``Store.claim_runs``)."""
         return self.store.claim_runs(
             now_ms=self.now_ms(),
             lease_ms=self.lease_ms,
@@ -174,11 +176,14 @@ class Runtime:
             pools=self.pools,
             limits=self.limits(),
             limit=limit,
+            idle=idle,
         )
 
-    def claim_request(self, now_ms: int) -> ClaimRequest:
+    def claim_request(self, now_ms: int, *, idle: bool = False) -> ClaimRequest:
         """One more run for an executor thread, claimed as its current run ends."""
-        return ClaimRequest(now_ms, self.lease_ms, self.worker_id, self.pools, self.limits())
+        return ClaimRequest(
+            now_ms, self.lease_ms, self.worker_id, self.pools, self.limits(), idle=idle
+        )
 
     def run_claimed(
         self,

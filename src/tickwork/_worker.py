@@ -77,13 +77,19 @@ def run_until_idle(runtime: Runtime) -> int:
     """Execute, in this thread, every run runnable now until none is; how many attempts."""
     keeper = LeaseKeeper(runtime)
     executed = 0
+
+    def next_claim(now_ms: int) -> ClaimRequest:
+        return runtime.claim_request(now_ms, idle=True)  # one run at a time: always alone
+
     try:
-        claims = runtime.claim(1)
+        claims = runtime.claim(1, idle=True)
         while claims:
             # Each run's ending claims the next one in the same transaction.
-            outcome = runtime.run_claimed(claims[0], keeper, runtime.claim_request)
+            outcome = runtime.run_claimed(claims[0], keeper, next_claim)
             executed += 1
-            claims = list(outcome.claimed) or ([] if outcome.next_claim_asked else runtime.claim(1))
+            claims = list(outcome.claimed) or (
+                [] if outcome.next_claim_asked else runtime.claim(1, idle=True)
+            )
     finally:
         keeper.stop()
     return executed
@@ -115,6 +121,7 @@ class Worker:
         self._stopping = threading.Event()
         self._queue: queue.Queue[ClaimedRun | None] = queue.Queue()
         self._in_flight = 0
+        self._alone = 0  # runs in flight that must run alone: no claim meanwhile
         self._idle = threading.Condition()
         self._keeper = LeaseKeeper(runtime)
         self._housekeeping = housekeeping
@@ -135,7 +142,7 @@ class Worker:
         Every reservation is ended by ``hand_over``.
         """
         with self._idle:
-            if self._in_flight >= self._threads or self._stopping.is_set():
+            if self._in_flight >= self._threads or self._alone or self._stopping.is_set():
                 return None
             self._in_flight += 1
         return self._runtime.claim_request(now_ms)
@@ -143,6 +150,7 @@ class Worker:
     def hand_over(self, claims: Sequence[ClaimedRun]) -> None:
         """Give the reserved executor thread its run, or give the reservation back."""
         if claims:
+            self._count_alone(claims)
             self._keeper.hold(claims[0].info.id, claims[0].lease_token)
             self._queue.put(claims[0])
             return
@@ -218,10 +226,13 @@ class Worker:
                     self._tick_at = min(self._tick_at, upcoming)
                 self._recovered()
             with self._idle:
-                free = self._threads - self._in_flight
+                # A run that must run alone (it lost its worker) holds every thread.
+                free = 0 if self._alone else self._threads - self._in_flight
+                idle = self._in_flight == 0
             if free == 0 or self._stopping.is_set():
                 return self._until(self._tick_at, now)  # a run that ends wakes us
-            claimed = core.claim(free)
+            claimed = core.claim(free, idle=idle)
+            self._count_alone(claimed)
             with self._idle:
                 self._in_flight += len(claimed)
             for claim in claimed:
@@ -231,7 +242,10 @@ class Worker:
             self._recovered()
             if len(claimed) == free:
                 return 0.0  # there may be more right now
-            due = core.store.next_due_ms(pools=core.pools, workflows=core.registry.names())
+            # A suspect waits for this worker to be idle: a busy one does not wait for it.
+            due = core.store.next_due_ms(
+                pools=core.pools, workflows=core.registry.names(), suspects=idle
+            )
             return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
         except StoreError as exc:
             # Report an outage once, not once per attempt; the loop keeps trying.
@@ -242,6 +256,14 @@ class Worker:
         except Exception as exc:
             core.hooks.report(exc, {"where": "worker loop"})
             return self._poll_ms / 1000
+
+    def _count_alone(self, claims: Sequence[ClaimedRun]) -> None:
+        """Count the claimed runs that must run alone (``ClaimedRun.alone``): while one
+        is in flight, this worker claims nothing more."""
+        alone = sum(1 for claim in claims if claim.alone)
+        if alone:
+            with self._idle:
+                self._alone += alone
 
     def _recovered(self) -> None:
         if self._outage:
@@ -282,6 +304,7 @@ class Worker:
             # claimed is in this thread's hands: a drain lets it finish, like the others.
             settled = False
             while claim is not None:
+                alone = claim.alone
                 try:
                     outcome = self._runtime.run_claimed(claim, self._keeper, self._next_claim)
                 except Exception as exc:
@@ -292,6 +315,10 @@ class Worker:
                 else:
                     claim = outcome.claimed[0] if outcome.claimed else None
                     settled = _left_nothing_to_do(outcome)
+                    self._count_alone(outcome.claimed)
+                if alone:
+                    with self._idle:
+                        self._alone -= 1
             with self._idle:
                 self._in_flight -= 1
                 self._idle.notify_all()
@@ -299,7 +326,11 @@ class Worker:
                 self._runtime.wake.set()  # the loop may have work for the free thread
 
     def _next_claim(self, now_ms: int) -> ClaimRequest | None:
-        return None if self._stopping.is_set() else self._runtime.claim_request(now_ms)
+        with self._idle:
+            alone = self._alone
+        if alone or self._stopping.is_set():
+            return None
+        return self._runtime.claim_request(now_ms)
 
     def _drain(self, pool: list[threading.Thread]) -> None:
         # Runs claimed but not started yet go back at once; the others may finish.

@@ -150,3 +150,127 @@ def test_progress_without_a_take_over_clears_what_the_executor_sees(store: Store
     )
     (woken,) = claim(store, at=at, worker="w3")
     assert woken.lost_workers == 0
+
+
+# -- whose loss: a worker lost with several runs in flight (lost_workers.py) ---------------
+
+
+def claim_some(
+    store: Store, *, at: int, worker: str, limit: int = 10, idle: bool = True
+) -> list[ClaimedRun]:
+    return store.claim_runs(
+        now_ms=at, lease_ms=LEASE, worker=worker, pools=("default",), limits={"wf": None},
+        limit=limit, idle=idle,
+    )  # fmt: skip
+
+
+def test_a_worker_lost_with_two_runs_counts_against_neither(store: Store) -> None:
+    """Both runs of one lost worker taken over in one claim: no step can be blamed, so
+    neither count rises; both are suspects, to run alone."""
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("r2"))
+    assert len(claim_some(store, at=T0, worker="w1")) == 2
+    taken = claim_some(store, at=T0 + LEASE, worker="w2")
+    assert sorted(c.info.id for c in taken) == ["r1", "r2"]
+    assert [c.lost_workers for c in taken] == [0, 0]
+    assert all(c.alone for c in taken)
+
+
+def test_runs_of_one_lost_worker_taken_over_one_by_one_count_against_neither(
+    store: Store,
+) -> None:
+    """The second take-over, in a later claim, no longer sees the first run under the lost
+    worker's lease, yet knows the worker was shared: it counts nothing either."""
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("r2"))
+    claim_some(store, at=T0, worker="w1")
+    (first,) = claim_some(store, at=T0 + LEASE, worker="w2", limit=1)
+    (second,) = claim_some(store, at=T0 + LEASE, worker="w3", limit=1)
+    assert {first.info.id, second.info.id} == {"r1", "r2"}
+    assert (first.lost_workers, second.lost_workers) == (0, 0)
+
+
+def test_a_suspect_is_claimed_only_by_an_idle_worker_and_alone(store: Store) -> None:
+    """A run taken over runs alone: a busy worker's claim passes it over; an idle
+    worker's claim gives it and nothing else, though other runs are due."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    lost = take_over(store, held, at=T0 + LEASE)  # alone in its worker: counted
+    assert lost.lost_workers == 1 and lost.alone
+    store.insert_run(new_run("r2"))
+    store.insert_run(new_run("r3"))
+    at = T0 + 2 * LEASE  # r1's lease expired again
+    busy = claim_some(store, at=at, worker="busy", idle=False)
+    assert sorted(c.info.id for c in busy) == ["r2", "r3"]
+    assert not any(c.alone for c in busy)
+    (alone,) = claim_some(store, at=at, worker="idle")
+    assert alone.info.id == "r1" and alone.alone
+    assert alone.lost_workers == 2  # alone again when lost: counted
+
+
+def test_a_suspect_lost_alone_after_a_shared_loss_counts(store: Store) -> None:
+    """The poison run first lost a worker it shared (no count); run alone, each worker it
+    loses is its own."""
+    store.insert_run(new_run("poison"))
+    store.insert_run(new_run("innocent"))
+    claim_some(store, at=T0, worker="w1")
+    taken = claim_some(store, at=T0 + LEASE, worker="w2")  # w1 lost with both
+    innocent = next(c for c in taken if c.info.id == "innocent")
+    store.finish_run(
+        run_id="innocent", token=innocent.lease_token, status=RunStatus.COMPLETED,
+        result_json="1", error=None, now_ms=T0 + LEASE,
+    )  # fmt: skip
+    counts = []
+    for n in range(2, 5):  # the poison run alone, losing its worker each time
+        (held,) = claim_some(store, at=T0 + n * LEASE, worker=f"w{n + 1}")
+        assert held.info.id == "poison"
+        counts.append(held.lost_workers)
+    assert counts == [1, 2, 3]
+
+
+def test_a_suspect_handed_back_is_claimed_as_any_run(store: Store) -> None:
+    """Its execution ended (a sleep): a busy worker may claim it again with others."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    lost = take_over(store, held, at=T0 + LEASE)
+    store.reschedule_run(
+        run_id="r1", token=lost.lease_token, status=RunStatus.SLEEPING,
+        available_ms=T0 + LEASE, attempt=1, error=None, new_attempt=False,
+    )  # fmt: skip
+    (again,) = claim_some(store, at=T0 + LEASE, worker="busy", idle=False)
+    assert again.info.id == "r1" and not again.alone
+
+
+def test_each_loss_of_one_worker_is_judged_on_its_own(store: Store) -> None:
+    """A worker that froze past its leases and took its runs back (the same worker id):
+    its first loss, shared by two runs, counts against neither; its next, with one run
+    left in flight, counts against that run."""
+    store.insert_run(new_run("r1"))
+    store.insert_run(new_run("r2"))
+    claim_some(store, at=T0, worker="w1")
+    taken = claim_some(store, at=T0 + LEASE, worker="w1")  # its own runs, leases expired
+    assert sorted(c.info.id for c in taken) == ["r1", "r2"]
+    assert [c.lost_workers for c in taken] == [0, 0]
+    r2 = next(c for c in taken if c.info.id == "r2")
+    store.finish_run(
+        run_id="r2", token=r2.lease_token, status=RunStatus.COMPLETED, result_json="1",
+        error=None, now_ms=T0 + LEASE,
+    )  # fmt: skip
+    (r1,) = claim_some(store, at=T0 + 2 * LEASE, worker="w1")
+    assert r1.info.id == "r1" and r1.lost_workers == 1
+
+
+def test_a_busy_worker_is_not_woken_for_a_suspect(store: Store) -> None:
+    """A suspect due now is due for an idle worker's claim only: asked without suspects,
+    the next due instant is the next run a busy worker could take."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    take_over(store, held, at=T0 + LEASE)  # now a suspect, its lease expiring next
+    later = NewRun(
+        id="r2", workflow="wf", version="1", input_json="null", priority=0, pool="default",
+        created_ms=T0, available_ms=T0 + 5 * LEASE,
+    )  # fmt: skip
+    store.insert_run(later)
+    pools, workflows = ("default",), ("wf",)
+    assert store.next_due_ms(pools=pools, workflows=workflows) == T0 + 2 * LEASE
+    assert store.next_due_ms(pools=pools, workflows=workflows, suspects=False) == T0 + 5 * LEASE

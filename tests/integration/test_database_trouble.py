@@ -11,19 +11,23 @@ bound on waiting (``WAIT_S``) is the whole process's and a traceback would show.
 
 from __future__ import annotations
 
+import html
 import socket
 import subprocess
 import sys
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from tests.browser import CSRF, Browser
 from tests.pg import base_url
 
 from tickwork import Context, Engine, StoreError, StoreUnreachable
+from tickwork.server import create_app
 
 #: seconds a command may take to answer: far beyond the ~2 s promised, short of the
 #: 10 s a connection pool would wait before giving up
@@ -205,3 +209,36 @@ def test_a_worker_on_an_unreachable_database_raises_in_the_callers_thread(
             pytest.fail("the worker started on a file that is not a database")
         with pytest.raises(StoreUnreachable, match="not a database"):
             engine.run_worker()
+
+
+def test_the_dashboard_answers_an_outage_with_the_apis_503_and_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session opened while the database answered, then a server whose database cannot
+    be reached (nothing listens on its port): the dashboard's pages and its login answer
+    503 with the error page and the words the API answers with, not a bare 500."""
+    monkeypatch.setenv("TICKWORK_SECRET", "dashboard-outage-test-secret")  # shared sessions
+    with ExitStack() as stack:
+        up = stack.enter_context(Engine(f"sqlite:///{tmp_path / 'up.db'}"))
+        key = up.create_api_key("dashboard")
+        browser = Browser(create_app(up), stack)
+        assert browser.login(key).status_code == 303
+        unreachable = f"postgresql://postgres@127.0.0.1:{closed_port()}/tickwork"
+        down = stack.enter_context(Engine(unreachable))
+        outage = Browser(create_app(down), stack)
+        outage.client.cookies = browser.client.cookies  # the same session, on this server
+
+        api = outage.get("/api/v1/schedules", headers={"Authorization": f"Bearer {key}"})
+        assert api.status_code == 503
+        message = api.json()["error"]["message"]
+        for page in (outage.get("/"), outage.get("/runs")):
+            assert page.status_code == 503
+            assert page.headers["content-type"].startswith("text/html")
+            assert "Content-Security-Policy" in page.headers
+            shown = html.unescape(page.text)
+            assert "Database unavailable" in shown and message in shown
+
+        stranger = Browser(create_app(down), stack)  # no session yet: logs in
+        token = CSRF.findall(stranger.get("/login").text)[0]
+        login = stranger.post("/login", data={"key": key, "csrf": token, "next": "/"})
+        assert login.status_code == 503 and message in html.unescape(login.text)

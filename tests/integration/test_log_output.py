@@ -93,6 +93,61 @@ def test_worker_logs_json_lines_with_log_format_json(tmp_path: Path, sqlite_url:
     assert all(set(r) >= {"time", "level", "logger", "message"} for r in records)
 
 
+FORGING_APP = """
+from tickwork import Context, Engine
+
+engine = Engine()
+
+@engine.workflow()
+def forge(ctx: Context, input: str) -> None:
+    def fail() -> None:
+        raise ValueError(input)
+    ctx.step("fail", fail)
+"""
+#: a step's error that would print a record of its own, then turn the terminal red
+FORGED = "boom\n2026-01-01 00:00:00Z INFO tickwork.runs run forged completed\x1b[31m"
+
+
+def test_control_characters_in_a_steps_error_are_escaped_in_readable_lines(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """A step's error with a line break and an ANSI escape (user input): the readable
+    log shows them escaped (``\\n``, ``\\x1b``), prints no escape character and no line
+    that passes for a record the worker did not log."""
+    app = tmp_path / "app.py"
+    app.write_text(FORGING_APP)
+    with Engine(sqlite_url) as engine:
+        engine.workflow("forge")(lambda ctx, input: None)
+        run_id = engine.start("forge", FORGED).id
+    command = [Path(sys.executable).parent / "tickwork", "worker", f"{app}:engine"]
+    worker = subprocess.Popen(
+        [*command, "--database", sqlite_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "TICKWORK_DATABASE_URL"},
+    )
+    try:
+        with Engine(sqlite_url) as engine:
+            deadline = time.monotonic() + WAIT
+            while (run := engine.get_run(run_id)) and run.status is not RunStatus.FAILED:
+                assert worker.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+    finally:
+        worker.send_signal(signal.SIGINT)
+        output, _ = worker.communicate(timeout=WAIT)
+    assert worker.returncode == 0, output
+
+    assert "\x1b" not in output
+    assert not re.search(r"^2026-01-01 00:00:00Z", output, re.M), output
+    escaped = r"boom\n2026-01-01 00:00:00Z INFO tickwork.runs run forged completed\x1b[31m"
+    (failed,) = [line for line in output.splitlines() if f"run {run_id} failed" in line]
+    assert escaped in failed
+    # Every line is a record's, or indented under one (a traceback).
+    when = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ ")
+    assert all(when.match(line) or line.startswith("  ") for line in output.splitlines())
+
+
 def test_serve_prints_uvicorns_lines_as_json_lines_too(tmp_path: Path, sqlite_url: str) -> None:
     app = tmp_path / "app.py"
     app.write_text(APP)

@@ -162,6 +162,33 @@ def test_a_schedule_never_fires_an_occurrence_again_after_its_runs_are_pruned(
         started += fired
 
 
+def test_trigger_does_not_start_again_an_occurrence_whose_run_a_new_run_displaced(
+    short: Engine, clock: FakeClock
+) -> None:
+    """A daily schedule's occurrence ran; an operator's ``new_run=True`` run is now the
+    schedule's latest. Hours later, past the retention, a plain trigger of the same
+    (still current) occurrence finds its run kept and does not run it again."""
+    add_stepped(short)
+    key = short.schedule("stepped", 3, every="1d", key="daily")
+    clock.advance("1d")
+    (fired,) = short.tick()
+    short.run_until_idle()
+    again = short.run_now(key, new_run=True)
+    assert again is not None and again.started and again.run_id != fired
+    short.run_until_idle()
+    info = short.get_schedule(key)
+    assert info is not None and info.last_run_id == again.run_id
+    clock.advance("2h")  # both ended more than the retention ago
+    short.prune()
+
+    triggered = short.run_now(key)
+    assert triggered is not None
+    assert triggered.run_id == fired and not triggered.started
+    assert triggered.status is RunStatus.COMPLETED
+    assert short.run_until_idle() == 0  # nothing started
+    assert {run.id for run in short.list_runs(schedule_key=key)} == {fired, again.run_id}
+
+
 def test_the_worker_prunes_in_the_background(short: Engine, clock: FakeClock) -> None:
     add_stepped(short)
     add_stepped(short, "brief", retention="1m")

@@ -90,7 +90,9 @@ class ClaimedRun:
     ``retry_json`` is a retry policy that overrides the workflow's (from a schedule);
     ``lost_workers`` is how many times in a row the run lost its worker (was taken over
     after its lease expired while running) since its last new completed checkpoint, this
-    claim included when it is such a take-over (``max_recoveries``).
+    claim included when it is such a take-over (``max_recoveries``); ``alone``: the run
+    lost its worker, and its worker must run no other run while it executes (so that a
+    loss is blamed on the run whose step caused it: see ``claim_runs``).
     """
 
     info: RunInfo
@@ -101,6 +103,7 @@ class ClaimedRun:
     cancel_requested: bool
     retry_json: str | None = None
     lost_workers: int = 0
+    alone: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ class ClaimRequest:
     pools: Sequence[str]
     limits: Mapping[str, int | None]
     limit: int = 1
+    idle: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +196,7 @@ class Store(Protocol):
         pools: Sequence[str],
         limits: Mapping[str, int | None],
         limit: int,
+        idle: bool = True,
     ) -> list[ClaimedRun]:
         """Take up to ``limit`` runnable runs for ``worker``, each under a new lease.
 
@@ -207,7 +212,15 @@ class Store(Protocol):
         its previous take-over (no progress since), else the first. A released lease
         (``release_leases``) or a run handed back (``reschedule_run``) is no loss. Each
         claimed run's ``lost_workers`` is that count, or 0 when the run completed a
-        checkpoint since its last take-over.
+        checkpoint since its last take-over. The loss counts only when the run was the
+        lost worker's only run in flight (no other run is under a lease of that worker,
+        nor was taken over from it since): else it cannot be told whose step killed the
+        worker, and the count is neither raised nor cleared.
+
+        A run taken over is a *suspect* (``ClaimedRun.alone``) until that execution ends
+        (``finish_run``, ``reschedule_run``): it is claimed only when ``idle`` (the worker
+        has no run in flight), and then alone, before any other run; a claim that is not
+        ``idle`` passes suspects over.
         """
         ...
 
@@ -298,8 +311,12 @@ class Store(Protocol):
         """Expire the given leases now so another worker may take the runs at once."""
         ...
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        """The earliest ``available_at`` of any run ``claim_runs`` could take, or None."""
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], suspects: bool = True
+    ) -> int | None:
+        """The earliest ``available_at`` of any run ``claim_runs`` could take, or None;
+        without the suspects unless ``suspects`` (a claim that is not ``idle`` passes
+        them over: a busy worker waits for what it could take)."""
         ...
 
     # -- schedules -------------------------------------------------------------------------
@@ -497,7 +514,8 @@ class Store(Protocol):
         Removed: ended runs (``completed``, ``failed``, ``cancelled``) whose ``finished_at``
         is before ``cutoffs.for_workflow(workflow)``, with their steps; history entries
         whose ``decided_at`` is before ``cutoffs.history_ms``. Never removed: unfinished
-        runs, a run its schedule names as its latest (``last_run_id``), a schedule's
+        runs, a run its schedule names as its latest (``last_run_id``), the run of a
+        schedule's latest occurrence that got one (``last_occurrence_at``), a schedule's
         ``KEEP_HISTORY`` newest entries (by id), anything whose cutoff is None. A run goes
         with all its steps in one batch, except a run heavier than a batch: its steps go
         first, ``budget`` at a time. Several stores pruning at once never wait for each

@@ -14,31 +14,38 @@ The checkpoints of the runs that had started are read next, in one statement for
 of them and after the runs are locked (a snapshot taken before the lock could miss a
 checkpoint committed meanwhile by the worker that held the lease). A take-over's count
 of lost workers needs them (``run_rows.count_recoveries``): it is written by a third
-statement, only for the runs whose count changes, which are the rare take-overs.
+statement, only for the runs whose count changes, which are the rare take-overs; whether
+a take-over's lost worker had other runs (``lost_workers.py``) is read for those only.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .contract import ClaimRequest
+from .lost_workers import lost_with_others
 from .run_rows import (
     CLAIM_COLUMNS,
     CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
+    COL_LEASE_TOKEN,
     COL_PRIORITY,
     COL_RECOVERIES,
     COL_RECOVERY_MARK,
     COL_STARTED_AT,
+    COL_SUSPECT,
     COL_WORKFLOW,
     STEP_COL_RUN_ID,
     STEP_COLUMNS,
     TakenRun,
     count_recoveries,
+    is_take_over,
+    lease_worker,
 )
-from .sql_runs import NEXT_DUE_OF_LEVELS, QUEUE_FILTER, RunsSql, levels
+from .sql_runs import NEXT_DUE_OF_LEVELS, NOT_SUSPECT, ONLY_SUSPECTS, QUEUE_FILTER, RunsSql, levels
 from .transaction import UNSORTED, Transaction, in_filters
 
 __all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
@@ -62,13 +69,14 @@ NEXT_DUE = levels(one_workflow=False) + NEXT_DUE_OF_LEVELS
 # read from tickwork_queue_due in its order, from the level's first run to its first run
 # not yet due, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
 # TAKE_ALL, or TAKE_WITH_ROOM under concurrency limits. Each run gets its own token: the
-# worker id and 48 random bits (it fences, it is no secret). started_at and
-# attempt_started_at are set once. MATERIALIZED: the locking read runs once.
+# worker id and 48 random bits (it fences, it is no secret). A run taken over becomes a
+# suspect, until that execution ends (lost_workers.py). started_at and attempt_started_at
+# are set once. MATERIALIZED: the locking read runs once.
 CLAIM = f"""
 WITH candidate AS MATERIALIZED (
     SELECT {CLAIM_SELECT}, q.available_at
     FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
-    WHERE q.priority = ? AND q.available_at <= ? {{filters}}
+    WHERE {{level}}q.available_at <= ? {{filters}}
     ORDER BY q.priority DESC, q.available_at, q.id
     LIMIT ?
     FOR UPDATE OF q SKIP LOCKED
@@ -76,7 +84,9 @@ WITH candidate AS MATERIALIZED (
 ), leased AS (
     UPDATE tickwork_queue q SET status = 'running',
         lease_token = ? || '.' || lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'),
-        available_at = ?
+        available_at = ?,
+        suspect = CASE WHEN c.status = 'running' AND c.lease_token IS NOT NULL THEN 1
+            ELSE q.suspect END
     FROM taken c
     WHERE q.id = c.id
     RETURNING q.id, q.lease_token
@@ -111,9 +121,14 @@ SELECT {", ".join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ANY(?) ORDER
 COUNT_RECOVERY = "UPDATE tickwork_runs SET recoveries = ?, recovery_mark = ? WHERE id = ?"
 
 
-def claim_statement(filters: str, *, limited: bool) -> str:
-    """The claim, with its pool and workflow ``filters`` (``in_filters``)."""
-    return CLAIM.format(filters=filters, taken=TAKE_WITH_ROOM if limited else TAKE_ALL)
+def claim_statement(filters: str, *, limited: bool, by_level: bool = True) -> str:
+    """The claim, with its pool and workflow ``filters`` (``in_filters``); ``by_level``:
+    of one priority level, its first parameter (a suspect's claim takes any level)."""
+    return CLAIM.format(
+        filters=filters,
+        taken=TAKE_WITH_ROOM if limited else TAKE_ALL,
+        level="q.priority = ? AND " if by_level else "",
+    )
 
 
 class PgRunsSql(RunsSql):
@@ -148,7 +163,7 @@ class PgRunsSql(RunsSql):
         # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
         # are taken was decided in SQL, so only ties' order may follow Python's collation.
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
-        return _with_steps(tx, rows)
+        return _with_steps(tx, rows, request.now_ms)
 
     def _take_level(
         self,
@@ -161,7 +176,7 @@ class PgRunsSql(RunsSql):
     ) -> list[Any]:
         """Take at most ``limit`` due runs at ``priority`` (as ``take_runs``)."""
         now_ms, pools, worker = request.now_ms, request.pools, request.worker
-        filters = in_filters(pools, open_workflows, QUEUE_FILTER)
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + NOT_SUSPECT
         room = {name: most for name, most in room.items() if name in open_workflows}
         # With limits, some candidates may be passed over: read a few more.
         candidates = limit * 2 if room else limit
@@ -174,15 +189,33 @@ class PgRunsSql(RunsSql):
         return tx.execute_under(UNSORTED, statement, *params).fetchall()
 
     def next_due_in(
-        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+        self,
+        tx: Transaction,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        *,
+        suspects: bool = True,
     ) -> int | None:
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows, QUEUE_FILTER))
+        filters = in_filters(pools, workflows, QUEUE_FILTER) + ("" if suspects else NOT_SUSPECT)
+        statement = NEXT_DUE.format(filters=filters)
         # Each level walked from its earliest run (transaction.UNSORTED says why).
         row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        now_ms, pools = request.now_ms, request.pools
+        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+        params = [now_ms, *pools, *open_workflows, 1, request.worker]
+        params += [now_ms + request.lease_ms, now_ms, now_ms]
+        rows = tx.execute(
+            claim_statement(filters, limited=False, by_level=False), *params
+        ).fetchall()
+        return _with_steps(tx, rows, now_ms)[0] if rows else None
 
-def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:
+
+def _with_steps(tx: Transaction, rows: list[Any], now_ms: int) -> list[TakenRun]:
     """The runs taken, each with its checkpoints and its count of lost workers."""
     # A run that never started can have no checkpoints yet.
     started = [
@@ -194,11 +227,29 @@ def _with_steps(tx: Transaction, rows: list[Any]) -> list[TakenRun]:
     if started:
         for step in tx.execute(SELECT_STEPS_OF, started).fetchall():
             steps[step[STEP_COL_RUN_ID]].append(step)
+    shared = _shared_losses(tx, rows, now_ms)
     taken = []
     for row in rows:
         own = steps.get(row[COL_ID], [])
-        recoveries, mark, lost_workers = count_recoveries(row, own)
+        taken_over = is_take_over(row)
+        lost_with = taken_over and shared[row[COL_LEASE_TOKEN]]
+        recoveries, mark, lost_workers = count_recoveries(row, own, shared=lost_with)
         if (recoveries, mark) != (row[COL_RECOVERIES], row[COL_RECOVERY_MARK]):
             tx.execute(COUNT_RECOVERY, recoveries, mark, row[COL_ID])
-        taken.append((row, row[_COL_TOKEN], own, lost_workers))
+        alone = taken_over or row[COL_SUSPECT] != 0
+        taken.append((row, row[_COL_TOKEN], own, lost_workers, alone))
     return taken
+
+
+def _shared_losses(tx: Transaction, rows: list[Any], now_ms: int) -> dict[str, bool]:
+    """Whether each take-over among ``rows`` (by its old token) lost a worker that had
+    other runs in flight (``lost_workers.py``). The runs this claim took are under its
+    own tokens already, so its take-overs from one worker are counted here; they are
+    looked at in token order (``lost_workers.RECORD_COMPANIONS`` says why)."""
+    tokens = sorted(row[COL_LEASE_TOKEN] for row in rows if is_take_over(row))
+    lost = Counter(lease_worker(token) for token in tokens)
+    taken = [row[COL_ID] for row in rows]
+    return {
+        token: lost_with_others(tx, token, now_ms, taken, taken_with=lost[lease_worker(token)] - 1)
+        for token in tokens
+    }

@@ -32,6 +32,8 @@ __all__ = [
     "count_recoveries",
     "ended_run",
     "inserted_run",
+    "is_take_over",
+    "lease_worker",
     "run_from_row",
     "running_from_row",
     "step_from_row",
@@ -44,14 +46,14 @@ RUN_COLUMNS = (
     "schedule_revision", "traceback",
 )  # fmt: skip
 #: a candidate for claiming: the run, then what its executor needs besides, then what
-#: tells a take-over (``lease_token`` of a running run) and its lost workers (0006)
+#: tells a take-over (``lease_token`` of a running run) and its lost workers (0006, 0014)
 CLAIM_COLUMNS = (
     *RUN_COLUMNS, "attempt_started_at", "cancel_requested", "retry", "lease_token",
-    "recoveries", "recovery_mark",
+    "recoveries", "recovery_mark", "suspect",
 )  # fmt: skip
 #: the columns of CLAIM_COLUMNS that the queue holds (migration 0011): a claim reads them
 #: from its row ``q``, the others from the run's row ``r``
-QUEUED_COLUMNS = frozenset({"lease_token", "cancel_requested"})
+QUEUED_COLUMNS = frozenset({"lease_token", "cancel_requested", "suspect"})
 #: CLAIM_COLUMNS as a claim selects them from ``tickwork_queue q`` joined to ``tickwork_runs r``
 CLAIM_SELECT = ", ".join(
     f"{'q' if name in QUEUED_COLUMNS else 'r'}.{name}" for name in CLAIM_COLUMNS
@@ -86,6 +88,7 @@ COL_RETRY = CLAIM_COLUMNS.index("retry")
 COL_LEASE_TOKEN = CLAIM_COLUMNS.index("lease_token")
 COL_RECOVERIES = CLAIM_COLUMNS.index("recoveries")
 COL_RECOVERY_MARK = CLAIM_COLUMNS.index("recovery_mark")
+COL_SUSPECT = CLAIM_COLUMNS.index("suspect")
 #: positions in a checkpoint row
 STEP_COL_RUN_ID = STEP_COLUMNS.index("run_id")
 STEP_COL_NAME = STEP_COLUMNS.index("name")
@@ -181,37 +184,56 @@ def ended_run(
     )  # fmt: skip
 
 
-def count_recoveries(row: Sequence[Any], steps: Sequence[Sequence[Any]]) -> tuple[int, int, int]:
+#: how a lease token ends after its worker's id: a dot and 12 hex digits
+_TOKEN_SUFFIX = 13
+
+
+def lease_worker(token: str) -> str:
+    """The id of the worker a lease token was given to (migration 0014's index)."""
+    return token[:-_TOKEN_SUFFIX]
+
+
+def is_take_over(row: Sequence[Any]) -> bool:
+    """Whether claiming the candidate ``row`` takes it over from a lost worker: it is
+    still ``running`` under a token, so its lease expired. A released lease (graceful
+    shutdown) has no token and a run handed back (sleep, retry) is not running."""
+    return row[COL_STATUS] == "running" and row[COL_LEASE_TOKEN] is not None
+
+
+def count_recoveries(
+    row: Sequence[Any], steps: Sequence[Sequence[Any]], *, shared: bool = False
+) -> tuple[int, int, int]:
     """What claiming the candidate ``row`` (with its checkpoint rows ``steps``) does to
     its count of lost workers: ``(recoveries, recovery_mark)`` to store, and how many
     workers the run has lost in a row at its current progress.
 
-    A claim of a run still ``running`` under a token is a take-over: its lease expired,
-    its worker is presumed lost. A released lease (graceful shutdown) has no token and a
-    run handed back (sleep, retry) is not running: neither counts. The mark is the number
-    of completed checkpoints, which only grows: a take-over at the mark of the previous
-    one made no progress (the same step lost its worker again) and adds one; at another
-    mark it is the first loss there. Any other claim stores both as they are.
+    A take-over (``is_take_over``) counts the lost worker against the run, unless the
+    worker was ``shared``: other runs of it were in flight, and which one's step killed
+    it cannot be told, so the loss counts against none (the count is neither raised nor
+    cleared; the run then runs alone: ``lost_workers.py``). The mark is the number of
+    completed checkpoints, which only grows: a take-over at the mark of the previous one
+    made no progress (the same step lost its worker again) and adds one; at another mark
+    it is the first loss there. Any other claim stores both as they are.
     """
     recoveries, stored_mark = row[COL_RECOVERIES], row[COL_RECOVERY_MARK]
     mark = sum(1 for step in steps if step[STEP_COL_STATUS] == "completed")
-    if row[COL_STATUS] == "running" and row[COL_LEASE_TOKEN] is not None:
+    if is_take_over(row) and not shared:
         recoveries = recoveries + 1 if mark == stored_mark else 1
         stored_mark = mark
     return recoveries, stored_mark, recoveries if mark == stored_mark else 0
 
 
 #: a run taken under a new lease in a transaction: its candidate row (``CLAIM_COLUMNS``),
-#: its lease token, its checkpoint rows (``STEP_COLUMNS``) and the workers it lost in a
-#: row at its current progress
-TakenRun = tuple[Sequence[Any], str, list[Any], int]
+#: its lease token, its checkpoint rows (``STEP_COLUMNS``), the workers it lost in a row
+#: at its current progress, and whether it must run alone (a suspect)
+TakenRun = tuple[Sequence[Any], str, list[Any], int, bool]
 
 
 def claimed_runs(taken: list[TakenRun], now_ms: int) -> list[ClaimedRun]:
     """The runs taken at ``now_ms``, as their executors get them (built after the commit,
     out of the writer's way)."""
     claimed = []
-    for row, token, steps, lost_workers in taken:
+    for row, token, steps, lost_workers, alone in taken:
         started_ms, attempt_started_ms = row[COL_STARTED_AT], row[COL_ATTEMPT_STARTED_AT]
         claimed.append(
             ClaimedRun(
@@ -224,6 +246,7 @@ def claimed_runs(taken: list[TakenRun], now_ms: int) -> list[ClaimedRun]:
                 cancel_requested=bool(row[COL_CANCEL_REQUESTED]),
                 retry_json=row[COL_RETRY],
                 lost_workers=lost_workers,
+                alone=alone,
             )
         )
     return claimed

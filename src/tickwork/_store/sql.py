@@ -122,8 +122,9 @@ class SqlStore:
         pools: Sequence[str],
         limits: Mapping[str, int | None],
         limit: int,
+        idle: bool = True,
     ) -> list[ClaimedRun]:
-        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit)
+        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit, idle)
         return self._runs.claim_runs(request)
 
     def renew_leases(
@@ -177,8 +178,10 @@ class SqlStore:
     def release_leases(self, *, tokens: Sequence[str], now_ms: int) -> int:
         return self._runs.release_leases(tokens=tokens, now_ms=now_ms)
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
-        return self._runs.next_due_ms(pools=pools, workflows=workflows)
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], suspects: bool = True
+    ) -> int | None:
+        return self._runs.next_due_ms(pools=pools, workflows=workflows, suspects=suspects)
 
     # -- schedules -------------------------------------------------------------------------
 

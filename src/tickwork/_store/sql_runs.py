@@ -20,15 +20,18 @@ from .._clock import to_ms
 from .._models import HistoryEntry, RunInfo, RunStatus, StepInfo
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
 from .counters import count_run_end, observe_lateness, observe_step
+from .lost_workers import lost_with_others
 from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
     CLAIM_COLUMNS,
     CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
     COL_ID,
+    COL_LEASE_TOKEN,
     COL_PRIORITY,
     COL_SCHEDULE_KEY,
     COL_STARTED_AT,
+    COL_SUSPECT,
     COL_WORKFLOW,
     RUN_COLUMNS,
     STEP_COLUMNS,
@@ -37,6 +40,7 @@ from .run_rows import (
     count_recoveries,
     ended_run,
     inserted_run,
+    is_take_over,
     run_from_row,
     step_from_row,
 )
@@ -116,6 +120,18 @@ LIMIT ?
 COL_DUE_AT = len(CLAIM_COLUMNS)
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
+#: a claim's filters that pass over the suspects (lost_workers.py), or keep only them
+NOT_SUSPECT = " AND q.suspect = 0"
+ONLY_SUSPECTS = " AND q.suspect <> 0"
+# The most urgent suspect of the workflows served, from migration 0014's few-row index
+# (the claim index would walk each workflow's due runs in the way); {filters} as above.
+SELECT_SUSPECT = f"""
+SELECT {CLAIM_SELECT}, q.available_at
+FROM tickwork_queue q INDEXED BY tickwork_queue_suspects CROSS JOIN tickwork_runs r
+WHERE r.id = q.id AND q.available_at <= ? {{filters}}
+ORDER BY q.priority DESC, q.available_at, q.id
+LIMIT 1
+"""
 # Runs of each limited workflow under a live lease (for concurrency limits), sought in
 # tickwork_queue_running (migration 0013); {marks}: one placeholder per workflow.
 COUNT_LIVE = """
@@ -127,7 +143,8 @@ GROUP BY workflow
 # attempt_started_at are set once, and the count of workers lost in a row is kept in the
 # same write (run_rows.count_recoveries).
 LEASE_RUN = """
-UPDATE tickwork_queue SET status = 'running', lease_token = ?, available_at = ? WHERE id = ?
+UPDATE tickwork_queue SET status = 'running', lease_token = ?, available_at = ?, suspect = ?
+WHERE id = ?
 """
 START_RUN = """
 UPDATE tickwork_runs SET status = 'running', started_at = COALESCE(started_at, ?),
@@ -165,9 +182,10 @@ FINISH_RUN = """
 UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?
 WHERE id = ?
 """
-# Hand a held run back until later (sleep, retry back-off, shutdown): in the queue ...
+# Hand a held run back until later (sleep, retry back-off): in the queue (its execution
+# ended: no longer a suspect) ...
 REQUEUE_HELD = """
-UPDATE tickwork_queue SET status = ?, available_at = ?, lease_token = NULL
+UPDATE tickwork_queue SET status = ?, available_at = ?, lease_token = NULL, suspect = 0
 WHERE id = ? AND lease_token = ? AND status = 'running'
 """
 # ... and in the run's row.
@@ -329,7 +347,22 @@ class RunsSql:
         if not open_workflows:
             return []
         room = {name: cap - live.get(name, 0) for name, cap in limits.items() if cap is not None}
+        if request.idle:  # a suspect first, alone (lost_workers.py)
+            suspect = self.take_suspect(tx, request, open_workflows)
+            if suspect is not None:
+                return [suspect]
         return self.take_runs(tx, request, open_workflows, room)
+
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
+        filters = in_filters(request.pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+        row = tx.execute(
+            SELECT_SUSPECT.format(filters=filters), request.now_ms, *request.pools,
+            *open_workflows,
+        ).fetchone()  # fmt: skip
+        return None if row is None else _take(tx, row, request, ())
 
     def take_runs(
         self,
@@ -344,7 +377,7 @@ class RunsSql:
         them in one statement (``pg_claim.py``)."""
         now_ms, pools = request.now_ms, request.pools
         # The filters' placeholders for one workflow: each is walked on its own below.
-        one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER)
+        one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER) + NOT_SUSPECT
         statement = SELECT_CLAIMABLE.format(filters=one_workflow)
         # With limits, some candidates may be passed over below: read a few more.
         candidates = request.limit * 2 if room else request.limit
@@ -364,14 +397,14 @@ class RunsSql:
                     break
         rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
         left = dict(room)
-        claimed = []
+        claimed: list[TakenRun] = []
         for row in rows:
             workflow = row[COL_WORKFLOW]
             if workflow in left:
                 if left[workflow] <= 0:
                     continue
                 left[workflow] -= 1
-            claimed.append(_take(tx, row, request))
+            claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
             if len(claimed) == request.limit:
                 break
         return claimed
@@ -514,18 +547,26 @@ class RunsSql:
 
         return self._db.write(work)
 
-    def next_due_ms(self, *, pools: Sequence[str], workflows: Sequence[str]) -> int | None:
+    def next_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], suspects: bool = True
+    ) -> int | None:
         if not pools or not workflows:
             return None
         with self._db.read() as tx:
-            return self.next_due_in(tx, pools, workflows)
+            return self.next_due_in(tx, pools, workflows, suspects=suspects)
 
     def next_due_in(
-        self, tx: Transaction, pools: Sequence[str], workflows: Sequence[str]
+        self,
+        tx: Transaction,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        *,
+        suspects: bool = True,
     ) -> int | None:
         """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
         levels sought in tickwork_queue_claim."""
-        statement = NEXT_DUE.format(filters=in_filters(pools, workflows[:1], QUEUE_FILTER))
+        filters = in_filters(pools, workflows[:1], QUEUE_FILTER) + _suspects_filter(suspects)
+        statement = NEXT_DUE.format(filters=filters)
         earliest = []
         for workflow in workflows:
             row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
@@ -534,13 +575,22 @@ class RunsSql:
         return min(earliest, default=None)
 
 
+def _suspects_filter(suspects: bool) -> str:
+    """Whether a next-due read counts the suspects (lost_workers.py): a busy worker does
+    not wake for one it may not take."""
+    return "" if suspects else NOT_SUSPECT
+
+
 def _can_claim(request: ClaimRequest) -> bool:
     return request.limit > 0 and bool(request.limits) and bool(request.pools)
 
 
-def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRun:
+def _take(
+    tx: Transaction, row: Sequence[Any], request: ClaimRequest, before: Sequence[str]
+) -> TakenRun:
     """Take one candidate row under a new lease, and read its checkpoints (first: a
-    take-over counts its lost worker by them)."""
+    take-over counts its lost worker by them, if it had no other run: lost_workers.py);
+    ``before``: the runs this claim took already."""
     worker, now_ms = request.worker, request.now_ms
     # A lease token only has to differ from every other lease's (it fences, it is no
     # secret): the worker id and 48 random bits, drawn without a system call.
@@ -549,10 +599,14 @@ def _take(tx: Transaction, row: Sequence[Any], request: ClaimRequest) -> TakenRu
     started = row[COL_STARTED_AT] is not None or row[COL_ATTEMPT_STARTED_AT] is not None
     # A run that never started can have no checkpoints yet.
     steps = tx.execute(SELECT_STEPS, run_id).fetchall() if started else []
-    recoveries, mark, lost_workers = count_recoveries(row, steps)
-    tx.execute(LEASE_RUN, token, now_ms + request.lease_ms, run_id)
+    taken_over = is_take_over(row)
+    shared = taken_over and lost_with_others(tx, row[COL_LEASE_TOKEN], now_ms, [*before, run_id])
+    recoveries, mark, lost_workers = count_recoveries(row, steps, shared=shared)
+    # A suspect until this execution ends (released at shutdown, it stays one).
+    suspect = taken_over or row[COL_SUSPECT] != 0
+    tx.execute(LEASE_RUN, token, now_ms + request.lease_ms, int(suspect), run_id)
     tx.execute(START_RUN, now_ms, now_ms, recoveries, mark, run_id)
-    return row, token, steps, lost_workers
+    return row, token, steps, lost_workers, suspect
 
 
 def _claimed(taken: list[TakenRun], request: ClaimRequest | None) -> list[ClaimedRun]:

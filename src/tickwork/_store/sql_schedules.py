@@ -140,12 +140,18 @@ INSERT INTO tickwork_schedule_history (key, occurrence, last_occurrence, decisio
     run_id, revision, count, decided_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+# The latest occurrence that got a run (migration 0014): the later of the stored one and
+# the parameter (given twice; NULL: no run started).
+LAST_OCCURRENCE = """last_occurrence_at = CASE
+        WHEN COALESCE(?, -1) > COALESCE(last_occurrence_at, -1) THEN ? ELSE last_occurrence_at
+    END"""
 # Advance a schedule after its occurrences were decided: an active schedule is due at its
 # next occurrence (a buffered one waits for the run in flight, whose end pulls due_at).
-ADVANCE = """
+ADVANCE = f"""
 UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, waiting = ?,
     paused_at = NULL, resumed_at = NULL,
-    last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id)
+    last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id),
+    {LAST_OCCURRENCE}
 WHERE key = ?
 """
 # The oldest two occurrences waiting in a schedule's buffer_all queue (its primary key).
@@ -168,15 +174,20 @@ DEQUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ? AND occurrence = ?"
 CLEAR_QUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ?"
 FORGET_WAITING = "UPDATE tickwork_schedules SET waiting = 0 WHERE key = ?"
 # After a backfill's batch: what waits, and its last run (its next occurrence stays).
-RECORD_BACKFILL = """
+RECORD_BACKFILL = f"""
 UPDATE tickwork_schedules SET buffered_for = ?, waiting = ?,
-    last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id)
+    last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id),
+    {LAST_OCCURRENCE}
 WHERE key = ?
 """
 # A schedule whose plan could not be made is looked at again later.
 POSTPONE = "UPDATE tickwork_schedules SET due_at = ? WHERE key = ?"
-# A run started by a trigger is the schedule's last (last_fire_at: when it was created).
-RECORD_TRIGGER = "UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ? WHERE key = ?"
+# A run started by a trigger is the schedule's last (last_fire_at: when it was created);
+# its occurrence too, unless it is a new_run=True run (the parameters are then NULL).
+RECORD_TRIGGER = f"""
+UPDATE tickwork_schedules SET last_fire_at = ?, last_run_id = ?, {LAST_OCCURRENCE}
+WHERE key = ?
+"""
 # The status of the run an occurrence already has.
 SELECT_RUN_STATUS = "SELECT status FROM tickwork_runs WHERE id = ?"
 # A schedule's decisions, newest first.
@@ -455,7 +466,10 @@ class SchedulesSql:
             inserted = insert_run_row(tx, run)
             if inserted:
                 self._db.notify(tx, "runs")
-                tx.execute(RECORD_TRIGGER, now_ms, run.id, key)
+                # A new_run=True run has an id of its own, not the occurrence's.
+                own = run.id == occurrence_run_id(key, occurrence_ms)
+                occurrence = occurrence_ms if own else None
+                tx.execute(RECORD_TRIGGER, now_ms, run.id, occurrence, occurrence, key)
                 status, why = RunStatus.PENDING, reason
             else:
                 why = f"{reason}: the occurrence already has this run"
@@ -687,9 +701,11 @@ def _apply(
         # trigger got in first was recorded as last by the trigger).
         new = [run for run in plan.starts if run.run_id not in existing]
         waiting = _update_queue(tx, record.key, plan)
+        latest = max((run.occurrence_ms for run in new), default=None)
         advances.append((
             plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms, waiting,
-            now_ms if new else None, new[-1].run_id if new else None, record.key,
+            now_ms if new else None, new[-1].run_id if new else None, latest, latest,
+            record.key,
         ))  # fmt: skip
     if runs:
         tx.executemany(INSERT_RUN, runs)
@@ -726,9 +742,11 @@ def _apply_backfill(
     if history:
         tx.executemany(INSERT_HISTORY, history)
     last = new[-1].run_id if new else None
+    latest = max((run.occurrence_ms for run in new), default=None)
     tx.execute(
-        RECORD_BACKFILL, plan.buffered_ms, waiting, now_ms if last else None, last, record.key
-    )
+        RECORD_BACKFILL, plan.buffered_ms, waiting, now_ms if last else None, last, latest,
+        latest, record.key,
+    )  # fmt: skip
 
 
 def _run_values(due: DueSchedule, run: PlannedRun, now_ms: int) -> tuple[object, ...]:

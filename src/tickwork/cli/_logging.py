@@ -4,6 +4,11 @@ Readable (the default), one line per record::
 
     2026-12-01 14:03:05 INFO tickwork.runs run nightly@... completed in 2.1 s
 
+Control characters in a line (a step's error, an id: user input) are escaped as Python
+writes them in a string (``\\n``, ``\\x1b``), so that no input can forge a line or colour
+the terminal; a traceback keeps its own line breaks, each of its lines indented so that
+none can pass for a record of its own.
+
 JSON (``--log-format json``), one object per line, for a log shipper: ``time`` (UTC, ISO
 8601), ``level``, ``logger``, ``message``, then the record's own fields (``run_id``,
 ``workflow``, ``attempt``, ``key``...) and ``exception`` with the traceback when there is
@@ -25,8 +30,9 @@ from .._tracebacks import fold_traceback
 __all__ = [
     "FORMATS",
     "JsonFormatter",
-    "ReadableFormatter",
+    "TextFormatter",
     "configure",
+    "escape_controls",
     "log_format_option",
     "log_level_option",
 ]
@@ -56,6 +62,55 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
 }
 
 
+#: what a readable line escapes: C0 and C1 controls, DEL, the Unicode line and paragraph
+#: separators, and the bidirectional overrides (which reorder what a terminal shows)
+_SPECIAL = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F)]
+_ESCAPES = {
+    code: _SPECIAL.get(chr(code)) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    for code in [*_CONTROLS, *range(0x2066, 0x206A)]
+}
+_ESCAPES_BUT_LINE_BREAKS = {code: text for code, text in _ESCAPES.items() if code != ord("\n")}
+#: how a traceback's lines are indented under their record's line
+_INDENT = "  "
+
+
+def escape_controls(text: str, *, keep_line_breaks: bool = False) -> str:
+    """``text`` with its control characters escaped (``\\n``, ``\\x1b``, ``\\u2028``)."""
+    return text.translate(_ESCAPES_BUT_LINE_BREAKS if keep_line_breaks else _ESCAPES)
+
+
+class TextFormatter(logging.Formatter):
+    """``READABLE`` lines in UTC, their control characters escaped; a traceback or stack
+    follows on indented lines, tickwork's frames folded (the JSON lines keep it whole,
+    for a log shipper)."""
+
+    def __init__(self) -> None:
+        super().__init__(READABLE, datefmt="%Y-%m-%d %H:%M:%SZ")
+        self.converter = time.gmtime  # UTC, like every instant in the messages
+
+    def formatException(self, ei: Any) -> str:
+        return fold_traceback(super().formatException(ei))
+
+    def format(self, record: logging.LogRecord) -> str:
+        # As logging.Formatter.format, without caching the traceback on the record (other
+        # handlers would print this one's indented text).
+        record.message = record.getMessage()
+        record.asctime = self.formatTime(record, self.datefmt)
+        line = escape_controls(self.formatMessage(record))
+        below = []
+        if record.exc_info:
+            below.append(self.formatException(record.exc_info))
+        elif record.exc_text:
+            below.append(record.exc_text)
+        if record.stack_info:
+            below.append(self.formatStack(record.stack_info))
+        for text in below:
+            escaped = escape_controls(text, keep_line_breaks=True)
+            line += "".join(f"\n{_INDENT}{part}" for part in escaped.split("\n"))
+        return line
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record, on one line."""
 
@@ -81,24 +136,12 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str)
 
 
-class ReadableFormatter(logging.Formatter):
-    """``READABLE`` lines, in UTC; a traceback follows on its own lines, tickwork's
-    frames folded (the JSON lines keep it whole, for a log shipper)."""
-
-    def __init__(self) -> None:
-        super().__init__(READABLE, datefmt="%Y-%m-%d %H:%M:%SZ")
-        self.converter = time.gmtime  # UTC, like every instant in the messages
-
-    def formatException(self, ei: Any) -> str:
-        return fold_traceback(super().formatException(ei))
-
-
 def configure(level: str, log_format: str) -> None:
     """Send every record at ``level`` or above to stderr in ``log_format``."""
     handler = logging.StreamHandler()
     if log_format.lower() == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(ReadableFormatter())
+        handler.setFormatter(TextFormatter())
     # Like basicConfig: a process whose root logger is already set up keeps its setup.
     logging.basicConfig(level=level.upper(), handlers=[handler])

@@ -20,10 +20,14 @@ Security, and why each piece is there:
   below). The login form carries one too. GET never changes anything stored.
 - Every response carries a strict Content-Security-Policy (scripts and styles from this
   origin only, no inline code, no framing) and ``Cache-Control: no-store`` (``secured``).
+
+A database outage (``StoreError``) answers 503 with the API's message, on the error page
+(``secured``), not a bare 500.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from collections.abc import Awaitable, Callable
@@ -37,6 +41,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._engine import Engine
+from ..errors import StoreError
 from .login import Login
 from .pages import Pages
 from .rendering import HERE, Renderer, root
@@ -54,6 +59,8 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+
+log = logging.getLogger("tickwork.server")
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 PageHandler = Callable[[Request, Session], Awaitable[Response]]
@@ -77,10 +84,10 @@ def routes(engine: Engine) -> list[BaseRoute]:
         Route("/run", page(pages.run)),
         Route("/run/cancel", action(pages.cancel_run), methods=["POST"]),
         Route("/workers", page(pages.workers)),
-        Route("/login", secured(login.page)),
-        Route("/login", secured(login.submit), methods=["POST"]),
-        Route("/login/status", secured(login.status)),
-        Route("/logout", secured(login.logout), methods=["POST"]),
+        Route("/login", secured(login.page, renderer)),
+        Route("/login", secured(login.submit, renderer), methods=["POST"]),
+        Route("/login/status", secured(login.status, renderer)),
+        Route("/logout", secured(login.logout, renderer), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="dashboard-static"),
     ]
 
@@ -101,7 +108,7 @@ class _Guard:
                 return to_login(request)
             return await handler(request, session)
 
-        return secured(endpoint)
+        return secured(endpoint, self.renderer)
 
     def action(self, handler: ActionHandler) -> Endpoint:
         """A state change: a POST from a logged-in session with its CSRF token, or nothing."""
@@ -115,7 +122,7 @@ class _Guard:
                     return self.renderer.forbidden(request)
                 return await handler(request, session, form)
 
-        return secured(endpoint)
+        return secured(endpoint, self.renderer)
 
 
 def to_login(request: Request) -> Response:
@@ -128,11 +135,17 @@ def to_login(request: Request) -> Response:
     return RedirectResponse(target, 303)
 
 
-def secured(endpoint: Endpoint) -> Endpoint:
-    """Add the security headers to every response of ``endpoint``."""
+def secured(endpoint: Endpoint, renderer: Renderer) -> Endpoint:
+    """Add the security headers to every response of ``endpoint``; a database outage is
+    answered with the 503 page."""
 
     async def secured_endpoint(request: Request) -> Response:
-        response = await endpoint(request)
+        try:
+            response = await endpoint(request)
+        except StoreError as exc:
+            log.error("tickwork dashboard: %s %s failed", request.method, request.url.path,
+                      exc_info=exc)  # fmt: skip
+            response = renderer.unavailable(request, exc)
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
         return response

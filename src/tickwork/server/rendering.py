@@ -26,6 +26,7 @@ from .._durations import describe_duration
 from .._models import ACTIVE_STATUSES
 from .._tracebacks import fold_traceback
 from .._wire import error_line
+from ..errors import StoreError
 from .display import (
     checkpoint_words,
     format_elapsed,
@@ -147,6 +148,18 @@ class Renderer:
             title="Forbidden",
             message="This form's security token is missing or out of date, so "
             "nothing was changed. Reload the page and try again.",
+        )
+
+    def unavailable(self, request: Request, error: StoreError) -> Response:
+        """503 when the database failed (down, unreachable): the API's status and its
+        words (``api_errors``), on a page; nothing was changed."""
+        return self.render(
+            request,
+            "error.html",
+            None,
+            status_code=503,
+            title="Database unavailable",
+            message=str(error),
         )
 
     def not_found(self, request: Request, session: Session, what: str) -> Response:
