@@ -221,9 +221,9 @@ def main() -> int:
     print(f"The floor: hand-written durable 3-step runs on SQLite, one thread; N={args.n}, "
           f"median of {args.repeat}; sqlite {sqlite3.sqlite_version}")  # fmt: skip
     for sync, batched in rows:
-        found = sorted(rates[(sync, batched)])
-        print(f"  {ROWS[batched]:<38} wal/{sync:<7} {statistics.median(found):>9,.0f} runs/s "
-              f"({found[0]:,.0f}-{found[-1]:,.0f})")  # fmt: skip
+        ordered = sorted(rates[(sync, batched)])
+        print(f"  {ROWS[batched]:<38} wal/{sync:<7} {statistics.median(ordered):>9,.0f} runs/s "
+              f"({ordered[0]:,.0f}-{ordered[-1]:,.0f})")  # fmt: skip
     return 0
 
 

@@ -65,7 +65,7 @@ class Tree:
     label: str
     commit: str
     root: Path
-    shown: bool = field(default=False)
+    shown: set[str] = field(default_factory=set)
 
     def env(self) -> dict[str, str]:
         """The environment of a measuring subprocess: tickwork from this copy only."""
@@ -73,17 +73,16 @@ class Tree:
 
     def check(self, result: dict[str, Any]) -> None:
         """Every ``*tickwork_file`` the subprocess reported is inside this copy; at least
-        one is there. Prints them the first time."""
+        one is there. Prints each kind (key) the first time it is seen."""
         files = {key: value for key, value in result.items() if key.endswith(FILE_KEY)}
         if not files:
             raise SystemExit(f"{self.label}: the measurement did not report tickwork.__file__")
         for key, value in files.items():
             if not Path(value).resolve().is_relative_to(self.root.resolve()):
                 raise SystemExit(f"{self.label}: {key} is {value}, not in the copy {self.root}")
-        if not self.shown:
-            self.shown = True
-            where = ", ".join(f"{key} {value}" for key, value in files.items())
-            print(f"  {self.label}: {where}", file=sys.stderr)
+        for key in files.keys() - self.shown:
+            self.shown.add(key)
+            print(f"  {self.label}: {key} {files[key]}", file=sys.stderr)
 
 
 @contextlib.contextmanager
