@@ -40,6 +40,7 @@ Usage (from the repository root; PostgreSQL from ``--postgres``, or
     bench/.venv/bin/pip install -e '.[postgres]' dbos
     bench/.venv/bin/python bench/fleet.py            # about 10 minutes on 2 cores
     bench/.venv/bin/python bench/fleet.py --quick    # about 2 minutes, smaller M, 1 repetition
+    bench/.venv/bin/python bench/fleet.py --against main   # tickwork rows: this tree vs main
 """
 
 from __future__ import annotations

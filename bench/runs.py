@@ -29,6 +29,13 @@ Usage (from the repository root)::
     bench/.venv/bin/pip install -e . dbos
     bench/.venv/bin/python bench/runs.py            # about 5 minutes on 2 cores
     bench/.venv/bin/python bench/runs.py --quick    # one repetition, smaller N
+    bench/.venv/bin/python bench/runs.py --against main --repeat 5   # this tree vs main
+
+The floor (``bench/floor.py``: the same 3-step run written by hand on the same SQLite
+settings) is measured in the same run, interleaved with the other rows, and every
+tickwork row is printed as a share of it. ``--against REV`` measures tickwork's rows on a
+copy of this tree and a copy of REV, interleaved (``bench/revisions.py``), and prints
+this, REV, their ratio and the noise for each (no DBOS rows).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ Usage (from the repository root)::
     bench/.venv/bin/pip install -e . 'apscheduler<4' sqlalchemy
     bench/.venv/bin/python bench/scheduler.py            # full: about 6 minutes on 2 cores
     bench/.venv/bin/python bench/scheduler.py --quick    # about 1.5 minutes, smaller sizes
+    bench/.venv/bin/python bench/scheduler.py --against main   # tickwork: this tree vs main
     bench/.venv/bin/python bench/scheduler.py --only d --fire-ahead 500ms \
         --postgres postgresql://postgres@127.0.0.1:5432/test   # (d) with fire_ahead
 
