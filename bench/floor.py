@@ -22,7 +22,8 @@ fresh database file after a warm-up batch in the same file.
 ``measure(...)`` is what other benchmarks call to measure the floor in the same run as
 tickwork (``bench/runs.py`` runs it interleaved with its own rows). Alone::
 
-    bench/.venv/bin/python bench/floor.py            # about 20 s
+    bench/.venv/bin/python bench/floor.py                 # 2 minutes on a busy 2-core machine
+    bench/.venv/bin/python bench/floor.py --sync normal   # seconds: full's syncs are the slow part
     bench/.venv/bin/python bench/floor.py --quick
 """
 
@@ -208,11 +209,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=2000, help="runs per repetition")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions per row (median)")
+    parser.add_argument("--sync", default="normal,full", help="synchronous settings measured")
     parser.add_argument("--quick", action="store_true", help="1 repetition, N=500")
     args = parser.parse_args()
     if args.quick:
         args.repeat, args.n = 1, 500
-    rows = [(sync, batched) for sync in ("normal", "full") for batched in (False, True)]
+    rows = [(sync, batched) for sync in args.sync.split(",") for batched in (False, True)]
     rates: dict[tuple[str, bool], list[float]] = {row: [] for row in rows}
     for _ in range(args.repeat):  # interleaved: a change of load falls on every row alike
         for sync, batched in rows:
