@@ -40,6 +40,7 @@ Usage (from the repository root; PostgreSQL from ``--postgres``, or
     bench/.venv/bin/pip install -e '.[postgres]' dbos
     bench/.venv/bin/python bench/fleet.py            # about 10 minutes on 2 cores
     bench/.venv/bin/python bench/fleet.py --quick    # about 2 minutes, smaller M, 1 repetition
+    bench/.venv/bin/python bench/fleet.py --against main   # tickwork rows: this tree vs main
 """
 
 from __future__ import annotations
@@ -98,6 +99,13 @@ def _emit(result: dict[str, Any]) -> None:
     print(json.dumps(result), flush=True)
 
 
+def _tickwork_file() -> str:
+    """Where this process imported tickwork from (``--against`` checks it)."""
+    import tickwork
+
+    return tickwork.__file__
+
+
 # -- tickwork children ---------------------------------------------------------------
 
 
@@ -131,7 +139,7 @@ def child_tickwork_fire(spec: dict[str, Any]) -> None:
     fired = 0
     while started := engine.tick():
         fired += len(started)
-    _emit({"end": time.time(), "fired": fired})
+    _emit({"end": time.time(), "fired": fired, "tickwork_file": _tickwork_file()})
     engine.close()
 
 
@@ -143,7 +151,7 @@ def child_tickwork_run(spec: dict[str, Any]) -> None:
     with engine.worker(threads=spec["threads"]):
         started = time.time() - began
         _wait_for_stop(folder)
-    _emit({"startup_s": started})
+    _emit({"startup_s": started, "tickwork_file": _tickwork_file()})
     engine.close()
 
 
@@ -379,7 +387,8 @@ def _tickwork_trial(measure: str, db: Database, n: int, m: int, folder: Path) ->
         runs = db.count("SELECT COUNT(*) FROM tickwork_runs")
         if runs != m or sum(r["fired"] for r in results) != m:
             raise SystemExit(f"tickwork fired {runs} runs, reported {results}, expected {m}")
-        return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": 0.0}
+        return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": 0.0,
+                **_files(results)}  # fmt: skip
 
     # Done when no run is unfinished (all M were stored before "go"): a count of
     # tickwork_queue, which holds one row per unfinished run and shrinks as they
@@ -392,7 +401,14 @@ def _tickwork_trial(measure: str, db: Database, n: int, m: int, folder: Path) ->
     if completed != m:
         raise SystemExit(f"tickwork completed {completed} runs, expected {m}")
     startup = statistics.median(r["startup_s"] for r in results)
-    return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": startup}
+    return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": startup,
+            **_files(results)}  # fmt: skip
+
+
+def _files(results: list[dict[str, Any]]) -> dict[str, str]:
+    """Where the trial's driver and each of its processes imported tickwork from."""
+    files = {f"process_{i}_tickwork_file": r["tickwork_file"] for i, r in enumerate(results)}
+    return {"tickwork_file": _tickwork_file(), **files}
 
 
 def _dbos_trial(
@@ -434,9 +450,57 @@ def _summary(found: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _trial_in_child(spec: dict[str, Any], pg_url: str, env: dict[str, str]) -> dict[str, Any]:
+    """``trial`` in a fresh interpreter with ``env`` (its processes inherit it)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--trial", json.dumps({"spec": spec, "pg_url": pg_url})],
+        capture_output=True, text=True, check=False, env=env, timeout=4 * WAIT_S,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"trial {spec} failed:\n{out.stdout}\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _against(
+    args: argparse.Namespace, specs: list[dict[str, Any]], pg_url: str, counts: list[int]
+) -> int:
+    """This tree against a copy of ``args.against``: tickwork's rows, interleaved, each trial
+    (its setup and its processes) importing tickwork from its copy."""
+    import revisions
+
+    def run(spec: dict[str, Any], tree: revisions.Tree) -> dict[str, Any]:
+        return _trial_in_child(spec, pg_url, tree.env())
+
+    def figures(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, float | None]:
+        where = f"{spec['measure']} {spec['backend']}"
+        found: dict[str, float | None] = {f"{where} {spec['n']} procs, /s": result["rate"]}
+        if spec["n"] == counts[0]:
+            setup = "schedules registered" if spec["measure"] == "firings" else "runs stored"
+            found[f"{where} {setup} one call at a time, /s"] = result["setup_rate"]
+        return found
+
+    with revisions.trees(args.against) as (this, other):
+        print(f"Fleet throughput, tickwork: this tree against {args.against}, median of "
+              f"{args.repeat}; firings: M={args.schedules:,}; runs: M={args.runs:,}, "
+              f"{THREADS} threads per process")  # fmt: skip
+        print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
+              f"sqlite {sqlite3.sqlite_version}")  # fmt: skip
+        print(revisions.describe(this, other), flush=True)
+        print()
+        jobs = [revisions.Job(spec) for spec in specs]
+        found = revisions.interleave(jobs, this, other, args.repeat, run, figures)
+    for line in revisions.table(found, args.against):
+        print(line)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--trial", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--against", metavar="REV", help="compare with a copy of REV, interleaved (no DBOS)"
+    )
     parser.add_argument("--postgres", help="PostgreSQL URL (a database the bench may use)")
     parser.add_argument("--workers", default="1,2,4", help="process counts, comma-separated")
     parser.add_argument("--schedules", type=int, default=10_000, help="M for firings/s")
@@ -461,6 +525,10 @@ def main() -> int:
         spec = json.loads(args.child)
         CHILDREN[spec["role"]](spec)
         return 0
+    if args.trial:
+        given = json.loads(args.trial)
+        print(json.dumps(trial(given["spec"], given["pg_url"])))
+        return 0
 
     try:
         import psycopg
@@ -471,7 +539,7 @@ def main() -> int:
               f"From the repository root:\n    python3 -m venv bench/.venv\n    {INSTALL}",
               file=sys.stderr)  # fmt: skip
         return 2
-    with_dbos = not args.no_dbos
+    with_dbos = not args.no_dbos and not args.against
     if with_dbos:
         try:
             import dbos  # noqa: F401
@@ -506,6 +574,8 @@ def main() -> int:
                     specs.append({"lib": lib, "measure": measure, "backend": backend, "n": n,
                                   "m": sizes[(lib, measure)]})  # fmt: skip
 
+    if args.against:
+        return _against(args, specs, pg_url, counts)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         server = conn.execute("SHOW server_version").fetchone()[0]  # type: ignore[index]
         sync = conn.execute("SHOW synchronous_commit").fetchone()[0]  # type: ignore[index]

@@ -29,6 +29,13 @@ Usage (from the repository root)::
     bench/.venv/bin/pip install -e . dbos
     bench/.venv/bin/python bench/runs.py            # about 5 minutes on 2 cores
     bench/.venv/bin/python bench/runs.py --quick    # one repetition, smaller N
+    bench/.venv/bin/python bench/runs.py --against main --repeat 5   # this tree vs main
+
+The floor (``bench/floor.py``: the same 3-step run written by hand on the same SQLite
+settings) is measured in the same run, interleaved with the other rows, and every
+tickwork row is printed as a share of it. ``--against REV`` measures tickwork's rows on a
+copy of this tree and a copy of REV, interleaved (``bench/revisions.py``), and prints
+this, REV, their ratio and the noise for each (no DBOS rows).
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ def following(previous: dict[str, int]) -> dict[str, int]:
 
 
 def _tickwork_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
+    import tickwork
     from tickwork import Context, Engine
 
     url = f"sqlite:///{folder / 'tickwork.db'}?synchronous={spec['sync']}"
@@ -134,7 +142,8 @@ def _tickwork_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     if completed != n + warmup:
         raise SystemExit(f"only {completed} of {n + warmup} tickwork runs completed")
     return {"n": n, "enqueue_s": enqueue_s, "total_s": total_s,
-            "journal_mode": journal, "synchronous": synchronous}  # fmt: skip
+            "journal_mode": journal, "synchronous": synchronous,
+            "tickwork_file": tickwork.__file__}  # fmt: skip
 
 
 def _sqlite_pragmas(engine: Any) -> tuple[str, str]:
@@ -217,6 +226,11 @@ def _dbos_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 
 def _trial(spec: dict[str, Any]) -> dict[str, Any]:
+    if spec["lib"] == "floor":
+        import floor  # bench/floor.py, beside this script
+
+        return floor.measure(spec["n"], batched=spec["batched"], synchronous=spec["sync"],
+                             warmup=spec["warmup"])  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="tickwork-bench-") as folder:
         if spec["lib"] == "tickwork":
             return _tickwork_trial(spec, Path(folder))
@@ -226,11 +240,11 @@ def _trial(spec: dict[str, Any]) -> dict[str, Any]:
 # -- the driver ----------------------------------------------------------------------
 
 
-def _trial_in_child(spec: dict[str, Any]) -> dict[str, Any]:
+def _trial_in_child(spec: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, __file__, "--trial", json.dumps(spec)],
         capture_output=True, text=True, check=False,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env=env or {**os.environ, "PYTHONHASHSEED": "0"},
     )  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"trial {spec} failed:\n{out.stdout}\n{out.stderr}")
@@ -251,6 +265,10 @@ def _summary(spec: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, A
 
 
 def _label(spec: dict[str, Any]) -> str:
+    if spec["lib"] == "floor":
+        return "floor    " + (
+            "(b) steps batched" if spec["batched"] else "(a) one transaction per step"
+        )
     if spec["lib"] == "tickwork":
         how = "run_until_idle()" if spec["threads"] == 0 else f"worker(threads={spec['threads']})"
         return f"tickwork {spec['mode']:<7} {how}"
@@ -272,6 +290,8 @@ def main() -> int:
     parser.add_argument("--dbos-wal", action="store_true",
                         help="also time DBOS on WAL + synchronous=NORMAL")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="1 repetition, N=500/100")
+    parser.add_argument("--against", metavar="REV",
+                        help="compare with a copy of REV, interleaved (no DBOS rows)")  # fmt: skip
     args = parser.parse_args()
 
     if args.trial:
@@ -279,7 +299,8 @@ def main() -> int:
         return 0
 
     try:
-        import dbos  # noqa: F401
+        if not args.against:
+            import dbos  # noqa: F401
 
         import tickwork  # noqa: F401
     except ImportError as exc:
@@ -300,7 +321,12 @@ def main() -> int:
             {**tw, "sync": sync, "mode": "backlog", "threads": 0},
             {**tw, "sync": sync, "mode": "backlog", "threads": 1},
             {**tw, "sync": sync, "mode": "backlog", "threads": 8},
+            # the floor, measured in the same run (bench/floor.py)
+            {**tw, "lib": "floor", "sync": sync, "batched": False},
+            {**tw, "lib": "floor", "sync": sync, "batched": True},
         ]
+    if args.against:
+        return _against(args, specs)
     specs += [{**db, "mode": "start", "wal": False}, {**db, "mode": "queue", "wal": False}]
     if args.dbos_wal:
         specs += [{**db, "mode": "start", "wal": True}, {**db, "mode": "queue", "wal": True}]
@@ -332,6 +358,12 @@ def main() -> int:
         print(f"{_label(row['spec']):<66} {setting:<13} {row['rate']:>8.1f} {spread:>15} "
               f"{row['enqueue_rate']:>8.0f}")  # fmt: skip
 
+    print()
+    floors = {_floor_key(r["spec"]): r["rate"] for r in rows if r["spec"]["lib"] == "floor"}
+    tickwork_rows = [(r["spec"], r["rate"]) for r in rows if r["spec"]["lib"] == "tickwork"]
+    for line in _floor_shares(tickwork_rows, floors):
+        print(line)
+
     dbos_default = [r for r in rows if r["spec"]["lib"] == "dbos" and not r["spec"]["wal"]]
     best_dbos = max(dbos_default, key=lambda r: r["rate"])
     print()
@@ -353,6 +385,65 @@ def main() -> int:
                 print(f"  {_label(row['spec']):<40} sync={row['synchronous']:<7}"
                       f"{row['rate'] / best_wal['rate']:>7.1f}x (same durability)")  # fmt: skip
     return 0
+
+
+def _floor_key(spec: dict[str, Any]) -> tuple[str, bool]:
+    return spec["sync"], spec["batched"]
+
+
+def _floor_shares(
+    rows: list[tuple[dict[str, Any], float]], floors: dict[tuple[str, bool], float]
+) -> list[str]:
+    """tickwork's runs/s as a share of the floor measured in the same run, same sync."""
+    lines = ["tickwork's share of the floor (bench/floor.py) measured in this run, same "
+             "synchronous setting: (a) one transaction per step, (b) steps batched"]  # fmt: skip
+    for spec, rate in rows:
+        a, b = floors[(spec["sync"], False)], floors[(spec["sync"], True)]
+        lines.append(f"  {_label(spec):<40} sync={spec['sync']:<7} {100 * rate / a:>5.0f}% of (a)"
+                     f" {a:>8,.0f}/s  {100 * rate / b:>5.0f}% of (b) {b:>8,.0f}/s")  # fmt: skip
+    return lines
+
+
+def _against(args: argparse.Namespace, specs: list[dict[str, Any]]) -> int:
+    """This tree against a copy of ``args.against``: every tickwork row, interleaved; the
+    floor measured alongside (it does not import tickwork: once per repetition)."""
+    import revisions
+
+    def run(spec: dict[str, Any], tree: revisions.Tree) -> dict[str, Any]:
+        return _trial_in_child(spec, tree.env())
+
+    def figures(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, float | None]:
+        return {_figure(spec): result["n"] / result["total_s"]}
+
+    jobs = [revisions.Job(spec, compared=spec["lib"] == "tickwork") for spec in specs]
+    with revisions.trees(args.against) as (this, other):
+        print(f"3-step workflow runs on SQLite, one process, runs/s; median of {args.repeat} "
+              f"(N={args.n}, warm-up {args.warmup}); python {platform.python_version()}, "
+              f"{os.cpu_count()} CPUs, sqlite {__import__('sqlite3').sqlite_version}")  # fmt: skip
+        print(revisions.describe(this, other), flush=True)
+        print()
+        found = revisions.interleave(jobs, this, other, args.repeat, run, figures)
+    for line in revisions.table(found, args.against):
+        print(line)
+    by_name = {c.name: c for c in found}
+    floors = {
+        _floor_key(spec): statistics.median(by_name[_figure(spec)].this)
+        for spec in specs
+        if spec["lib"] == "floor"
+    }
+    for side, label in (("this", "this"), ("other", args.against)):
+        medians = [
+            (spec, statistics.median(getattr(by_name[_figure(spec)], side)))
+            for spec in specs
+            if spec["lib"] == "tickwork"
+        ]
+        print()
+        print(f"[{label}] " + "\n".join(_floor_shares(medians, floors)))
+    return 0
+
+
+def _figure(spec: dict[str, Any]) -> str:
+    return f"{' '.join(_label(spec).split())} sync={spec['sync']}"
 
 
 def _version(name: str) -> str:

@@ -36,6 +36,7 @@ Usage (from the repository root)::
     bench/.venv/bin/pip install -e . 'apscheduler<4' sqlalchemy
     bench/.venv/bin/python bench/scheduler.py            # full: about 6 minutes on 2 cores
     bench/.venv/bin/python bench/scheduler.py --quick    # about 1.5 minutes, smaller sizes
+    bench/.venv/bin/python bench/scheduler.py --against main   # tickwork: this tree vs main
     bench/.venv/bin/python bench/scheduler.py --only d --fire-ahead 500ms \
         --postgres postgresql://postgres@127.0.0.1:5432/test   # (d) with fire_ahead
 
@@ -67,12 +68,18 @@ from typing import Any
 from urllib.parse import quote
 
 WATCH_MS = 5
+IMPORTED_FROM = "tickwork imported from"
 INSTALL = "bench/.venv/bin/pip install -e . 'apscheduler<4' sqlalchemy"
 TICKWORK_CLI = Path(sys.executable).parent / "tickwork"
 # A tickwork app for the worker processes: one no-op workflow; the database comes from
-# TICKWORK_DATABASE_URL.
+# TICKWORK_DATABASE_URL. It logs where tickwork was imported from (``--against`` checks it).
 APP = """
+import sys
+
+import tickwork
 from tickwork import Engine
+
+print("{marker}", tickwork.__file__, file=sys.stderr, flush=True)
 
 engine = Engine({options})
 
@@ -137,6 +144,12 @@ def tw_engine(db: Path | str, clock: Any = None) -> Any:
     return engine
 
 
+def engine_file() -> str:
+    import tickwork
+
+    return tickwork.__file__
+
+
 def tw_register(db: str, n: int) -> dict[str, Any]:
     engine = tw_engine(Path(db))
     start = time.perf_counter()
@@ -144,14 +157,15 @@ def tw_register(db: str, n: int) -> dict[str, Any]:
         engine.schedule("noop", cron=cron_for(i), key=f"s{i}")
     elapsed = time.perf_counter() - start
     engine.close()
-    return {"rate": n / elapsed, "n": n, "seconds": elapsed}
+    return {"rate": n / elapsed, "n": n, "seconds": elapsed, "tickwork_file": engine_file()}
 
 
 def start_worker(
     db: Path | str, folder: Path, fire_ahead: str | None = None
 ) -> subprocess.Popen[bytes]:
     app = folder / "bench_app.py"
-    app.write_text(APP.format(options=f"fire_ahead={fire_ahead!r}" if fire_ahead else ""))
+    options = f"fire_ahead={fire_ahead!r}" if fire_ahead else ""
+    app.write_text(APP.format(options=options, marker=IMPORTED_FROM))
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKWORK_")}
     env.update(TICKWORK_DATABASE_URL=tw_url(db), PYTHONUNBUFFERED="1")
     log = open(folder / "worker.log", "wb")  # noqa: SIM115 - closed with the process
@@ -168,6 +182,14 @@ def wait_for_log(folder: Path, proc: subprocess.Popen[bytes], text: str, timeout
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"worker did not start:\n{log.read_text(errors='replace')}")
         time.sleep(0.05)
+
+
+def worker_file(folder: Path) -> str:
+    """The ``tickwork.__file__`` the worker process logged."""
+    for line in (folder / "worker.log").read_text(errors="replace").splitlines():
+        if line.startswith(IMPORTED_FROM):
+            return line.removeprefix(IMPORTED_FROM).strip()
+    return "(not logged)"
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -198,7 +220,7 @@ def tw_idle(db: str, seconds: float) -> dict[str, Any]:
             raise RuntimeError("worker exited during the idle measurement")
     finally:
         stop(proc)
-    return {"cpu_percent": percent}
+    return {"cpu_percent": percent, "worker_tickwork_file": worker_file(folder)}
 
 
 def tw_fire(db: str, n: int, rounds: int) -> dict[str, Any]:
@@ -218,7 +240,7 @@ def tw_fire(db: str, n: int, rounds: int) -> dict[str, Any]:
             raise RuntimeError(f"tick fired {len(fired)} runs, expected {n}")
         rates.append(n / elapsed)
     engine.close()
-    return {"rate": statistics.median(rates), "rates": rates}
+    return {"rate": statistics.median(rates), "rates": rates, "tickwork_file": engine_file()}
 
 
 def watch_runs(db: Path | str, seen: dict[str, float], done: threading.Event) -> None:
@@ -307,6 +329,7 @@ def tw_lateness(db: str, n: int, seconds: float, fire_ahead: str | None = None) 
         "created": lateness_summary(created), "started": lateness_summary(started),
         "visible": lateness_summary(visible), "fired": count, "expected": expected,
         "not_started": count - len(started), "worker_cpu_percent": cpu,
+        "tickwork_file": engine_file(), "worker_tickwork_file": worker_file(folder),
     }  # fmt: skip
 
 
@@ -494,11 +517,13 @@ CHILDREN = {
 # -- the parent ----------------------------------------------------------------------
 
 
-def child(name: str, *args: Any, timeout: float = 1800) -> dict[str, Any]:
+def child(
+    name: str, *args: Any, timeout: float = 1800, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Run one measurement in a fresh interpreter; its result, or {"error": ...}."""
     proc = subprocess.run(
         [sys.executable, __file__, "--child", name, json.dumps(args)],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True, text=True, timeout=timeout, env=env,
     )  # fmt: skip
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
@@ -582,6 +607,77 @@ def postgres_schema(base: str) -> Iterator[str]:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def against(args: argparse.Namespace, sizes: list[int], idle_seconds: float, seconds: float) -> int:
+    """This tree against a copy of ``args.against``: tickwork's measures only (the peer is
+    the same on both sides), each in fresh processes importing tickwork from its copy."""
+    import revisions
+
+    jobs: list[tuple[str, int, str]] = []  # (measure, size, backend)
+    jobs += [("a", n, "sqlite") for n in sizes if "a" in args.only]
+    jobs += [("b", sizes[-1], "sqlite")] if "b" in args.only else []
+    jobs += [("c", 10_000, "sqlite")] if "c" in args.only else []
+    for backend in ["sqlite"] + (["postgres"] if args.postgres else []):
+        jobs += [("d", n, backend) for n in (50, 1_000) if "d" in args.only]
+
+    def run(job: tuple[str, int, str], tree: revisions.Tree) -> dict[str, Any]:
+        measure, n, backend = job
+        env = tree.env()
+        with tempfile.TemporaryDirectory(prefix="tw-sched-against-") as tmp:
+            db = str(Path(tmp) / "tickwork.db")
+            if measure == "a":
+                result = child("tw_register", db, n, env=env)
+            elif measure == "b":
+                result = child("tw_register", db, n, env=env)
+                if "error" not in result:
+                    idle = child("tw_idle", db, idle_seconds, env=env)
+                    result = {**idle, "tickwork_file": result["tickwork_file"]}
+            elif measure == "c":
+                result = child("tw_fire", db, n, 3, env=env)
+            elif backend == "postgres":
+                with postgres_schema(args.postgres) as url:
+                    result = child("tw_lateness", url, n, seconds, args.fire_ahead, env=env)
+            else:
+                result = child("tw_lateness", db, n, seconds, args.fire_ahead, env=env)
+        if "error" in result:
+            raise SystemExit(f"{job} on {tree.label} failed: {result['error']}")
+        return result
+
+    def figures(job: tuple[str, int, str], r: dict[str, Any]) -> dict[str, float | None]:
+        measure, n, backend = job
+        if measure == "a":
+            return {f"(a) register {n:,} cron schedules, /s": r["rate"]}
+        if measure == "b":
+            return {f"(b) idle worker CPU, {n:,} schedules, % core (lower is better)":
+                    r["cpu_percent"]}  # fmt: skip
+        if measure == "c":
+            return {f"(c) firings/s, {n:,} due at once": r["rate"]}
+        where = f"(d) {n:,} x every 1 s{', PostgreSQL' if backend == 'postgres' else ''}:"
+        found: dict[str, float | None] = {
+            f"{where} {kind} {q} ms (lower is better)": r[kind][q]
+            for kind in ("created", "visible", "started")
+            for q in ("p50", "p99")
+        }
+        found[f"{where} % of occurrences fired"] = 100 * r["fired"] / r["expected"]
+        found[f"{where} worker CPU % (lower is better)"] = r["worker_cpu_percent"]
+        return found
+
+    repeat = args.repeat or (1 if args.quick else 3)
+    with revisions.trees(args.against) as (this, other):
+        print(f"# tickwork scheduler: this tree against {args.against} "
+              f"({'quick' if args.quick else 'full'} sizes, median of {repeat})")  # fmt: skip
+        print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+        print(f"machine: {machine()}")
+        print(revisions.describe(this, other), flush=True)
+        print()
+        found = revisions.interleave(
+            [revisions.Job(job) for job in jobs], this, other, repeat, run, figures,
+            lower_is_better=lambda name: "lower is better" in name,
+        )  # fmt: skip
+    for line in revisions.table(found, args.against):
+        print(line)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter windows")
@@ -604,6 +700,14 @@ def main() -> int:
         default=None,
         help="(d): tickwork's workers fire this long ahead, Engine(fire_ahead=...), e.g. 500ms",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        help="compare tickwork's measures with a copy of revision REV, interleaved",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="--against: repetitions (default 3, quick 1)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args()
     if args.child:
@@ -619,6 +723,8 @@ def main() -> int:
     idle_seconds = 5.0 if quick else 20.0
     cap = args.aps_cap or (300 if quick else 2000)
     seconds = args.seconds or (8.0 if quick else 30.0)
+    if args.against:
+        return against(args, sizes, idle_seconds, seconds)
     aps_version = peer_available()
     print(f"# tickwork scheduler vs APScheduler 3 ({'quick' if quick else 'full'} run)")
     print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
