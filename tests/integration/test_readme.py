@@ -1,17 +1,23 @@
-"""The README runs as written: every ```python and ```sh block of README.md is run.
+"""The README runs as written: every ```python and ```sh block of README.md is run, in
+order, in one folder, as a reader who follows it from the top would run them.
+
+The folder starts as a copy of ``examples/`` and nothing else (so the SQLite default,
+``tickwork.db``, is the quick start's database there), with no ``$TICKWORK_*`` set. Each
+block runs as a fresh process (``python block.py``, or ``bash`` with ``set -euo
+pipefail``). Afterwards the quick start's database holds the example's own schedule only:
+a block that writes keeps to a database of its own.
 
 How a block runs is said by an HTML comment on the line before its fence, if any:
 
-- none: the block runs alone, as a fresh process (``python block.py``, or ``bash`` with
-  ``set -euo pipefail``), in a fresh folder that holds a copy of ``examples/`` (so the
-  SQLite default, ``tickwork.db``, is a new file there), with no ``$TICKWORK_*`` set;
+- none: the block runs as it is;
 - ``<!-- continues the block above -->`` (python): the previous python block runs first,
   in the same process (the two joined), as a reader who pastes them in order would;
 - ``<!-- run until interrupted: SIGINT after N s -->`` (sh): after N seconds the block's
   processes get SIGINT, as from Ctrl-C; the block must then end with exit code 0 (a
   worker or a server that drains and stops);
 - ``<!-- run with a server: COMMAND -->``: COMMAND (``tickwork serve APP ...``) serves
-  from the same folder while the block runs, with a new API key in ``$TICKWORK_API_KEY``;
+  from the same folder while the block runs, with a new API key (created in the
+  database COMMAND names with ``--database``, if it does) in ``$TICKWORK_API_KEY``;
 - ``<!-- not run: REASON -->``: skipped, saying REASON (a server or a PostgreSQL of the
   reader's, an install).
 
@@ -29,6 +35,7 @@ import shlex
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -145,6 +152,14 @@ def folder(tmp_path: Path) -> Folder:
     return Folder(tmp_path, _environment(), _free_port())
 
 
+def _database_option(command: str) -> list[str]:
+    """``--database URL`` of a ``tickwork serve`` command line, if it has one."""
+    words = shlex.split(command)
+    if "--database" in words:
+        return ["--database", words[words.index("--database") + 1]]
+    return []
+
+
 def _run(
     command: list[str], folder: Folder, *, interrupt_after: float | None = None
 ) -> tuple[int, str, str]:
@@ -187,7 +202,13 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
 def _server(command: str, folder: Folder) -> Iterator[None]:
     """``command`` serving from ``folder`` on its port, with an API key in the env."""
     created = subprocess.run(
-        [BIN / "tickwork", "apikey", "create", f"readme-{uuid.uuid4().hex[:6]}"],
+        [
+            BIN / "tickwork",
+            "apikey",
+            "create",
+            f"readme-{uuid.uuid4().hex[:6]}",
+            *_database_option(command),
+        ],
         cwd=folder.path,
         env=folder.env,
         capture_output=True,
@@ -261,12 +282,23 @@ def test_the_first_two_commands_install_and_run_the_example_worker_then_the_test
     assert tests.text.strip() == ".venv/bin/python -m pytest"
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[b.name for b in BLOCKS])
-def test_readme_block_runs_as_written(block: Block, folder: Folder) -> None:
+def test_the_readme_runs_in_order_in_one_folder(folder: Folder) -> None:
+    """Every block not marked "not run", top to bottom in one folder; then the quick
+    start's database (the example app's ``tickwork.db``) holds the example's own schedule
+    and nothing that a later block registered for its own demonstration."""
+    ran = [block for block in BLOCKS if block.directive()[0] != "skip"]
+    assert ran, "README.md has no block to run?"
+    for block in ran:
+        _run_block(block, folder)
+    database = folder.path / "tickwork.db"
+    assert database.exists(), "no block ran the quick start's example app"
+    with sqlite3.connect(database) as conn:
+        keys = {key for (key,) in conn.execute("SELECT key FROM tickwork_schedules")}
+    assert keys == {"heartbeat"}, f"the quick start's database holds {sorted(keys)}"
+
+
+def _run_block(block: Block, folder: Folder) -> None:
     kind, match = block.directive()
-    if kind == "skip":
-        assert match is not None
-        pytest.skip(f"README line {block.line} is marked not run: {match.group(1)}")
     if block.language == "python":
         script = folder.path / "block.py"
         script.write_text(_python_source(block, folder), "utf-8")
