@@ -92,8 +92,10 @@ def test_three_workers_fire_each_one_second_occurrence_exactly_once(harness):
         runs = _runs(harness, key)
         occurrences = [run.scheduled_for for run in runs]
         assert len(set(occurrences)) == len(occurrences), f"{key}: an occurrence fired twice"
-        # The first occurrence is one interval after the first registration (its anchor).
-        assert occurrences[0] == schedule.created_at + SECOND, key
+        # The first occurrence is one interval after the first registration's whole second
+        # (its anchor).
+        anchor = schedule.created_at.replace(microsecond=0)
+        assert occurrences[0] == anchor + SECOND, key
         gaps = [b - a for a, b in itertools.pairwise(occurrences)]
         assert gaps == [SECOND] * len(gaps), f"{key}: not every 1 s: {gaps}"
         # Nothing after the last run was decided and dropped: the next one is still to come.

@@ -137,5 +137,6 @@ def test_a_workers_readable_log_folds_the_failed_runs_traceback(
         output, _ = worker.communicate(timeout=WAIT)
     assert worker.returncode == 0, output
     failed = output.split(f"run {run_id} failed: ValueError: negative row -2\n", 1)[1]
-    assert failed.startswith("Traceback (most recent call last):\n"), output
-    assert_folded(failed, "")
+    # Indented under its record (so no line of it can pass for a record of its own).
+    assert failed.startswith("  Traceback (most recent call last):\n"), output
+    assert_folded(failed, "  ")

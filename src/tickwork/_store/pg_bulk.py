@@ -44,6 +44,7 @@ class Bulk:
     settings: Settings = ()
 
     def rows_json(self, rows: Sequence[Sequence[Any]]) -> str:
+        # A column named twice (a placeholder given twice) takes the same value both times.
         return json.dumps([dict(zip(self.columns, row, strict=True)) for row in rows])
 
 
@@ -102,10 +103,21 @@ SELECT {", ".join(_HISTORY_COLUMNS)} FROM {_rows("tickwork_schedule_history")}
         f"""
 UPDATE tickwork_schedules s SET {_set(_ADVANCED)}, paused_at = NULL, resumed_at = NULL,
     last_fire_at = COALESCE(n.last_fire_at, s.last_fire_at),
-    last_run_id = COALESCE(n.last_run_id, s.last_run_id)
+    last_run_id = COALESCE(n.last_run_id, s.last_run_id),
+    last_occurrence_at = CASE
+        WHEN COALESCE(n.last_occurrence_at, -1) > COALESCE(s.last_occurrence_at, -1)
+        THEN n.last_occurrence_at ELSE s.last_occurrence_at END
 FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
 """,
-        (*_ADVANCED, "last_fire_at", "last_run_id", "key"),
+        # sql_schedules.LAST_OCCURRENCE takes the occurrence twice: both fill one column.
+        (
+            *_ADVANCED,
+            "last_fire_at",
+            "last_run_id",
+            "last_occurrence_at",
+            "last_occurrence_at",
+            "key",
+        ),
         key="key",
         settings=SOUGHT,
     ),
