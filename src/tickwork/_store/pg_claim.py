@@ -45,7 +45,15 @@ from .run_rows import (
     is_take_over,
     lease_worker,
 )
-from .sql_runs import NEXT_DUE_OF_LEVELS, NOT_SUSPECT, ONLY_SUSPECTS, QUEUE_FILTER, RunsSql, levels
+from .sql_runs import (
+    NEXT_DUE_OF_LEVELS,
+    NOT_SUSPECT,
+    ONLY_SUSPECTS,
+    QUEUE_FILTER,
+    RunsSql,
+    levels,
+    suspects_filter,
+)
 from .transaction import UNSORTED, Transaction, in_filters
 
 __all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
@@ -196,7 +204,7 @@ class PgRunsSql(RunsSql):
         *,
         suspects: bool = True,
     ) -> int | None:
-        filters = in_filters(pools, workflows, QUEUE_FILTER) + ("" if suspects else NOT_SUSPECT)
+        filters = in_filters(pools, workflows, QUEUE_FILTER) + suspects_filter(suspects)
         statement = NEXT_DUE.format(filters=filters)
         # Each level walked from its earliest run (transaction.UNSORTED says why).
         row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()

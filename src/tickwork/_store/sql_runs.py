@@ -565,7 +565,7 @@ class RunsSql:
     ) -> int | None:
         """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
         levels sought in tickwork_queue_claim."""
-        filters = in_filters(pools, workflows[:1], QUEUE_FILTER) + _suspects_filter(suspects)
+        filters = in_filters(pools, workflows[:1], QUEUE_FILTER) + suspects_filter(suspects)
         statement = NEXT_DUE.format(filters=filters)
         earliest = []
         for workflow in workflows:
@@ -575,7 +575,7 @@ class RunsSql:
         return min(earliest, default=None)
 
 
-def _suspects_filter(suspects: bool) -> str:
+def suspects_filter(suspects: bool) -> str:
     """Whether a next-due read counts the suspects (lost_workers.py): a busy worker does
     not wake for one it may not take."""
     return "" if suspects else NOT_SUSPECT
