@@ -404,18 +404,6 @@ class PgHarness(Harness):
         assert row is not None, f"run {run_id} is not in the database"
         return dict(row)
 
-    def pg_ctl(self, action: str) -> None:
-        """``pg_ctlcluster ACTION`` (stop, start, restart) on the server, which must be a
-        local cluster (else the test skips); the harness starts it again when the test
-        ends if it is down."""
-        cluster = local_cluster(self.base_url)
-        if cluster is None:
-            pytest.skip(f"PostgreSQL at {self.base_url} is not a local cluster to restart")
-        subprocess.run(
-            ["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, action],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
-
     def close(self) -> None:
         for worker in self.workers:
             worker.kill()

@@ -83,8 +83,8 @@ class Fleet:
     def total(self) -> int:
         return len(self.keys) * self.seconds
 
-    def start_worker(self) -> Any:
-        return self.harness.app_worker(APP, env=self.env, threads=self.threads)
+    def start_worker(self, env: dict[str, str] | None = None) -> Any:
+        return self.harness.app_worker(APP, env={**self.env, **(env or {})}, threads=self.threads)
 
     def stop(self, workers: list[Any]) -> None:
         """SIGTERM every worker once it is running (a worker still importing its app would
