@@ -11,12 +11,31 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
+from enum import StrEnum
 
 from cronsim import CronSim
 
-__all__ = ["forward", "reverse", "start_walk", "utc_forward"]
+__all__ = ["DstGap", "DstRepeat", "forward", "reverse", "start_walk", "utc_forward"]
 
 _ONE_SECOND = timedelta(seconds=1)
+
+
+class DstGap(StrEnum):
+    """A fixed-time job whose wall time a spring-forward gap skips: ``SHIFT`` runs it once
+    at the first instant after the gap (Debian cron), ``SKIP`` not at all that day."""
+
+    SHIFT = "shift"
+    SKIP = "skip"
+
+
+class DstRepeat(StrEnum):
+    """A fixed-time job whose wall time a fall-back repeats: ``FIRST`` runs it at the
+    first of the two instants (Debian cron), ``LAST`` at the second, ``BOTH`` at each."""
+
+    FIRST = "first"
+    LAST = "last"
+    BOTH = "both"
+
 
 # --- walking the calendar ------------------------------------------------------------------
 #
@@ -101,18 +120,27 @@ def _repeat(wall: datetime, zone: tzinfo) -> timedelta:
 
 
 def forward(
-    parsed: tuple[tuple[str, object], ...], zone: tzinfo, fixed: bool, after: datetime
+    parsed: tuple[tuple[str, object], ...],
+    zone: tzinfo,
+    fixed: bool,
+    after: datetime,
+    gap: DstGap = DstGap.SHIFT,
+    repeat: DstRepeat = DstRepeat.FIRST,
 ) -> Iterator[datetime]:
-    """The instants, strictly after ``after``, at which Debian cron runs the wall times.
+    """The instants, strictly after ``after``, at which cron runs the wall times.
 
     - a wall time that exists once: that instant;
     - skipped by a spring-forward gap: a fixed-time job runs once, at the first instant
-      after the gap (several skipped times run once); the others do not run there, as they
-      follow the clock and the clock never shows that time;
-    - repeated by a fall-back: a fixed-time job runs at the first of the two; the others
-      run at both, so the repeated stretch is yielded twice, first pass first.
+      after the gap (several skipped times run once), or not at all with ``gap=SKIP``; the
+      others do not run there, as they follow the clock and the clock never shows that
+      time;
+    - repeated by a fall-back: a fixed-time job runs at the first of the two (or the last,
+      or both, as ``repeat`` says); the others run at both, so the repeated stretch is
+      yielded twice, first pass first.
     """
     offset_of = _offset_function(zone)
+    shift, twice = fixed and gap is DstGap.SHIFT, not fixed or repeat is DstRepeat.BOTH
+    last_pass = repeat is DstRepeat.LAST
     last = after
     try:
         start = _wall(after, zone)
@@ -124,12 +152,14 @@ def forward(
             for wall in walls:
                 offset = offset_of(wall)
                 later = offset_of(_second_pass(wall))
-                if offset == later or (fixed and offset > later):
+                if offset == later:
                     instant = wall - offset
                 elif offset > later:
-                    repeated = wall
-                    break
-                elif fixed:
+                    if twice:
+                        repeated = wall
+                        break
+                    instant = wall - later if last_pass else wall - offset
+                elif shift:
                     instant = _gap_end(zone, wall, offset, later)
                 else:
                     continue
@@ -149,25 +179,34 @@ def forward(
 
 
 def reverse(
-    parsed: tuple[tuple[str, object], ...], zone: tzinfo, fixed: bool, at: datetime
+    parsed: tuple[tuple[str, object], ...],
+    zone: tzinfo,
+    fixed: bool,
+    at: datetime,
+    gap: DstGap = DstGap.SHIFT,
+    repeat: DstRepeat = DstRepeat.FIRST,
 ) -> Iterator[datetime]:
-    """``_forward`` backwards: the instants at or before ``at``, latest first."""
+    """``forward`` backwards: the instants at or before ``at``, latest first."""
     end = _wall(at, zone)
     # As in forward: walk from the end of a repeated stretch, drop what is after `at`.
     end += _repeat(end, zone)
     walls: Iterator[datetime] = start_walk(parsed, end.replace(microsecond=0) + _ONE_SECOND, True)
     offset_of = _offset_function(zone)
+    shift, twice = fixed and gap is DstGap.SHIFT, not fixed or repeat is DstRepeat.BOTH
+    last_pass = repeat is DstRepeat.LAST
     while True:
         repeated = None
         for wall in walls:
             offset = offset_of(wall)
             later = offset_of(_second_pass(wall))
-            if offset == later or (fixed and offset > later):
+            if offset == later:
                 instant = wall - offset
             elif offset > later:
-                repeated = wall
-                break
-            elif fixed:
+                if twice:
+                    repeated = wall
+                    break
+                instant = wall - later if last_pass else wall - offset
+            elif shift:
                 instant = _gap_end(zone, wall, offset, later)
             else:
                 continue

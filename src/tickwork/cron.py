@@ -40,16 +40,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from cronsim import CronSim, CronSimError
 from cronsim.explain import Expression
 
-from ._cron_walk import forward, reverse, start_walk, utc_forward
+from ._cron_walk import DstGap, DstRepeat, forward, reverse, start_walk, utc_forward
 from ._hints import close_names, did_you_mean
 from .errors import ConfigError, CronError
 
-__all__ = ["CronExpr", "load_zone", "parse"]
+__all__ = ["CronExpr", "DstGap", "DstRepeat", "load_zone", "parse"]
 
 _ALIASES = {
     "@yearly": "0 0 1 1 *",
@@ -443,12 +444,16 @@ def _canonical(expr: str, fields: list[str]) -> _Reading:
 class CronExpr:
     """A validated cron expression in a time zone; build it with ``tickwork.cron.parse``.
 
-    Equal, hashed and ordered by ``(expr, timezone)``. Every method takes aware datetimes
-    and returns aware UTC ones (``tzinfo=datetime.UTC``).
+    Equal, hashed and ordered by ``(expr, timezone, dst_gap, dst_repeat)``. Every method
+    takes aware datetimes and returns aware UTC ones (``tzinfo=datetime.UTC``). The DST
+    policy applies to fixed-time expressions (minute and hour fields not starting with
+    ``*``); the others follow the clock as it really runs.
     """
 
     expr: str
     timezone: str = "UTC"
+    dst_gap: DstGap = DstGap.SHIFT
+    dst_repeat: DstRepeat = DstRepeat.FIRST
     _walk: tuple[tuple[str, object], ...] = field(init=False, repr=False, compare=False)
     _explain: tuple[tuple[str, ...], bool] = field(init=False, repr=False, compare=False)
     _zone: tzinfo = field(init=False, repr=False, compare=False)
@@ -457,6 +462,9 @@ class CronExpr:
     def __post_init__(self) -> None:
         expr, fields = _split(self.expr)
         zone = load_zone(self.timezone)
+        set_ = object.__setattr__
+        set_(self, "dst_gap", _choice(DstGap, self.dst_gap, "dst_gap"))
+        set_(self, "dst_repeat", _choice(DstRepeat, self.dst_repeat, "dst_repeat"))
         reading = _canonical(expr, fields)
         try:
             walk = CronSim(reading.canonical, _ANY_TIME)
@@ -464,7 +472,6 @@ class CronExpr:
             raise CronError(expr, "expression", str(exc)) from exc
         if reading.day_and and reading.words:
             _check_days_meet(expr, fields, walk)
-        set_ = object.__setattr__
         set_(self, "_walk", tuple(walk.__dict__.items()))
         set_(self, "_explain", (reading.described, reading.day_and))
         set_(self, "_zone", zone)
@@ -472,6 +479,14 @@ class CronExpr:
         # fixed local time and gets the special DST handling (_cron_walk.forward). cronsim
         # only does this for five fields; the contract says minute and hour, so six too.
         set_(self, "_fixed", not (fields[-5].startswith("*") or fields[-4].startswith("*")))
+
+    def __repr__(self) -> str:
+        policy = ""
+        if self.dst_gap is not DstGap.SHIFT:
+            policy += f", dst_gap={self.dst_gap.value!r}"
+        if self.dst_repeat is not DstRepeat.FIRST:
+            policy += f", dst_repeat={self.dst_repeat.value!r}"
+        return f"CronExpr(expr={self.expr!r}, timezone={self.timezone!r}{policy})"
 
     def next(self, after: datetime) -> datetime:
         """The first occurrence strictly after ``after``."""
@@ -489,7 +504,9 @@ class CronExpr:
             if self._zone is UTC:
                 walk = start_walk(self._walk, end.replace(microsecond=0) + _ONE_SECOND, True)
             else:
-                walk = reverse(self._walk, self._zone, self._fixed, end)
+                walk = reverse(
+                    self._walk, self._zone, self._fixed, end, self.dst_gap, self.dst_repeat
+                )
             for occurrence in walk:
                 return occurrence
         except OverflowError:  # walked past year 1 or 9999
@@ -501,7 +518,7 @@ class CronExpr:
         start = _aware_utc(after, "after")
         if self._zone is UTC:
             return utc_forward(self._walk, start)
-        return forward(self._walk, self._zone, self._fixed, start)
+        return forward(self._walk, self._zone, self._fixed, start, self.dst_gap, self.dst_repeat)
 
     def explain(self) -> str:
         """The expression in English, e.g. "At 09:00 on Monday through Friday"."""
@@ -518,19 +535,38 @@ class CronExpr:
         )
 
 
+def _choice(kind: type[DstGap] | type[DstRepeat], value: object, name: str) -> Any:
+    try:
+        return kind(value)  # type: ignore[arg-type]  # a non-member raises ValueError
+    except ValueError:
+        allowed = ", ".join(repr(member.value) for member in kind)
+        raise ConfigError(f"{name} must be one of {allowed}, not {value!r}") from None
+
+
 @functools.lru_cache(maxsize=1024)
-def _parse(expr: str, timezone: str) -> CronExpr:
-    return CronExpr(expr, timezone)
+def _parse(expr: str, timezone: str, dst_gap: str, dst_repeat: str) -> CronExpr:
+    return CronExpr(expr, timezone, DstGap(dst_gap), DstRepeat(dst_repeat))
 
 
-def parse(expr: str, timezone: str = "UTC") -> CronExpr:
-    """Read ``expr`` as a cron expression in ``timezone`` (an IANA name).
+def parse(
+    expr: str,
+    timezone: str = "UTC",
+    *,
+    dst_gap: DstGap | str = DstGap.SHIFT,
+    dst_repeat: DstRepeat | str = DstRepeat.FIRST,
+) -> CronExpr:
+    """Read ``expr`` as a cron expression in ``timezone`` (an IANA name), with a DST
+    policy for fixed-time expressions (``dst_gap``: ``"shift"`` or ``"skip"``;
+    ``dst_repeat``: ``"first"``, ``"last"`` or ``"both"``; the defaults are Debian
+    cron's).
 
     Raises ``CronError`` (a ``ConfigError``) for a bad or never-occurring expression and
-    ``ConfigError`` for an unknown zone.
+    ``ConfigError`` for an unknown zone or DST policy.
     """
     if not isinstance(expr, str):
         _split(expr)  # raises CronError naming the type
     if not isinstance(timezone, str):
         load_zone(timezone)  # raises ConfigError naming the value
-    return _parse(expr, timezone)
+    gap = _choice(DstGap, dst_gap, "dst_gap")
+    repeat = _choice(DstRepeat, dst_repeat, "dst_repeat")
+    return _parse(expr, timezone, gap.value, repeat.value)
