@@ -126,6 +126,7 @@ def forward(
     after: datetime,
     gap: DstGap = DstGap.SHIFT,
     repeat: DstRepeat = DstRepeat.FIRST,
+    keep: Callable[[datetime], bool] | None = None,
 ) -> Iterator[datetime]:
     """The instants, strictly after ``after``, at which cron runs the wall times.
 
@@ -137,6 +138,8 @@ def forward(
     - repeated by a fall-back: a fixed-time job runs at the first of the two (or the last,
       or both, as ``repeat`` says); the others run at both, so the repeated stretch is
       yielded twice, first pass first.
+
+    ``keep``, when given, says which wall times to walk at all (business days).
     """
     offset_of = _offset_function(zone)
     shift, twice = fixed and gap is DstGap.SHIFT, not fixed or repeat is DstRepeat.BOTH
@@ -147,6 +150,8 @@ def forward(
         # In a repeated stretch the wall time does not say which pass `after` is in: walk
         # from before the stretch; what is not after `after` is dropped below.
         walls: Iterator[datetime] = start_walk(parsed, start - _repeat(start, zone))
+        if keep is not None:
+            walls = filter(keep, walls)
         while True:
             repeated = None
             for wall in walls:
@@ -185,12 +190,15 @@ def reverse(
     at: datetime,
     gap: DstGap = DstGap.SHIFT,
     repeat: DstRepeat = DstRepeat.FIRST,
+    keep: Callable[[datetime], bool] | None = None,
 ) -> Iterator[datetime]:
     """``forward`` backwards: the instants at or before ``at``, latest first."""
     end = _wall(at, zone)
     # As in forward: walk from the end of a repeated stretch, drop what is after `at`.
     end += _repeat(end, zone)
     walls: Iterator[datetime] = start_walk(parsed, end.replace(microsecond=0) + _ONE_SECOND, True)
+    if keep is not None:
+        walls = filter(keep, walls)
     offset_of = _offset_function(zone)
     shift, twice = fixed and gap is DstGap.SHIFT, not fixed or repeat is DstRepeat.BOTH
     last_pass = repeat is DstRepeat.LAST

@@ -35,9 +35,10 @@ The unit tests check this layer against cronsim's own zone-aware results.
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
@@ -46,6 +47,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from cronsim import CronSim, CronSimError
 from cronsim.explain import Expression
 
+from ._business_days import LAST, MAX_NTH, BusinessDays, describe_days
 from ._cron_walk import DstGap, DstRepeat, forward, reverse, start_walk, utc_forward
 from ._hints import close_names, did_you_mean
 from .errors import ConfigError, CronError
@@ -235,6 +237,8 @@ def _day_word(expr: str, spec: _Field, item: str) -> str | None:
     word in a range or with a step, Quartz's ``15W``, ``L-3`` and ``FRIL``, ``#`` past 5.
     """
     marks = "LW" if spec is _DOM else "L#"
+    if spec is _DOM and item.endswith("BD"):
+        return _business_day_word(expr, item)
     if not any(mark in item for mark in marks):
         return None
     words = "'L' and 'LW'" if spec is _DOM else "'L' and '#'"
@@ -284,6 +288,19 @@ def _day_word(expr: str, spec: _Field, item: str) -> str | None:
         spec.name,
         f"cannot read {item!r}: the day-of-week field takes 'nL' (the last such day of the "
         f"month, '5L') and 'n#k' (the k-th, '1#2' or 'MON#2')",
+    )
+
+
+def _business_day_word(expr: str, item: str) -> str:
+    """``nBD`` (the n-th business day of the month) or ``LBD`` (the last), checked."""
+    nth = item.removesuffix("BD")
+    if nth == "L" or (nth.isascii() and nth.isdigit() and 1 <= int(nth[:4]) <= MAX_NTH):
+        return item
+    raise CronError(
+        expr,
+        "day-of-month",
+        f"cannot read {item!r}: business days are written 'nBD' (the n-th business day of "
+        f"the month, 1-{MAX_NTH}) or 'LBD' (the last)",
     )
 
 
@@ -412,6 +429,7 @@ class _Reading:
     described: tuple[str, ...]  # for cronsim's explain
     day_and: bool  # Debian's rule: a day must match both day fields
     words: bool  # a calendar word in a day field
+    business: tuple[int, ...] = ()  # the nBD / LBD words (LAST for LBD), walked by us
 
 
 def _canonical(expr: str, fields: list[str]) -> _Reading:
@@ -424,6 +442,8 @@ def _canonical(expr: str, fields: list[str]) -> _Reading:
     specs = _FIVE if len(fields) == 5 else _SIX
     reads = [_read(expr, spec, text) for spec, text in zip(specs, fields, strict=True)]
     days, months, weekdays = reads[-3], reads[-2], reads[-1]
+    if any(word.endswith("BD") for word in days.words):
+        return _business_reading(expr, fields, days)
     # Debian cron: a leading "*" in either day field (even "*/100") means AND.
     day_and = fields[-3].startswith("*") or fields[-1].startswith("*")
     _check_occurs(expr, day_and, days, months.values)
@@ -440,6 +460,23 @@ def _canonical(expr: str, fields: list[str]) -> _Reading:
     return _Reading(" ".join(upper), tuple(described), day_and, bool(days.words or weekdays.words))
 
 
+def _business_reading(expr: str, fields: list[str], days: _Read) -> _Reading:
+    """A day-of-month of business-day words: cronsim walks every day (``*``) and the walk
+    keeps the days the calendar names (``BusinessDays.matches``)."""
+    if days.values or len(days.words) != sum(word.endswith("BD") for word in days.words):
+        raise CronError(
+            expr, "day-of-month", "business-day words ('1BD', 'LBD') cannot be mixed with days"
+        )
+    if fields[-1] != "*":
+        raise CronError(
+            expr, "day-of-week", "with business-day words in day-of-month, write '*' here"
+        )
+    business = tuple(LAST if word == "LBD" else int(word.removesuffix("BD")) for word in days.words)
+    plain = [*fields[:-3], "*", *fields[-2:]]
+    reading = _canonical(expr, plain)
+    return dataclasses.replace(reading, business=tuple(sorted(set(business))))
+
+
 @dataclass(frozen=True, order=True)
 class CronExpr:
     """A validated cron expression in a time zone; build it with ``tickwork.cron.parse``.
@@ -454,10 +491,14 @@ class CronExpr:
     timezone: str = "UTC"
     dst_gap: DstGap = DstGap.SHIFT
     dst_repeat: DstRepeat = DstRepeat.FIRST
+    #: the business days that ``nBD`` / ``LBD`` in day-of-month count (required with them)
+    calendar: BusinessDays | None = None
     _walk: tuple[tuple[str, object], ...] = field(init=False, repr=False, compare=False)
     _explain: tuple[tuple[str, ...], bool] = field(init=False, repr=False, compare=False)
     _zone: tzinfo = field(init=False, repr=False, compare=False)
     _fixed: bool = field(init=False, repr=False, compare=False)
+    _keep: Callable[[datetime], bool] | None = field(init=False, repr=False, compare=False)
+    _business: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         expr, fields = _split(self.expr)
@@ -472,6 +513,8 @@ class CronExpr:
             raise CronError(expr, "expression", str(exc)) from exc
         if reading.day_and and reading.words:
             _check_days_meet(expr, fields, walk)
+        set_(self, "_business", reading.business)
+        set_(self, "_keep", self._business_filter(expr, reading.business))
         set_(self, "_walk", tuple(walk.__dict__.items()))
         set_(self, "_explain", (reading.described, reading.day_and))
         set_(self, "_zone", zone)
@@ -480,12 +523,36 @@ class CronExpr:
         # only does this for five fields; the contract says minute and hour, so six too.
         set_(self, "_fixed", not (fields[-5].startswith("*") or fields[-4].startswith("*")))
 
+    def _business_filter(
+        self, expr: str, words: tuple[int, ...]
+    ) -> Callable[[datetime], bool] | None:
+        """Which wall times the walk keeps: those on the business days ``words`` name."""
+        if not words:
+            return None
+        days = self.calendar
+        if days is None:
+            raise CronError(
+                expr,
+                "day-of-month",
+                "business-day words need a calendar: schedule it with calendar='NAME'",
+            )
+        most = days.most_in_a_month()
+        if max(words) > most:  # the walk would look for it until year 9999
+            raise CronError(
+                expr,
+                "day-of-month",
+                f"never occurs: calendar {days.name!r} has at most {most} business days in a month",
+            )
+        return lambda wall: days.matches(wall.date(), words)
+
     def __repr__(self) -> str:
         policy = ""
         if self.dst_gap is not DstGap.SHIFT:
             policy += f", dst_gap={self.dst_gap.value!r}"
         if self.dst_repeat is not DstRepeat.FIRST:
             policy += f", dst_repeat={self.dst_repeat.value!r}"
+        if self.calendar is not None:
+            policy += f", calendar={self.calendar.name!r}"
         return f"CronExpr(expr={self.expr!r}, timezone={self.timezone!r}{policy})"
 
     def next(self, after: datetime) -> datetime:
@@ -503,10 +570,13 @@ class CronExpr:
         try:
             if self._zone is UTC:
                 walk = start_walk(self._walk, end.replace(microsecond=0) + _ONE_SECOND, True)
+                if self._keep is not None:
+                    walk = filter(self._keep, walk)
             else:
                 walk = reverse(
-                    self._walk, self._zone, self._fixed, end, self.dst_gap, self.dst_repeat
-                )
+                    self._walk, self._zone, self._fixed, end, self.dst_gap, self.dst_repeat,
+                    self._keep,
+                )  # fmt: skip
             for occurrence in walk:
                 return occurrence
         except OverflowError:  # walked past year 1 or 9999
@@ -517,8 +587,11 @@ class CronExpr:
         """The occurrences strictly after ``after``, in order (ends only near year 9999)."""
         start = _aware_utc(after, "after")
         if self._zone is UTC:
-            return utc_forward(self._walk, start)
-        return forward(self._walk, self._zone, self._fixed, start, self.dst_gap, self.dst_repeat)
+            walk = utc_forward(self._walk, start)
+            return walk if self._keep is None else filter(self._keep, walk)
+        return forward(
+            self._walk, self._zone, self._fixed, start, self.dst_gap, self.dst_repeat, self._keep
+        )
 
     def explain(self) -> str:
         """The expression in English, e.g. "At 09:00 on Monday through Friday"."""
@@ -530,9 +603,13 @@ class CronExpr:
         text: str = expression.explain()
         # cronsim says "the last day of every month"; "of the month" is how the other
         # words read ("on the last Friday of the month").
-        return text.replace("last day of every month", "last day of the month").replace(
+        text = text.replace("last day of every month", "last day of the month").replace(
             "last weekday of every month", "last weekday of the month"
         )
+        if self._business:  # "every day" before the business days would say too much
+            words = describe_days(self._business)
+            text = text.removesuffix(" every day") + f", on {words} of the month"
+        return text
 
 
 def _choice(kind: type[DstGap] | type[DstRepeat], value: object, name: str) -> Any:
@@ -544,8 +621,10 @@ def _choice(kind: type[DstGap] | type[DstRepeat], value: object, name: str) -> A
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse(expr: str, timezone: str, dst_gap: str, dst_repeat: str) -> CronExpr:
-    return CronExpr(expr, timezone, DstGap(dst_gap), DstRepeat(dst_repeat))
+def _parse(
+    expr: str, timezone: str, dst_gap: str, dst_repeat: str, days: BusinessDays | None
+) -> CronExpr:
+    return CronExpr(expr, timezone, DstGap(dst_gap), DstRepeat(dst_repeat), days)
 
 
 def parse(
@@ -554,11 +633,12 @@ def parse(
     *,
     dst_gap: DstGap | str = DstGap.SHIFT,
     dst_repeat: DstRepeat | str = DstRepeat.FIRST,
+    calendar: BusinessDays | None = None,
 ) -> CronExpr:
     """Read ``expr`` as a cron expression in ``timezone`` (an IANA name), with a DST
     policy for fixed-time expressions (``dst_gap``: ``"shift"`` or ``"skip"``;
     ``dst_repeat``: ``"first"``, ``"last"`` or ``"both"``; the defaults are Debian
-    cron's).
+    cron's). ``calendar`` gives the business days that ``nBD`` and ``LBD`` count.
 
     Raises ``CronError`` (a ``ConfigError``) for a bad or never-occurring expression and
     ``ConfigError`` for an unknown zone or DST policy.
@@ -569,4 +649,4 @@ def parse(
         load_zone(timezone)  # raises ConfigError naming the value
     gap = _choice(DstGap, dst_gap, "dst_gap")
     repeat = _choice(DstRepeat, dst_repeat, "dst_repeat")
-    return _parse(expr, timezone, gap.value, repeat.value)
+    return _parse(expr, timezone, gap.value, repeat.value, calendar)
