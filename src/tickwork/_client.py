@@ -37,7 +37,7 @@ from ._models import (
 )
 from ._registry import check_note
 from ._retry import Retry
-from ._spec import ScheduleSpec
+from ._spec import make_spec
 from ._wire import (
     error_from_wire,
     history_from_wire,
@@ -283,7 +283,7 @@ class Client:
         workflow and the input against its annotation are checked by the server.
         """
         name = _workflow_name(workflow)
-        spec = ScheduleSpec(
+        spec = make_spec(
             workflow=name,
             input=_input(input, name),
             every=every,

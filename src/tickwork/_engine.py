@@ -47,7 +47,7 @@ from ._retry import Retry
 from ._runs import Runs
 from ._runtime import Runtime
 from ._scheduling import Schedules, fire_ahead_ms
-from ._spec import ScheduleSpec
+from ._spec import ScheduleSpec, make_spec
 from ._store import require_existing, shown_url
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
@@ -261,7 +261,7 @@ class Engine:
         Everything is validated before anything is stored. Registering the same definition
         again changes nothing, so calling this at every start-up is the intended use.
         """
-        spec = ScheduleSpec(
+        spec = make_spec(
             workflow=self._definition(workflow).name,
             input=input,
             every=every,

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 
+from .. import _spec
 from .._durations import bare_number_error
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 
@@ -92,6 +93,17 @@ OutDuration = Annotated[
 ]
 Instant = Annotated[datetime, Field(description="ISO 8601 in UTC, e.g. 2026-03-01T12:00:00.000Z")]
 
+_BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "pattern")
+
+
+def _spec_bound(annotation: Any) -> Any:
+    """The bound ``_spec`` declares for a schedule option, shown in the body's schema.
+
+    The spec enforces it when the body becomes one (400 with the spec's own message, as
+    ``Engine.schedule`` says it), so the document and every face agree on one bound."""
+    schema = TypeAdapter(annotation).json_schema()
+    return Field(json_schema_extra={name: schema[name] for name in _BOUNDS if name in schema})
+
 
 class _Request(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
@@ -116,34 +128,32 @@ class RetryBody(_Request):
 class ScheduleDefinition(_Request):
     """``engine.schedule``'s arguments but the key: exactly one of ``every`` and ``cron``."""
 
-    workflow: str
+    workflow: Annotated[str, _spec_bound(_spec.WorkflowName)]
     input: Any = None
     every: DurationIn | None = None
     cron: str | None = None
     timezone: str = "UTC"
     overlap: Overlap = Overlap.ALLOW
-    catchup: (
-        Annotated[int, Field(ge=1, le=INT64_MAX), BeforeValidator(_integral)] | Literal["all"]
-    ) = 1
+    catchup: Annotated[Integer, _spec_bound(_spec.Catchup)] | Literal["all"] = 1
     catchup_window: DurationIn | None = None
     jitter: DurationIn | None = None
     paused: bool | None = None
-    pool: str | None = None
-    priority: Int64 | None = None
+    pool: Annotated[str, _spec_bound(_spec.Pool)] | None = None
+    priority: Annotated[Integer, _spec_bound(_spec.Priority)] | None = None
     retry: RetryBody | None = None
     start_at: InstantIn | None = None
     end_at: InstantIn | None = None
-    pause_after_failures: Int64 | None = Field(
+    pause_after_failures: Annotated[Integer, _spec_bound(_spec.PauseAfterFailures)] | None = Field(
         default=None,
         description="Pause the schedule after this many of its runs in a row failed; null: never.",
     )
-    on_conflict: Literal["update", "error", "keep"] = "update"
+    on_conflict: _spec.OnConflict = "update"
 
 
 class ScheduleCreate(ScheduleDefinition):
     """A schedule to register; without ``key``, the key is derived from the definition."""
 
-    key: str | None = None
+    key: Annotated[str, _spec_bound(_spec.Key)] | None = None
 
 
 class StartRun(_Request):
