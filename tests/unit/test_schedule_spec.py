@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from tickwork import Client, Cron, Engine, Every, Retry
 from tickwork._declared import load_config
-from tickwork._spec import ScheduleSpec, option_names, spec_from
+from tickwork._spec import MAX_CATCHUP, MAX_KEY, ScheduleSpec, option_names, spec_from
 from tickwork.errors import ConfigError, CronError
 from tickwork.server.openapi import openapi_document
 
@@ -55,10 +56,79 @@ def test_each_option_is_a_parameter_of_engine_and_client_schedule_with_the_same_
             assert parameters[field.name].default == field.default, field.name
 
 
+#: what a JSON Schema says of the values a property takes (besides its type)
+BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "enum", "const")
+
+
+def bounds(schema: dict[str, Any], document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The bounds of each value a property's schema allows: one entry per kind of value
+    (an ``anyOf`` member; null aside), ``$ref``s followed, in a stable order."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        defs = document.get("$defs") or document["components"]["schemas"]
+        return bounds(defs[name], document)
+    if "anyOf" in schema:
+        members = [member for member in schema["anyOf"] if member.get("type") != "null"]
+        return sorted((b for member in members for b in bounds(member, document)), key=repr)
+    return [{name: schema[name] for name in BOUNDS if name in schema}]
+
+
+def spec_schema() -> dict[str, Any]:
+    return TypeAdapter(ScheduleSpec).json_schema()
+
+
 def test_each_option_is_a_property_of_the_http_body() -> None:
     schemas = openapi_document()["components"]["schemas"]
     properties = schemas["ScheduleCreate"]["properties"]
     assert set(option_names()) == set(properties)
+
+
+@pytest.mark.parametrize("name", option_names())
+def test_the_http_body_documents_each_options_bounds_and_default_as_the_spec_declares(
+    name: str,
+) -> None:
+    """The API's schema says what the spec enforces: 1 to 1,000 for catchup, the key's
+    length and characters... (the body's shape differs only where JSON must: durations
+    and instants as strings, the retry policy as an object)."""
+    document = openapi_document()
+    http = document["components"]["schemas"]["ScheduleCreate"]["properties"][name]
+    spec = spec_schema()
+    declared = spec["properties"][name]
+    if name not in ("every", "catchup_window", "jitter", "retry", "start_at", "end_at"):
+        assert bounds(http, document) == bounds(declared, spec)
+    if name != "workflow":  # required in the body, bound later in a declaration
+        assert http.get("default") == declared.get("default")
+
+
+def test_the_spec_declares_the_bounds_it_enforces() -> None:
+    """What the parity tests compare is the real bound: the spec refuses past it."""
+    properties = spec_schema()["properties"]
+    for name, limit in (("catchup", MAX_CATCHUP), ("pause_after_failures", 10_000)):
+        assert {"minimum": 1, "maximum": limit} in bounds(properties[name], {})
+        ScheduleSpec(**{**SAMPLE, name: limit})
+        with pytest.raises(ConfigError, match=f"^{name}: .*less than or equal to {limit}"):
+            ScheduleSpec(**{**SAMPLE, name: limit + 1})
+    assert properties["key"]["anyOf"][0]["maxLength"] == MAX_KEY
+
+
+def test_the_config_file_refuses_past_the_bound_as_the_spec_does(tmp_path: Path) -> None:
+    path = tmp_path / "tickwork.toml"
+    path.write_text(f'[[schedules]]\nworkflow = "w"\nevery = "1m"\ncatchup = {MAX_CATCHUP}\n')
+    (spec,) = load_config(path)
+    assert spec.catchup == MAX_CATCHUP
+    path.write_text(f'[[schedules]]\nworkflow = "w"\nevery = "1m"\ncatchup = {MAX_CATCHUP + 1}\n')
+    with pytest.raises(ConfigError, match=r"schedule 1: catchup: .*less than or equal to 1000"):
+        load_config(path)
+
+
+def test_cron_and_every_take_the_specs_defaults_for_their_own_arguments() -> None:
+    defaults = {field.name: field.default for field in dataclasses.fields(ScheduleSpec)}
+    for declaration in (Cron, Every):
+        parameters = inspect.signature(declaration).parameters
+        for name in ("timezone", "key"):
+            assert parameters[name].default == defaults[name], (declaration, name)
+    assert Every("1m").spec == ScheduleSpec(every="1m")
+    assert Cron("* * * * *").spec == ScheduleSpec(cron="* * * * *")
 
 
 def test_each_option_but_the_cadence_and_key_is_a_keyword_of_cron_and_every() -> None:
@@ -120,6 +190,12 @@ def test_each_option_is_a_key_of_a_config_file_table(tmp_path: Path) -> None:
         ({"pause_after_failures": 0}, ConfigError, "pause_after_failures"),
         ({"pause_after_failures": True}, ConfigError, "pause_after_failures"),
         ({"pause_after_failures": "3"}, ConfigError, "pause_after_failures"),
+        ({"pause_after_failures": 10_001}, ConfigError, "pause_after_failures"),
+        ({"catchup": 1001}, ConfigError, "catchup"),
+        ({"catchup": "some"}, ConfigError, "catchup"),
+        ({"priority": 2**63}, ConfigError, "priority"),
+        ({"timezone": 3}, ConfigError, "timezone"),
+        ({"cron": 3, "every": None}, ConfigError, "cron"),
     ],
 )
 def test_a_bad_option_is_refused_with_a_config_error_naming_it(
