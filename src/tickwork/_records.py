@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._clock import from_ms, to_ms
-from ._models import ScheduleState, StepTry
+from ._models import Overlap, ScheduleState, StepTry
 
 __all__ = [
     "DueSchedule",
@@ -80,7 +80,7 @@ class ScheduleRecord:
     cron: str | None
     every_ms: int | None
     timezone: str
-    overlap: str
+    overlap: Overlap
     catchup: int | None
     catchup_window_ms: int | None
     jitter_ms: int | None

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from ._clock import to_ms
 from ._durations import Duration, describe_duration
 from ._durations import to_ms as duration_ms
 from ._hints import close_names
@@ -26,7 +24,7 @@ from ._planning import Plan, PlanInput, plan, plan_backfill
 from ._policy import STATE_DECISIONS, current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
-from ._spec import ScheduleSpec, check_key
+from ._spec import ScheduleSpec, aware_ms, check_key, to_overlap
 from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
@@ -149,7 +147,7 @@ class Schedules:
         key = (
             spec.key if spec.key is not None else check_key(schedule_key(definition.name, identity))
         )
-        fields: dict[str, Any] = dict(
+        record = ScheduleRecord(
             key=key,
             workflow=definition.name,
             version=definition.version,
@@ -157,7 +155,7 @@ class Schedules:
             cron=spec.cron,
             every_ms=spec.every_ms,
             timezone=spec.timezone,
-            overlap=Overlap(spec.overlap).value,
+            overlap=spec.overlap,
             catchup=spec.catchup_count,
             catchup_window_ms=spec.catchup_window_ms,
             jitter_ms=spec.jitter_ms,
@@ -167,15 +165,9 @@ class Schedules:
             start_ms=spec.start_ms,
             end_ms=spec.end_ms,
             pause_after_failures=spec.pause_after_failures,
+            definition="",
         )
-        # A definition names pause_after_failures only when set, so the definitions stored
-        # before the option existed stay equal (re-registering them changes nothing).
-        defining = {
-            k: v
-            for k, v in fields.items()
-            if k != "key" and not (k == "pause_after_failures" and v is None)
-        }
-        return ScheduleRecord(**fields, definition=canonical_json(defining))
+        return replace(record, definition=_definition(record))
 
     # -- state -----------------------------------------------------------------------------
 
@@ -272,9 +264,9 @@ class Schedules:
         """Start a run for every occurrence in ``[start, end)``, oldest first, in batches
         of ``BACKFILL_BATCH`` (one transaction each); the run ids, oldest first, and how
         many were started and how many had runs already."""
-        policy = None if overlap is None else _overlap(overlap)
+        policy = None if overlap is None else to_overlap(overlap)
         due, occurrences = self._backfill_span(key, start, end)
-        chosen = Overlap(due.record.overlap) if policy is None else policy
+        chosen = due.record.overlap if policy is None else policy
         run_ids: list[str] = []
         already = 0
         for first in range(0, len(occurrences), BACKFILL_BATCH):
@@ -315,7 +307,8 @@ class Schedules:
     ) -> tuple[DueSchedule, list[int]]:
         """The schedule and its occurrences in ``[start, end)``; ConfigError for a bad
         span, an unknown key, or more than ``MAX_BACKFILL`` occurrences."""
-        start_ms, end_ms = _instant(start, "start"), _instant(end, "end")
+        start_ms = aware_ms(start, "A backfill's start")
+        end_ms = aware_ms(end, "A backfill's end")
         if end_ms <= start_ms:
             raise ConfigError(f"A backfill's end must be later than its start, not {end}")
         due = self._runtime.store.get_schedule_record(key) if isinstance(key, str) else None
@@ -385,7 +378,7 @@ class Schedules:
             upcoming is None
             or upcoming <= now_ms
             or upcoming > now_ms + self._ahead_ms
-            or due.record.overlap != Overlap.ALLOW.value
+            or due.record.overlap != Overlap.ALLOW
         ):
             return self._decide(due, now_ms)
         ahead = replace(
@@ -394,12 +387,27 @@ class Schedules:
         return plan(ahead, occurrences_of(due.record, due.anchor_ms))
 
 
+def _definition(record: ScheduleRecord) -> str:
+    """The canonical JSON of the fields that define ``record`` (equal: unchanged).
+
+    It names pause_after_failures only when set, so the definitions stored before the
+    option existed stay equal (re-registering them changes nothing)."""
+    defining: dict[str, JSON] = {
+        field.name: getattr(record, field.name)
+        for field in fields(record)
+        if field.name not in ("key", "definition")
+    }
+    if record.pause_after_failures is None:
+        del defining["pause_after_failures"]
+    return canonical_json(defining)
+
+
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
     """What the planner needs of a stored schedule at ``now_ms``."""
     record = due.record
     return PlanInput(
         key=record.key,
-        overlap=Overlap(record.overlap),
+        overlap=record.overlap,
         catchup=record.catchup,
         catchup_window_ms=record.catchup_window_ms,
         jitter_ms=record.jitter_ms,
@@ -413,18 +421,3 @@ def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
         waiting=due.waiting,
         queued_ms=due.queued_ms,
     )
-
-
-def _overlap(value: object) -> Overlap:
-    try:
-        return Overlap(str(value) if isinstance(value, str) else "")
-    except ValueError:
-        raise ConfigError(
-            f"Unknown overlap {value!r}: expected one of {[o.value for o in Overlap]}"
-        ) from None
-
-
-def _instant(value: object, name: str) -> int:
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        raise ConfigError(f"A backfill's {name} must be an aware datetime, not {value!r}")
-    return to_ms(value)

@@ -111,7 +111,7 @@ def _record(row: Sequence[Any]) -> ScheduleRecord:
         cron=row[_CRON],
         every_ms=row[_EVERY_MS],
         timezone=row[_TIMEZONE],
-        overlap=row[_OVERLAP],
+        overlap=Overlap(row[_OVERLAP]),
         catchup=row[_CATCHUP],
         catchup_window_ms=row[_CATCHUP_WINDOW_MS],
         jitter_ms=row[_JITTER_MS],
