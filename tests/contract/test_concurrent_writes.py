@@ -10,6 +10,7 @@ from tickwork import RunStatus
 from tickwork._store import LeaseLost, NewRun, StepRecord, Store
 from tickwork._store.transaction import UNSORTED, Transaction
 from tickwork._store.write_combiner import _run_in_savepoint, _Write
+from tickwork.errors import StoreError
 
 T0 = 1_772_366_400_000
 LEASE = 60_000
@@ -97,7 +98,8 @@ def test_a_write_failing_under_planner_settings_undoes_only_itself(store: Store)
     """A combined batch redone write by write in savepoints (write_combiner.py): a write
     whose statement fails while planned under settings (``execute_under``, the claim's and
     firing's) rolls back to its savepoint in the failed transaction, and the next write of
-    the batch runs with the settings back to normal."""
+    the batch runs with the settings back to normal. The failed write's error is the
+    dialect's ``StoreError``, as its transaction would have raised it."""
     db = store._db  # type: ignore[attr-defined]
 
     def fails(tx: Transaction) -> None:
@@ -111,9 +113,9 @@ def test_a_write_failing_under_planner_settings_undoes_only_itself(store: Store)
     failed, after = _Write(fails), _Write(setting)
 
     def batch(tx: Transaction) -> None:
-        _run_in_savepoint(tx, failed)
-        _run_in_savepoint(tx, after)
+        _run_in_savepoint(tx, failed, db.as_store_error)
+        _run_in_savepoint(tx, after, db.as_store_error)
 
     db.write(batch)
-    assert failed.error is not None  # the driver's error, which the batch reports to its writer
+    assert isinstance(failed.error, StoreError)  # the batch reports it to its writer
     assert after.error is None and after.result == "on"

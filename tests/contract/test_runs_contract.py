@@ -184,6 +184,24 @@ def test_renewed_lease_keeps_the_run_from_other_workers(store: Store) -> None:
     )
 
 
+def test_a_checkpoint_renews_the_lease_where_the_backend_says_so(store: Store) -> None:
+    """PostgreSQL renews the lease with each checkpoint, from the checkpoint's ``now_ms``
+    for ``lease_ms`` (one statement: ``postgres.RECORD_STEP``); SQLite leaves the lease to
+    ``renew_leases`` (the contract allows both), so the run is taken over when the lease
+    taken at the claim runs out."""
+    store.insert_run(new_run("r1"))
+    (held,) = claim(store)
+    late = T0 + LEASE - 1
+    store.record_step(
+        run_id="r1", token=held.lease_token, step=step("a"), now_ms=late, lease_ms=LEASE
+    )
+    taken = [run.info.id for run in claim(store, at=T0 + LEASE, worker="w2")]
+    renews = store.dialect == "postgres"  # type: ignore[attr-defined]
+    assert taken == ([] if renews else ["r1"])
+    if renews:  # held until the checkpoint's own lease runs out
+        assert [run.info.id for run in claim(store, at=late + LEASE, worker="w2")] == ["r1"]
+
+
 def request(*, at: int = T0, limits: dict[str, int | None] | None = None) -> ClaimRequest:
     return ClaimRequest(at, LEASE, "w1", ("default",), limits or {"wf": None})
 

@@ -117,9 +117,9 @@ def _claim_counted(store: Store, at: int, most: int | None = None) -> tuple[list
 
 
 def _next_due_counted(store: Store) -> tuple[int | None, int]:
-    runs = store._runs  # type: ignore[attr-defined]
-    with store._db.read() as tx:  # type: ignore[attr-defined]
-        return _counted(store, tx, lambda: runs.next_due_in(tx, ["default"], ["wf", "nobody"]))
+    db = store._db  # type: ignore[attr-defined]
+    with db.read() as tx:
+        return _counted(store, tx, lambda: db.next_due_in(tx, ["default"], ["wf", "nobody"]))
 
 
 def test_a_claim_with_100000_runs_waiting_reads_only_the_due_runs(waiting: Store) -> None:

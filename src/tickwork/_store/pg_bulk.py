@@ -27,7 +27,7 @@ from .sql_runs import INSERT_RUN, QUEUE_INSERTED
 from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
 from .transaction import SOUGHT, Settings, Transaction
 
-__all__ = ["PgTransaction"]
+__all__ = ["PgTransaction", "insert_as_json", "select_among_array"]
 
 
 @dataclass(frozen=True)
@@ -172,3 +172,24 @@ class PgTransaction(Transaction):
         batches = [rows] if bulk.key is None else _distinct_runs(rows, bulk.columns.index(bulk.key))
         for batch in batches:
             self.execute_under(bulk.settings, bulk.sql, bulk.rows_json(batch))
+
+
+def select_among_array(tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
+    """``Database.select_among``: the keys as one array parameter, so that psycopg converts
+    the statement once whatever their count."""
+    return tx.execute(statement.format(keys="= ANY(?)"), list(keys)).fetchall()
+
+
+def insert_as_json(
+    tx: Transaction,
+    statement: str,
+    table: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+) -> list[Any]:
+    """``Database.insert_many``: the rows as one JSON array of objects read with the
+    table's row type (one parameter, which psycopg neither splits nor escapes value by
+    value, as it does thousands of placeholders or arrays)."""
+    source = f"SELECT {', '.join(columns)} FROM {_rows(table)}"
+    objects = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
+    return tx.execute(statement.format(rows=source), objects).fetchall()

@@ -50,13 +50,12 @@ from .sql_runs import (
     NOT_SUSPECT,
     ONLY_SUSPECTS,
     QUEUE_FILTER,
-    RunsSql,
     levels,
     suspects_filter,
 )
 from .transaction import UNSORTED, Transaction, in_filters
 
-__all__ = ["CLAIM", "PgRunsSql", "claim_statement"]
+__all__ = ["CLAIM", "claim_statement", "next_due_in", "take_runs", "take_suspect"]
 
 #: the candidates' columns the claim returns; then their old available_at, the new token
 _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
@@ -109,7 +108,7 @@ RETURNING {_CANDIDATE}, c.available_at, l.lease_token
 TAKE_ALL = "SELECT * FROM candidate"
 # Under concurrency limits: the first candidates of each limited workflow, as many as it
 # has room for (given as two arrays: workflows, room), then the first `limit` of those,
-# in the candidates' order (as sql_runs.RunsSql.take_runs picks them, one by one).
+# in the candidates' order (as sql_runs.take_runs picks them, one by one).
 TAKE_WITH_ROOM = """
     SELECT ranked.* FROM (
         SELECT candidate.*, row_number() OVER (
@@ -139,88 +138,83 @@ def claim_statement(filters: str, *, limited: bool, by_level: bool = True) -> st
     )
 
 
-class PgRunsSql(RunsSql):
-    """``RunsSql`` whose claim is one statement per priority level (PostgreSQL)."""
+# Each of these is the PostgreSQL Database's method of the same name (transaction.Database).
 
-    __slots__ = ()
 
-    def take_runs(
-        self,
-        tx: Transaction,
-        request: ClaimRequest,
-        open_workflows: Sequence[str],
-        room: Mapping[str, int],
-    ) -> list[TakenRun]:
-        # Level by level, highest first: a walk across levels would pass every run not
-        # yet due (sql_runs.levels). Each level's runs come before the next level's in the
-        # claim's order, so the runs taken are the same as one walk's.
-        rows: list[Any] = []
-        left = dict(room)
-        workflows = list(open_workflows)
-        for (priority,) in tx.execute(SELECT_LEVELS).fetchall():
-            taken = self._take_level(
-                tx, request, priority, workflows, left, request.limit - len(rows)
-            )
-            rows += taken
-            for row in taken:
-                if row[COL_WORKFLOW] in left:
-                    left[row[COL_WORKFLOW]] -= 1
-            workflows = [name for name in workflows if left.get(name, 1) > 0]
-            if len(rows) == request.limit or not workflows:
-                break
-        # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
-        # are taken was decided in SQL, so only ties' order may follow Python's collation.
-        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
-        return _with_steps(tx, rows, request.now_ms)
+def take_runs(
+    tx: Transaction,
+    request: ClaimRequest,
+    open_workflows: Sequence[str],
+    room: Mapping[str, int],
+) -> list[TakenRun]:
+    """Take the most urgent due runs under new leases: one statement per level."""
+    # Level by level, highest first: a walk across levels would pass every run not
+    # yet due (sql_runs.levels). Each level's runs come before the next level's in the
+    # claim's order, so the runs taken are the same as one walk's.
+    rows: list[Any] = []
+    left = dict(room)
+    workflows = list(open_workflows)
+    for (priority,) in tx.execute(SELECT_LEVELS).fetchall():
+        taken = _take_level(tx, request, priority, workflows, left, request.limit - len(rows))
+        rows += taken
+        for row in taken:
+            if row[COL_WORKFLOW] in left:
+                left[row[COL_WORKFLOW]] -= 1
+        workflows = [name for name in workflows if left.get(name, 1) > 0]
+        if len(rows) == request.limit or not workflows:
+            break
+    # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
+    # are taken was decided in SQL, so only ties' order may follow Python's collation.
+    rows.sort(key=lambda row: (-row[COL_PRIORITY], row[_COL_AVAILABLE_AT], row[COL_ID]))
+    return _with_steps(tx, rows, request.now_ms)
 
-    def _take_level(
-        self,
-        tx: Transaction,
-        request: ClaimRequest,
-        priority: int,
-        open_workflows: Sequence[str],
-        room: Mapping[str, int],
-        limit: int,
-    ) -> list[Any]:
-        """Take at most ``limit`` due runs at ``priority`` (as ``take_runs``)."""
-        now_ms, pools, worker = request.now_ms, request.pools, request.worker
-        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + NOT_SUSPECT
-        room = {name: most for name, most in room.items() if name in open_workflows}
-        # With limits, some candidates may be passed over: read a few more.
-        candidates = limit * 2 if room else limit
-        params: list[Any] = [priority, now_ms, *pools, *open_workflows, candidates]
-        if room:
-            params += [list(room), list(room.values()), limit]
-        params += [worker, now_ms + request.lease_ms, now_ms, now_ms]
-        statement = claim_statement(filters, limited=bool(room))
-        # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
-        return tx.execute_under(UNSORTED, statement, *params).fetchall()
 
-    def next_due_in(
-        self,
-        tx: Transaction,
-        pools: Sequence[str],
-        workflows: Sequence[str],
-        *,
-        suspects: bool = True,
-    ) -> int | None:
-        filters = in_filters(pools, workflows, QUEUE_FILTER) + suspects_filter(suspects)
-        statement = NEXT_DUE.format(filters=filters)
-        # Each level walked from its earliest run (transaction.UNSORTED says why).
-        row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+def _take_level(
+    tx: Transaction,
+    request: ClaimRequest,
+    priority: int,
+    open_workflows: Sequence[str],
+    room: Mapping[str, int],
+    limit: int,
+) -> list[Any]:
+    """Take at most ``limit`` due runs at ``priority`` (as ``take_runs``)."""
+    now_ms, pools, worker = request.now_ms, request.pools, request.worker
+    filters = in_filters(pools, open_workflows, QUEUE_FILTER) + NOT_SUSPECT
+    room = {name: most for name, most in room.items() if name in open_workflows}
+    # With limits, some candidates may be passed over: read a few more.
+    candidates = limit * 2 if room else limit
+    params: list[Any] = [priority, now_ms, *pools, *open_workflows, candidates]
+    if room:
+        params += [list(room), list(room.values()), limit]
+    params += [worker, now_ms + request.lease_ms, now_ms, now_ms]
+    statement = claim_statement(filters, limited=bool(room))
+    # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
+    return tx.execute_under(UNSORTED, statement, *params).fetchall()
 
-    def take_suspect(
-        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-    ) -> TakenRun | None:
-        now_ms, pools = request.now_ms, request.pools
-        filters = in_filters(pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
-        params = [now_ms, *pools, *open_workflows, 1, request.worker]
-        params += [now_ms + request.lease_ms, now_ms, now_ms]
-        rows = tx.execute(
-            claim_statement(filters, limited=False, by_level=False), *params
-        ).fetchall()
-        return _with_steps(tx, rows, now_ms)[0] if rows else None
+
+def next_due_in(
+    tx: Transaction,
+    pools: Sequence[str],
+    workflows: Sequence[str],
+    *,
+    suspects: bool = True,
+) -> int | None:
+    filters = in_filters(pools, workflows, QUEUE_FILTER) + suspects_filter(suspects)
+    statement = NEXT_DUE.format(filters=filters)
+    # Each level walked from its earliest run (transaction.UNSORTED says why).
+    row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def take_suspect(
+    tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+) -> TakenRun | None:
+    now_ms, pools = request.now_ms, request.pools
+    filters = in_filters(pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+    params = [now_ms, *pools, *open_workflows, 1, request.worker]
+    params += [now_ms + request.lease_ms, now_ms, now_ms]
+    rows = tx.execute(claim_statement(filters, limited=False, by_level=False), *params).fetchall()
+    return _with_steps(tx, rows, now_ms)[0] if rows else None
 
 
 def _with_steps(tx: Transaction, rows: list[Any], now_ms: int) -> list[TakenRun]:

@@ -16,7 +16,7 @@ import random
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -25,11 +25,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
-from . import counters, migrations
-from .contract import LeaseLost, StepRecord
-from .pg_bulk import PgTransaction
-from .pg_claim import PgRunsSql
+from . import counters, migrations, pg_claim
+from .contract import ClaimRequest, LeaseLost, StepRecord
+from .pg_bulk import PgTransaction, insert_as_json, select_among_array
+from .recent_runs import newest_runs_postgres
+from .run_rows import TakenRun
 from .sql import SqlStore
+from .sql_storage import sizes_postgres
 from .transaction import Transaction
 from .write_combiner import WriteCombiner
 
@@ -168,6 +170,17 @@ def _server_message(exc: psycopg.Error) -> str:
     return text or type(exc).__name__
 
 
+def _as_store_error(exc: BaseException) -> BaseException:
+    """A driver's (or the pool's) error as the ``StoreError`` it means; others kept."""
+    if not isinstance(exc, psycopg.Error | PoolTimeout):
+        return exc
+    # A refused value (DataError: a NUL, a number out of range...) is no outage.
+    transient = not isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
+    wrapped = StoreError(f"PostgreSQL: {exc}".strip(), transient=transient)
+    wrapped.__cause__ = exc
+    return wrapped
+
+
 class PostgresDatabase:
     """A psycopg 3 connection pool: each read or write is one pooled transaction."""
 
@@ -194,7 +207,7 @@ class PostgresDatabase:
         # Group commit: concurrent writes of this process's threads share a transaction
         # and one commit (each commit waits for its WAL flush: ~1 ms here, the floor of
         # one run's five transactions), as on SQLite.
-        self._combiner = WriteCombiner(self.transaction)
+        self._combiner = WriteCombiner(self.transaction, self.as_store_error)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """Bound what a frozen or cut-off worker can hold (SIGSTOP, a VM paused, a swap
@@ -242,9 +255,7 @@ class PostgresDatabase:
                 if tx.counts:
                     counters.flush(tx, shard=random.randrange(counters.SHARDS))
         except (psycopg.Error, PoolTimeout) as exc:
-            # A refused value (DataError: a NUL, a number out of range...) is no outage.
-            transient = not isinstance(exc, psycopg.DataError | psycopg.IntegrityError)
-            raise StoreError(f"PostgreSQL: {exc}".strip(), transient=transient) from exc
+            raise _as_store_error(exc) from exc
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self.transaction()
@@ -267,6 +278,88 @@ class PostgresDatabase:
         """Hold a transaction lock per name, so counts and claims of one name never race."""
         for name in sorted(names):
             tx.execute(LOCK_LIMIT, _LIMIT_LOCK_PREFIX + name)
+
+    def as_store_error(self, exc: BaseException) -> BaseException:
+        return _as_store_error(exc)
+
+    def migrate(self) -> int:
+        # Ten workers starting at once: the advisory lock makes them take turns, and each
+        # finds the work done by the first.
+        with self.transaction() as tx:
+            tx.execute(LOCK_MIGRATION, _MIGRATION_LOCK)
+            tx.execute(CREATE_SCHEMA_TABLE)
+            current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
+            for version, name in migrations.pending("postgres", current):
+                for statement in migrations.statements("postgres", name):
+                    tx.execute(statement.replace("%", "%%"))
+                tx.execute(INSERT_SCHEMA_VERSION, version)
+                current = version
+        return int(current)
+
+    # The claim: one statement per priority level (pg_claim.py).
+
+    def take_runs(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[TakenRun]:
+        return pg_claim.take_runs(tx, request, open_workflows, room)
+
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        return pg_claim.take_suspect(tx, request, open_workflows)
+
+    def next_due_in(
+        self,
+        tx: Transaction,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        *,
+        suspects: bool = True,
+    ) -> int | None:
+        return pg_claim.next_due_in(tx, pools, workflows, suspects=suspects)
+
+    def record_step(
+        self,
+        tx: Transaction,
+        *,
+        run_id: str,
+        token: str,
+        step: StepRecord,
+        now_ms: int,
+        lease_ms: int,
+    ) -> bool:
+        """The lease renewed and the checkpoint written in one round trip (RECORD_STEP)."""
+        row = tx.execute(
+            RECORD_STEP, now_ms + lease_ms, run_id, token, run_id, step.kind, step.name,
+            step.seq, step.status, step.result_json, step.error, step.attempts,
+            step.started_ms, step.finished_ms, step.tries_json,
+        ).fetchone()  # fmt: skip
+        if row is None:
+            raise LeaseLost(run_id)
+        return bool(row[0])
+
+    def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
+        return select_among_array(tx, statement, keys)
+
+    def insert_many(
+        self,
+        tx: Transaction,
+        statement: str,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> list[Any]:
+        return insert_as_json(tx, statement, table, columns, rows)
+
+    def recent_runs(self, tx: Transaction, keys: Sequence[str], limit: int) -> list[Any]:
+        return newest_runs_postgres(tx, keys, limit)
+
+    def table_bytes(self, tx: Transaction) -> tuple[dict[str, int | None], int, int | None]:
+        return sizes_postgres(tx)
 
     def close(self) -> None:
         if self._opened:
@@ -291,24 +384,6 @@ class PostgresStore(SqlStore):
             self.url, max_connections=max_connections, idle_timeout_ms=idle_timeout_ms
         )
         super().__init__(self._pg)
-        self._runs = PgRunsSql(self._pg)  # the claim in one statement
-
-    def record_step(
-        self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
-    ) -> bool:
-        def work(tx: Transaction) -> bool:
-            row = tx.execute(
-                RECORD_STEP, now_ms + lease_ms, run_id, token, run_id, step.kind, step.name,
-                step.seq, step.status, step.result_json, step.error, step.attempts,
-                step.started_ms, step.finished_ms, step.tries_json,
-            ).fetchone()  # fmt: skip
-            if row is None:
-                raise LeaseLost(run_id)
-            if step.kind == "step":
-                counters.observe_step(tx, step.status, step.started_ms, step.finished_ms)
-            return bool(row[0])
-
-        return self._pg.write(work)
 
     def database_now_ms(self) -> int:
         """The database server's clock, in UTC epoch milliseconds (``ReferenceTime``)."""
@@ -323,20 +398,6 @@ class PostgresStore(SqlStore):
             row = tx.execute(DATABASE_NOW_MS).fetchone()
             received = _clock.steady_ns()
         return _clock.Reading(int(row[0]), sent, received)
-
-    def migrate(self) -> int:
-        # Ten workers starting at once: the advisory lock makes them take turns, and each
-        # finds the work done by the first.
-        with self._pg.transaction() as tx:
-            tx.execute(LOCK_MIGRATION, _MIGRATION_LOCK)
-            tx.execute(CREATE_SCHEMA_TABLE)
-            current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
-            for version, name in migrations.pending(self.dialect, current):
-                for statement in migrations.statements(self.dialect, name):
-                    tx.execute(statement.replace("%", "%%"))
-                tx.execute(INSERT_SCHEMA_VERSION, version)
-                current = version
-        return int(current)
 
     def listen(self, on_notify: Callable[[str], None], stop: threading.Event) -> None:
         """Call ``on_notify(payload)`` for each NOTIFY until ``stop`` is set; blocking

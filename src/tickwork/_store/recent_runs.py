@@ -5,7 +5,8 @@ Each schedule's runs are read from ``tickwork_runs_schedule`` (schedule_key, cre
 DESC, id DESC), newest first, stopping at the limit: what a schedule costs does not grow
 with the history it keeps (DESIGN §7). A ``ROW_NUMBER()`` window over the schedules' runs
 would read every schedule's whole history to number it, so each dialect says "the first
-N of each" in its own words:
+N of each" in its own words (its ``Database.recent_runs`` calls one of the functions
+below):
 
 - PostgreSQL: the keys as one array, each joined LATERAL to its own ``LIMIT``ed seek;
 - SQLite (no LATERAL): a ``UNION ALL`` of one ``LIMIT``ed sub-select per key, run as
@@ -18,12 +19,20 @@ N of each" in its own words:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .._models import RunInfo
 from .run_rows import COL_SCHEDULE_KEY, RUN_COLUMNS, run_from_row
-from .transaction import Database
+from .transaction import Database, Transaction
 
-__all__ = ["RECENT_RUNS_POSTGRES", "SQLITE_CHUNK", "RecentRunsSql", "recent_runs_sqlite"]
+__all__ = [
+    "RECENT_RUNS_POSTGRES",
+    "SQLITE_CHUNK",
+    "RecentRunsSql",
+    "newest_runs_postgres",
+    "newest_runs_sqlite",
+    "recent_runs_sqlite",
+]
 
 _RUN_LIST = ", ".join(RUN_COLUMNS)
 # The newest runs of one schedule, up to a limit (a seek on tickwork_runs_schedule).
@@ -48,12 +57,28 @@ def recent_runs_sqlite(count: int) -> str:
     return "\nUNION ALL\n".join([term] * count)
 
 
-class RecentRunsSql:
-    """``recent_runs`` in the dialect's words (``dialect``: "sqlite" or "postgres")."""
+def newest_runs_postgres(tx: Transaction, keys: Sequence[str], limit: int) -> list[Any]:
+    """PostgreSQL's ``Database.recent_runs``: one statement, the keys as an array."""
+    return tx.execute(RECENT_RUNS_POSTGRES, list(keys), limit).fetchall()
 
-    def __init__(self, db: Database, dialect: str) -> None:
+
+def newest_runs_sqlite(tx: Transaction, keys: Sequence[str], limit: int) -> list[Any]:
+    """SQLite's ``Database.recent_runs``: a statement per ``SQLITE_CHUNK`` keys."""
+    rows: list[Any] = []
+    for start in range(0, len(keys), SQLITE_CHUNK):
+        chunk = keys[start : start + SQLITE_CHUNK]
+        params = [p for key in chunk for p in (key, limit)]
+        rows += tx.execute(recent_runs_sqlite(len(chunk)), *params).fetchall()
+    return rows
+
+
+class RecentRunsSql:
+    """``recent_runs`` in the dialect's words (``Database.recent_runs``)."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._dialect = dialect
 
     def recent_runs(self, keys: Sequence[str], *, limit: int) -> dict[str, list[RunInfo]]:
         unique = list(dict.fromkeys(keys))
@@ -61,14 +86,7 @@ class RecentRunsSql:
         if not unique:
             return found
         with self._db.read() as tx:
-            if self._dialect == "postgres":
-                rows = tx.execute(RECENT_RUNS_POSTGRES, unique, limit).fetchall()
-            else:
-                rows = []
-                for start in range(0, len(unique), SQLITE_CHUNK):
-                    chunk = unique[start : start + SQLITE_CHUNK]
-                    params = [p for key in chunk for p in (key, limit)]
-                    rows += tx.execute(recent_runs_sqlite(len(chunk)), *params).fetchall()
+            rows = self._db.recent_runs(tx, unique, limit)
         for row in rows:
             found[row[COL_SCHEDULE_KEY]].append(run_from_row(row))
         for runs in found.values():  # each key's come in order; SQL does not promise it

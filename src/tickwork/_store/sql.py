@@ -6,7 +6,8 @@ and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), API keys
 (``sql_keys.py``), workers (``sql_workers.py``), aggregates (``stats.py``), pruning
 (``sql_prune.py``), what the database holds (``sql_storage.py``) and the latest runs of
 many schedules at once (``recent_runs.py``). ``SqlStore`` is the ``Store`` they make
-together. Decisions stay in Python; the SQL only reads and writes.
+together. Decisions stay in Python; the SQL only reads and writes. Where the dialects
+differ, a part calls its ``Database``'s method for it and never asks which one it has.
 """
 
 from __future__ import annotations
@@ -59,20 +60,22 @@ T = TypeVar("T")
 class SqlStore:
     """Every ``Store`` method (and ``read_stats``), each handed to the part that owns it.
 
-    A dialect subclasses it to open and migrate its database, and may replace a method
-    where its SQL can do better (PostgreSQL's ``record_step``).
+    A dialect subclasses it to open its ``Database`` and add what only it offers (the
+    fleet's clock and LISTEN on PostgreSQL, the log's copy on SQLite); every difference
+    in how the contract is carried out is a method of the ``Database``.
     """
 
-    #: "sqlite" or "postgres", set by the dialect's subclass
+    #: "sqlite" or "postgres", set by the dialect's subclass (for people and tests: no
+    #: part reads it)
     dialect: ClassVar[str]
 
     def __init__(self, db: Database) -> None:
         self._db = db
         self._prune = PruneSql(db)
-        self._storage = StorageSql(db, self.dialect)
+        self._storage = StorageSql(db)
         self._runs = RunsSql(db)
-        self._recent = RecentRunsSql(db, self.dialect)
-        self._schedules = SchedulesSql(db, self.dialect)
+        self._recent = RecentRunsSql(db)
+        self._schedules = SchedulesSql(db)
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)
@@ -82,6 +85,9 @@ class SqlStore:
     def _write(self, work: Callable[[Transaction], T]) -> T:
         """Run ``work`` in a write transaction and return what it returns."""
         return self._db.write(work)
+
+    def migrate(self) -> int:
+        return self._db.migrate()
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -135,7 +141,9 @@ class SqlStore:
     def record_step(
         self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
     ) -> bool:
-        return self._runs.record_step(run_id=run_id, token=token, step=step)
+        return self._runs.record_step(
+            run_id=run_id, token=token, step=step, now_ms=now_ms, lease_ms=lease_ms
+        )
 
     def finish_run(
         self,

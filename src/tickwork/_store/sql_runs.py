@@ -53,6 +53,10 @@ __all__ = [
     "RunsSql",
     "cancel_idle_run",
     "insert_run_row",
+    "next_due_in",
+    "record_step",
+    "take_runs",
+    "take_suspect",
 ]
 
 _RUN_LIST = ", ".join(RUN_COLUMNS)
@@ -348,66 +352,10 @@ class RunsSql:
             return []
         room = {name: cap - live.get(name, 0) for name, cap in limits.items() if cap is not None}
         if request.idle:  # a suspect first, alone (lost_workers.py)
-            suspect = self.take_suspect(tx, request, open_workflows)
+            suspect = self._db.take_suspect(tx, request, open_workflows)
             if suspect is not None:
                 return [suspect]
-        return self.take_runs(tx, request, open_workflows, room)
-
-    def take_suspect(
-        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-    ) -> TakenRun | None:
-        """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
-        filters = in_filters(request.pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
-        row = tx.execute(
-            SELECT_SUSPECT.format(filters=filters), request.now_ms, *request.pools,
-            *open_workflows,
-        ).fetchone()  # fmt: skip
-        return None if row is None else _take(tx, row, request, ())
-
-    def take_runs(
-        self,
-        tx: Transaction,
-        request: ClaimRequest,
-        open_workflows: Sequence[str],
-        room: Mapping[str, int],
-    ) -> list[TakenRun]:
-        """Take the most urgent due runs of ``open_workflows`` under new leases, at most
-        ``room[name]`` of each concurrency-limited workflow (counted and serialized by the
-        caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
-        them in one statement (``pg_claim.py``)."""
-        now_ms, pools = request.now_ms, request.pools
-        # The filters' placeholders for one workflow: each is walked on its own below.
-        one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER) + NOT_SUSPECT
-        statement = SELECT_CLAIMABLE.format(filters=one_workflow)
-        # With limits, some candidates may be passed over below: read a few more.
-        candidates = request.limit * 2 if room else request.limit
-        # Each workflow's most urgent, level by level, then merged in the claim's order:
-        # one walk of the whole queue in that order would pass every due run of the
-        # workflows this worker does not serve (migration 0012), and a walk across levels
-        # every run not yet due (levels).
-        rows = []
-        for workflow in open_workflows:
-            wanted = candidates
-            for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall():
-                found = tx.execute(statement, priority, now_ms, *pools, workflow, wanted)
-                level = found.fetchall()
-                rows += level
-                wanted -= len(level)
-                if not wanted:
-                    break
-        rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
-        left = dict(room)
-        claimed: list[TakenRun] = []
-        for row in rows:
-            workflow = row[COL_WORKFLOW]
-            if workflow in left:
-                if left[workflow] <= 0:
-                    continue
-                left[workflow] -= 1
-            claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
-            if len(claimed) == request.limit:
-                break
-        return claimed
+        return self._db.take_runs(tx, request, open_workflows, room)
 
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
@@ -422,23 +370,13 @@ class RunsSql:
 
         return self._db.write(work)
 
-    def record_step(self, *, run_id: str, token: str, step: StepRecord) -> bool:
+    def record_step(
+        self, *, run_id: str, token: str, step: StepRecord, now_ms: int, lease_ms: int
+    ) -> bool:
         def work(tx: Transaction) -> bool:
-            def write(most_cancelled: int) -> bool:
-                tx.execute(
-                    RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
-                    step.error, step.attempts, step.started_ms, step.finished_ms, step.tries_json,
-                    run_id, token, most_cancelled,
-                )  # fmt: skip
-                return tx.rowcount == 1
-
-            # One statement in the common case; a second only when cancellation was asked
-            # for (the step did complete, so it is still recorded) or the lease is gone.
-            cancelled = False
-            if not write(0):
-                if not write(1):
-                    raise LeaseLost(run_id)
-                cancelled = True
+            cancelled = self._db.record_step(
+                tx, run_id=run_id, token=token, step=step, now_ms=now_ms, lease_ms=lease_ms
+            )
             if step.kind == "step":
                 observe_step(tx, step.status, step.started_ms, step.finished_ms)
             return cancelled
@@ -553,26 +491,106 @@ class RunsSql:
         if not pools or not workflows:
             return None
         with self._db.read() as tx:
-            return self.next_due_in(tx, pools, workflows, suspects=suspects)
+            return self._db.next_due_in(tx, pools, workflows, suspects=suspects)
 
-    def next_due_in(
-        self,
-        tx: Transaction,
-        pools: Sequence[str],
-        workflows: Sequence[str],
-        *,
-        suspects: bool = True,
-    ) -> int | None:
-        """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
-        levels sought in tickwork_queue_claim."""
-        filters = in_filters(pools, workflows[:1], QUEUE_FILTER) + suspects_filter(suspects)
-        statement = NEXT_DUE.format(filters=filters)
-        earliest = []
-        for workflow in workflows:
-            row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
-            if row is not None and row[0] is not None:
-                earliest.append(int(row[0]))
-        return min(earliest, default=None)
+
+# -- SQLite's claim and checkpoint: its Database's methods (PostgreSQL's: pg_claim.py)
+
+
+def take_suspect(
+    tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+) -> TakenRun | None:
+    """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
+    filters = in_filters(request.pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+    row = tx.execute(
+        SELECT_SUSPECT.format(filters=filters), request.now_ms, *request.pools,
+        *open_workflows,
+    ).fetchone()  # fmt: skip
+    return None if row is None else _take(tx, row, request, ())
+
+
+def take_runs(
+    tx: Transaction,
+    request: ClaimRequest,
+    open_workflows: Sequence[str],
+    room: Mapping[str, int],
+) -> list[TakenRun]:
+    """Take the most urgent due runs of ``open_workflows`` under new leases, at most
+    ``room[name]`` of each concurrency-limited workflow (counted and serialized by the
+    caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
+    them in one statement (``pg_claim.py``)."""
+    now_ms, pools = request.now_ms, request.pools
+    # The filters' placeholders for one workflow: each is walked on its own below.
+    one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER) + NOT_SUSPECT
+    statement = SELECT_CLAIMABLE.format(filters=one_workflow)
+    # With limits, some candidates may be passed over below: read a few more.
+    candidates = request.limit * 2 if room else request.limit
+    # Each workflow's most urgent, level by level, then merged in the claim's order:
+    # one walk of the whole queue in that order would pass every due run of the
+    # workflows this worker does not serve (migration 0012), and a walk across levels
+    # every run not yet due (levels).
+    rows = []
+    for workflow in open_workflows:
+        wanted = candidates
+        for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall():
+            found = tx.execute(statement, priority, now_ms, *pools, workflow, wanted)
+            level = found.fetchall()
+            rows += level
+            wanted -= len(level)
+            if not wanted:
+                break
+    rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
+    left = dict(room)
+    claimed: list[TakenRun] = []
+    for row in rows:
+        workflow = row[COL_WORKFLOW]
+        if workflow in left:
+            if left[workflow] <= 0:
+                continue
+            left[workflow] -= 1
+        claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
+        if len(claimed) == request.limit:
+            break
+    return claimed
+
+
+def next_due_in(
+    tx: Transaction,
+    pools: Sequence[str],
+    workflows: Sequence[str],
+    *,
+    suspects: bool = True,
+) -> int | None:
+    """``next_due_ms`` in the transaction ``tx``: each workflow's on its own, its
+    levels sought in tickwork_queue_claim."""
+    filters = in_filters(pools, workflows[:1], QUEUE_FILTER) + suspects_filter(suspects)
+    statement = NEXT_DUE.format(filters=filters)
+    earliest = []
+    for workflow in workflows:
+        row = tx.execute(statement, workflow, workflow, *pools, workflow).fetchone()
+        if row is not None and row[0] is not None:
+            earliest.append(int(row[0]))
+    return min(earliest, default=None)
+
+
+def record_step(tx: Transaction, *, run_id: str, token: str, step: StepRecord) -> bool:
+    """``Database.record_step`` where the lease is left to ``renew_leases`` (SQLite)."""
+
+    def write(most_cancelled: int) -> bool:
+        tx.execute(
+            RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
+            step.error, step.attempts, step.started_ms, step.finished_ms, step.tries_json,
+            run_id, token, most_cancelled,
+        )  # fmt: skip
+        return tx.rowcount == 1
+
+    # One statement in the common case; a second only when cancellation was asked
+    # for (the step did complete, so it is still recorded) or the lease is gone.
+    if write(0):
+        return False
+    if not write(1):
+        raise LeaseLost(run_id)
+    return True
 
 
 def suspects_filter(suspects: bool) -> str:

@@ -19,7 +19,6 @@ backfill is decided by the planner too, a bounded batch per transaction.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from .. import _policy
@@ -67,9 +66,8 @@ GET_INFO = LIST_INFO.format(where=" WHERE s.key = ?", page="")
 # One schedule's definition and firing state (a write appends the dialect's row lock, so
 # that its read-modify-write of the row cannot race another's).
 SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
-# Some schedules' rows, by key (the order their locks are taken in); {keys} is "IN (?, ...)"
-# with one placeholder per key (SQLite) or "= ANY(?)" with an array (PostgreSQL: one
-# parameter, so that psycopg converts the statement once).
+# Some schedules' rows, by key (the order their locks are taken in); {keys} is the key's
+# condition (Database.select_among).
 SELECT_STORED_MANY = f"""
 SELECT {", ".join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key {{keys}}
 ORDER BY key
@@ -84,10 +82,7 @@ VALUES ({marks(len(DEFINITION_COLUMNS) + 2 + len(FIRING_COLUMNS) + 2)})
 ON CONFLICT (key) DO NOTHING
 """
 # Register new schedules, unless another transaction registered their keys meanwhile (the
-# keys returned are those inserted). {rows} is "VALUES (?, ...), ..." with a row of
-# placeholders per schedule (SQLite), or the rows as one JSON array of objects read with the
-# table's row type (PostgreSQL: one parameter, which psycopg neither splits nor escapes
-# value by value, as it does thousands of placeholders or arrays).
+# keys returned are those inserted). {rows} is the rows' source (Database.insert_many).
 _INSERTED = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS, "created_at",
              "updated_at")  # fmt: skip
 INSERT_SCHEDULES = f"""
@@ -95,10 +90,6 @@ INSERT INTO tickwork_schedules ({", ".join(_INSERTED)})
 {{rows}}
 ON CONFLICT (key) DO NOTHING RETURNING key
 """
-INSERT_SCHEDULES_POSTGRES = INSERT_SCHEDULES.format(
-    rows=f"SELECT {', '.join(_INSERTED)} "
-    "FROM json_populate_recordset(NULL::tickwork_schedules, ?::json)"
-)
 # Replace a definition in place, with its anchor and firing state (from _policy).
 UPDATE_SCHEDULE = f"""
 UPDATE tickwork_schedules SET {" = ?, ".join(DEFINITION_COLUMNS[1:])} = ?,
@@ -220,11 +211,10 @@ _FIRST_DUE = 100
 class SchedulesSql:
     """Schedules over a dialect's ``Database`` (see ``Store``)."""
 
-    __slots__ = ("_db", "_dialect")
+    __slots__ = ("_db",)
 
-    def __init__(self, db: Database, dialect: str) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._dialect = dialect  # "sqlite" or "postgres"
 
     def _stored(self, tx: Transaction, key: str) -> StoredSchedule | None:
         """The schedule's row, locked against other writers until the commit."""
@@ -275,15 +265,8 @@ class SchedulesSql:
 
     def _stored_many(self, tx: Transaction, keys: list[str]) -> dict[str, StoredSchedule]:
         """The rows of those schedules that exist, by key, locked like ``_stored``'s."""
-        ordered = sorted(keys)
-        if self._dialect == "postgres":
-            statement = SELECT_STORED_MANY.format(keys="= ANY(?)") + self._db.lock_row
-            rows = tx.execute(statement, ordered).fetchall()
-        else:
-            rows = []
-            for chunk in _chunks(ordered):
-                statement = SELECT_STORED_MANY.format(keys=f"IN ({marks(len(chunk))})")
-                rows += tx.execute(statement + self._db.lock_row, *chunk).fetchall()
+        statement = SELECT_STORED_MANY + self._db.lock_row
+        rows = self._db.select_among(tx, statement, sorted(keys))
         return {stored.record.key: stored for stored in map(stored_from_row, rows)}
 
     def _insert_new(
@@ -302,17 +285,8 @@ class SchedulesSql:
                          *firing_values(row.firing), now_ms, now_ms))  # fmt: skip
         if not rows:
             return set()
-        if self._dialect == "postgres":
-            objects = json.dumps([dict(zip(_INSERTED, row, strict=True)) for row in rows])
-            return {key for (key,) in tx.execute(INSERT_SCHEDULES_POSTGRES, objects).fetchall()}
-        inserted: set[str] = set()
-        for start in range(0, len(rows), _CHUNK):
-            chunk = rows[start : start + _CHUNK]
-            values = "VALUES " + ", ".join([f"({marks(len(_INSERTED))})"] * len(chunk))
-            params = [value for row in chunk for value in row]
-            found = tx.execute(INSERT_SCHEDULES.format(rows=values), *params).fetchall()
-            inserted.update(key for (key,) in found)
-        return inserted
+        found = self._db.insert_many(tx, INSERT_SCHEDULES, "tickwork_schedules", _INSERTED, rows)
+        return {key for (key,) in found}
 
     def _upsert(
         self,

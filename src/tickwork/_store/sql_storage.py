@@ -15,7 +15,7 @@ from .._retention import KEEP_HISTORY, Cutoffs
 from .statuses import ENDED
 from .transaction import Database, Transaction
 
-__all__ = ["StorageSql"]
+__all__ = ["StorageSql", "has_dbstat", "sizes_postgres", "sizes_sqlite"]
 
 # SQLite: tickwork's tables.
 SQLITE_TABLES = """
@@ -69,21 +69,43 @@ FROM tickwork_schedule_history GROUP BY key
 """
 
 
+def has_dbstat(tx: Transaction) -> bool:
+    """SQLite: whether this build has the ``dbstat`` virtual table."""
+    try:
+        return bool(tx.execute(SQLITE_HAS_DBSTAT).fetchone()[0])
+    except Exception:  # no pragma_module_list in this build either
+        return False
+
+
+def sizes_sqlite(tx: Transaction, *, dbstat: bool) -> tuple[dict[str, int | None], int, int | None]:
+    """SQLite's ``Database.table_bytes``: per table from ``dbstat`` (if ``dbstat``, else
+    unknown), the file's pages in all and free."""
+    names = [row[0] for row in tx.execute(SQLITE_TABLES).fetchall()]
+    known: dict[str, int] = {}
+    if dbstat:
+        known = {name: int(size) for name, size in tx.execute(SQLITE_TABLE_BYTES).fetchall()}
+    total, free = tx.execute(SQLITE_FILE_BYTES).fetchone()
+    return {name: known.get(name) for name in names}, int(total), int(free)
+
+
+def sizes_postgres(tx: Transaction) -> tuple[dict[str, int | None], int, int | None]:
+    """PostgreSQL's ``Database.table_bytes``: each table with its indexes and TOAST; the
+    free space inside them is not known."""
+    sizes = {name: int(size) for name, size in tx.execute(POSTGRES_TABLE_BYTES).fetchall()}
+    return dict(sizes), sum(sizes.values()), None
+
+
 class StorageSql:
-    """``storage_stats`` over a dialect's ``Database`` (``dialect``: "sqlite", "postgres")."""
+    """``storage_stats`` over a dialect's ``Database`` (bytes: ``Database.table_bytes``)."""
 
-    __slots__ = ("_db", "_dbstat", "_dialect")
+    __slots__ = ("_db",)
 
-    def __init__(self, db: Database, dialect: str) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._dialect = dialect
-        self._dbstat: bool | None = None
 
     def storage_stats(self, *, cutoffs: Cutoffs) -> StorageStats:
-        if self._dialect == "sqlite" and self._dbstat is None:
-            self._dbstat = self._has_dbstat()
         with self._db.read() as tx:
-            sizes, total, free = self._sizes(tx)
+            sizes, total, free = self._db.table_bytes(tx)
             tables = tuple(
                 TableStats(name, int(tx.execute(COUNT_ROWS.format(table=name)).fetchone()[0]), size)
                 for name, size in sizes.items()
@@ -98,26 +120,6 @@ class StorageSql:
             prunable_runs=runs,
             prunable_history=history,
         )
-
-    def _has_dbstat(self) -> bool:
-        try:
-            with self._db.read() as tx:
-                return bool(tx.execute(SQLITE_HAS_DBSTAT).fetchone()[0])
-        except Exception:  # no pragma_module_list in this build either
-            return False
-
-    def _sizes(self, tx: Transaction) -> tuple[dict[str, int | None], int, int | None]:
-        """Bytes of each tickwork table (None: unknown), the total, and the free bytes."""
-        if self._dialect != "sqlite":
-            rows = tx.execute(POSTGRES_TABLE_BYTES).fetchall()
-            sizes = {name: int(size) for name, size in rows}
-            return dict(sizes), sum(sizes.values()), None
-        names = [row[0] for row in tx.execute(SQLITE_TABLES).fetchall()]
-        known: dict[str, int] = {}
-        if self._dbstat:
-            known = {name: int(size) for name, size in tx.execute(SQLITE_TABLE_BYTES).fetchall()}
-        total, free = tx.execute(SQLITE_FILE_BYTES).fetchone()
-        return {name: known.get(name) for name in names}, int(total), int(free)
 
 
 def _ended_runs(tx: Transaction, cutoffs: Cutoffs) -> tuple[int | None, int]:

@@ -23,20 +23,24 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
-from . import counters, migrations
+from . import counters, migrations, sql_runs
+from .contract import ClaimRequest, StepRecord
+from .recent_runs import newest_runs_sqlite
+from .run_rows import TakenRun
 from .sql import SqlStore
+from .sql_storage import has_dbstat, sizes_sqlite
 from .sqlite_checkpoints import CHECKPOINT, Checkpointer, backstop
-from .transaction import Transaction
-from .write_combiner import WriteCombiner, is_transient
+from .transaction import Transaction, insert_in_chunks, select_among_in_chunks
+from .write_combiner import WriteCombiner
 
-__all__ = ["SQLiteDatabase", "SQLiteStore", "parse_sqlite_url"]
+__all__ = ["SQLiteDatabase", "SQLiteStore", "is_transient", "parse_sqlite_url"]
 
 T = TypeVar("T")
 
@@ -105,6 +109,22 @@ def _same(statement: str) -> str:
     return statement
 
 
+def is_transient(exc: sqlite3.Error) -> bool:
+    """Whether trying again may work: a locked or busy database, I/O trouble; not a value
+    SQLite refused (a constraint, a number too large, an unencodable string)."""
+    refused = sqlite3.DataError | sqlite3.IntegrityError | sqlite3.ProgrammingError
+    return not isinstance(exc, refused)
+
+
+def _as_store_error(exc: BaseException) -> BaseException:
+    """A driver's error as the ``StoreError`` it means (``WriteCombiner``); others kept."""
+    if isinstance(exc, sqlite3.Error):
+        wrapped = StoreError(f"SQLite: {exc}", transient=is_transient(exc))
+        wrapped.__cause__ = exc
+        return wrapped
+    return exc
+
+
 class SQLiteDatabase:
     """One SQLite file: a reading connection per thread, one writer connection whose
     writes are combined (``write_combiner.py``). Several processes may share the file.
@@ -125,7 +145,8 @@ class SQLiteDatabase:
         self._lock = threading.Lock()
         self._closed = False
         self._writer_conn: sqlite3.Connection | None = None
-        self._combiner = WriteCombiner(lambda: self._transaction(write=True))
+        self._combiner = WriteCombiner(lambda: self._transaction(write=True), self.as_store_error)
+        self._dbstat: bool | None = None  # whether the build has dbstat, once asked
         # A file's log is copied back on a thread of its own (sqlite_checkpoints.py).
         self._checkpoints = None if path is None else Checkpointer(self._open_checkpointer)
         # In memory: the one connection's transactions take turns (held for each one).
@@ -221,7 +242,7 @@ class SQLiteDatabase:
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 conn.rollback()
-            raise StoreError(f"SQLite: {exc}", transient=is_transient(exc)) from exc
+            raise _as_store_error(exc) from exc
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.rollback()
@@ -259,6 +280,88 @@ class SQLiteDatabase:
 
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already lets one writer in at a time."""
+
+    def as_store_error(self, exc: BaseException) -> BaseException:
+        return _as_store_error(exc)
+
+    def migrate(self) -> int:
+        def work(tx: Transaction) -> int:
+            tx.execute(CREATE_SCHEMA_TABLE)
+            current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
+            for version, name in migrations.pending("sqlite", current):
+                for statement in migrations.statements("sqlite", name):
+                    tx.execute(statement)
+                tx.execute(INSERT_SCHEMA_VERSION, version)
+                current = version
+            return int(current)
+
+        try:
+            return self.write(work)
+        except StoreUnreachable:
+            raise  # says what is wrong and where already
+        except StoreError as exc:
+            raise StoreError(f"SQLite migration failed: {exc}") from exc
+
+    # The claim reads its candidates, then writes each run taken (sql_runs.py).
+
+    def take_runs(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[TakenRun]:
+        return sql_runs.take_runs(tx, request, open_workflows, room)
+
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        return sql_runs.take_suspect(tx, request, open_workflows)
+
+    def next_due_in(
+        self,
+        tx: Transaction,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        *,
+        suspects: bool = True,
+    ) -> int | None:
+        return sql_runs.next_due_in(tx, pools, workflows, suspects=suspects)
+
+    def record_step(
+        self,
+        tx: Transaction,
+        *,
+        run_id: str,
+        token: str,
+        step: StepRecord,
+        now_ms: int,
+        lease_ms: int,
+    ) -> bool:
+        """The checkpoint alone: the lease is ``renew_leases``' (one more statement here
+        would cost every checkpoint; SQLite has no data-modifying CTE to join them)."""
+        return sql_runs.record_step(tx, run_id=run_id, token=token, step=step)
+
+    def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
+        return select_among_in_chunks(tx, statement, keys)
+
+    def insert_many(
+        self,
+        tx: Transaction,
+        statement: str,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> list[Any]:
+        return insert_in_chunks(tx, statement, columns, rows)
+
+    def recent_runs(self, tx: Transaction, keys: Sequence[str], limit: int) -> list[Any]:
+        return newest_runs_sqlite(tx, keys, limit)
+
+    def table_bytes(self, tx: Transaction) -> tuple[dict[str, int | None], int, int | None]:
+        if self._dbstat is None:
+            self._dbstat = has_dbstat(tx)
+        return sizes_sqlite(tx, dbstat=self._dbstat)
 
     def close(self) -> None:
         self._closed = True
@@ -302,24 +405,6 @@ class SQLiteStore(SqlStore):
         self.url = url
         self._sqlite = SQLiteDatabase(self.path, synchronous, timeout)
         super().__init__(self._sqlite)
-
-    def migrate(self) -> int:
-        def work(tx: Transaction) -> int:
-            tx.execute(CREATE_SCHEMA_TABLE)
-            current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
-            for version, name in migrations.pending(self.dialect, current):
-                for statement in migrations.statements(self.dialect, name):
-                    tx.execute(statement)
-                tx.execute(INSERT_SCHEMA_VERSION, version)
-                current = version
-            return int(current)
-
-        try:
-            return self._sqlite.write(work)
-        except StoreUnreachable:
-            raise  # says what is wrong and where already
-        except StoreError as exc:
-            raise StoreError(f"SQLite migration failed: {exc}") from exc
 
     def close(self) -> None:
         self._sqlite.close()

@@ -2,15 +2,22 @@
 
 A dialect (``sqlite.py``, ``postgres.py``) provides a ``Database``: read transactions,
 writes as functions of a transaction (so SQLite may run several threads' writes in one
-transaction), change notifications, and the few words of SQL that differ. Statements are
-written with ``?`` placeholders; ``Transaction`` translates them to the dialect's.
+transaction), change notifications, the few words of SQL that differ, and a method for
+each thing the two dialects do differently (the claim, reads and writes of many rows,
+the checkpoint, table sizes, migrating, their drivers' errors). The parts call those
+methods and never ask which dialect they run on. Statements are written with ``?``
+placeholders; ``Transaction`` translates them to the dialect's.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from .contract import ClaimRequest, StepRecord
+    from .run_rows import TakenRun
 
 __all__ = [
     "SOUGHT",
@@ -20,7 +27,9 @@ __all__ = [
     "Settings",
     "Transaction",
     "in_filters",
+    "insert_in_chunks",
     "marks",
+    "select_among_in_chunks",
 ]
 
 T = TypeVar("T")
@@ -163,10 +172,124 @@ class Database(Protocol):
         whose write transactions already take turns does nothing)."""
         ...
 
+    def migrate(self) -> int:
+        """Apply the dialect's pending migrations; the schema's version after them."""
+        ...
+
+    def as_store_error(self, exc: BaseException) -> BaseException:
+        """The driver's error ``exc`` as the ``StoreError`` it means (transient or not);
+        any other error as it is. The write combiner reports a write's failure with it."""
+        ...
+
+    # -- the claim (sql_runs.py walks candidates then writes each; pg_claim.py: one
+    # statement per level) -----------------------------------------------------------------
+
+    def take_runs(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[TakenRun]:
+        """Take the most urgent due runs of ``open_workflows`` under new leases, at most
+        ``room[name]`` of each concurrency-limited workflow (``RunsSql.claim_in``)."""
+        ...
+
+    def take_suspect(
+        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
+    ) -> TakenRun | None:
+        """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
+        ...
+
+    def next_due_in(
+        self,
+        tx: Transaction,
+        pools: Sequence[str],
+        workflows: Sequence[str],
+        *,
+        suspects: bool = True,
+    ) -> int | None:
+        """When the earliest run of ``workflows`` in ``pools`` is due (``next_due_ms``)."""
+        ...
+
+    def record_step(
+        self,
+        tx: Transaction,
+        *,
+        run_id: str,
+        token: str,
+        step: StepRecord,
+        now_ms: int,
+        lease_ms: int,
+    ) -> bool:
+        """Write one checkpoint if ``token`` holds the run (raise ``LeaseLost`` if not);
+        whether cancellation was asked for. PostgreSQL renews the lease in the same
+        statement; SQLite leaves the lease to ``renew_leases`` (the contract allows both)."""
+        ...
+
+    # -- many rows at once -----------------------------------------------------------------
+
+    def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
+        """The rows of ``statement`` whose key is among ``keys``: its ``{keys}`` becomes
+        the key's condition (SQLite: ``IN (?, ...)`` in chunks; PostgreSQL: ``= ANY(?)``
+        with one array)."""
+        ...
+
+    def insert_many(
+        self,
+        tx: Transaction,
+        statement: str,
+        table: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> list[Any]:
+        """Insert ``rows`` (values of ``columns`` of ``table``) by ``statement``, whose
+        ``{rows}`` becomes the rows' source, and return what it returns (SQLite: ``VALUES``
+        in chunks; PostgreSQL: one JSON parameter, ``pg_bulk.py``)."""
+        ...
+
+    # -- reads of the dashboard and of ``tickwork db stats`` -------------------------------
+
+    def recent_runs(self, tx: Transaction, keys: Sequence[str], limit: int) -> list[Any]:
+        """The newest ``limit`` runs' rows of each schedule of ``keys`` (recent_runs.py)."""
+        ...
+
+    def table_bytes(self, tx: Transaction) -> tuple[dict[str, int | None], int, int | None]:
+        """Bytes of each tickwork table (None: unknown), the total, and the free bytes
+        (None: unknown), for ``sql_storage.py``."""
+        ...
+
 
 def marks(count: int) -> str:
     """``count`` placeholders for an ``IN (...)`` list: ``"?, ?, ?"``."""
     return ", ".join("?" * count)
+
+
+#: keys (or rows) per statement in the chunked helpers below
+CHUNK = 500
+
+
+def select_among_in_chunks(tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
+    """``Database.select_among`` with one placeholder per key, ``CHUNK`` keys at a time."""
+    rows: list[Any] = []
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        rows += tx.execute(statement.format(keys=f"IN ({marks(len(chunk))})"), *chunk).fetchall()
+    return rows
+
+
+def insert_in_chunks(
+    tx: Transaction, statement: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[Any]:
+    """``Database.insert_many`` as ``VALUES`` rows of placeholders, ``CHUNK`` rows per
+    statement."""
+    found: list[Any] = []
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+        values = "VALUES " + ", ".join([f"({marks(len(columns))})"] * len(chunk))
+        params = [value for row in chunk for value in row]
+        found += tx.execute(statement.format(rows=values), *params).fetchall()
+    return found
 
 
 def in_filters(pools: Sequence[str], workflows: Sequence[str], alias: str = "") -> str:

@@ -14,7 +14,6 @@ still meet at the database (SQLite's lock, PostgreSQL's row locks).
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -63,24 +62,11 @@ class _Write:
         self._ready.acquire()
 
 
-def is_transient(exc: sqlite3.Error) -> bool:
-    """Whether trying again may work: a locked or busy database, I/O trouble; not a value
-    SQLite refused (a constraint, a number too large, an unencodable string)."""
-    refused = sqlite3.DataError | sqlite3.IntegrityError | sqlite3.ProgrammingError
-    return not isinstance(exc, refused)
-
-
-def _as_store_error(exc: BaseException) -> BaseException:
-    if isinstance(exc, sqlite3.Error):
-        wrapped = StoreError(f"SQLite: {exc}", transient=is_transient(exc))
-        wrapped.__cause__ = exc
-        return wrapped
-    return exc
-
-
-def _run_in_savepoint(tx: Transaction, request: _Write) -> None:
+def _run_in_savepoint(
+    tx: Transaction, request: _Write, as_store_error: Callable[[BaseException], BaseException]
+) -> None:
     """Carry out one write of a combined batch; its failure undoes only itself (its metric
-    increments too)."""
+    increments too), and a driver's error becomes the dialect's ``StoreError``."""
     tx.execute(SAVEPOINT)
     counted = len(tx.counts)
     try:
@@ -88,7 +74,7 @@ def _run_in_savepoint(tx: Transaction, request: _Write) -> None:
     except (Exception, LeaseLost) as exc:
         tx.roll_back_to(ROLLBACK_TO_SAVEPOINT)
         del tx.counts[counted:]
-        request.error = _as_store_error(exc)
+        request.error = as_store_error(exc)
     tx.execute(RELEASE_SAVEPOINT)
 
 
@@ -97,10 +83,17 @@ class WriteCombiner:
 
     ``begin()`` opens a write transaction on the one writer connection, committed when
     its context ends (rolled back, with the error raised, when it fails).
+    ``as_store_error`` makes a driver's error, raised by a write in a savepoint, the
+    ``StoreError`` the dialect's transaction would have made of it (any other is kept).
     """
 
-    def __init__(self, begin: Callable[[], contextlib.AbstractContextManager[Transaction]]):
+    def __init__(
+        self,
+        begin: Callable[[], contextlib.AbstractContextManager[Transaction]],
+        as_store_error: Callable[[BaseException], BaseException],
+    ) -> None:
         self._begin = begin
+        self._as_store_error = as_store_error
         self._queue: list[_Write] = []
         self._queue_lock = threading.Lock()
         self._combining = False
@@ -164,7 +157,7 @@ class WriteCombiner:
             else:  # everything was rolled back: again, each write in its own savepoint
                 with self._begin() as tx:
                     for request in batch:
-                        _run_in_savepoint(tx, request)
+                        _run_in_savepoint(tx, request, self._as_store_error)
                 committed = True
         except (Exception, LeaseLost) as exc:  # the transaction as a whole failed
             for request in batch:
