@@ -18,6 +18,7 @@ from ._context import (
     Context,
     StoreUnavailable,
     Suspend,
+    WaitSuspend,
     WorkerLost,
     describe_error,
     describe_traceback,
@@ -30,6 +31,7 @@ from ._models import HistoryEntry, RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
+from ._store.event_records import NewWait
 from .errors import ConfigError, ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
@@ -252,6 +254,8 @@ class _Attempt:
 
     def suspend(self, suspend: Suspend) -> Outcome:
         """Store the run as sleeping (or pending) until the suspension's time."""
+        if isinstance(suspend, WaitSuspend):
+            return self.wait(suspend)
         self.wake_ms = suspend.available_ms
 
         def write() -> Outcome:
@@ -266,6 +270,26 @@ class _Attempt:
                 new_attempt=False,
                 then_claim=request,
             )
+            return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
+
+        return durable(write, give_up_after=self.give_up_after)
+
+    def wait(self, wait: WaitSuspend) -> Outcome:
+        """Store the run as waiting for an event (or pending, one having come already)."""
+
+        def write() -> Outcome:
+            now = _clock.now_ms(self.clock)
+            request = self.next_claim(now)
+            info = self.claim.info
+            ended = self.store.wait_run(
+                NewWait(
+                    run_id=info.id, token=self.claim.lease_token, names=wait.names,
+                    match=wait.match, since_ms=wait.since_ms, until_ms=wait.until_ms,
+                    step=wait.step, seq=wait.seq, seen=wait.seen, now_ms=now,
+                    attempt=info.attempt,
+                ),
+                then_claim=request,
+            )  # fmt: skip
             return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
 
         return durable(write, give_up_after=self.give_up_after)

@@ -35,12 +35,16 @@ class RunStatus(StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     SLEEPING = "sleeping"
+    #: waiting for an event (DESIGN §9): the worker is freed until one comes or it times out
+    WAITING = "waiting"
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
 
 
-ACTIVE_STATUSES = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.SLEEPING})
+ACTIVE_STATUSES = frozenset(
+    {RunStatus.PENDING, RunStatus.RUNNING, RunStatus.SLEEPING, RunStatus.WAITING}
+)
 
 
 @dataclass(frozen=True, slots=True)
