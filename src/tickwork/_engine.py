@@ -18,8 +18,8 @@ from ._apikeys import create_key, revoke_key, verify_key
 from ._async_api import twin
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
-from ._event_ops import EventInfo, Events, SubscriptionInfo
-from ._events import On
+from ._event_ops import Events
+from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
 from ._hooks import Hook
 from ._models import (
@@ -642,6 +642,12 @@ class Engine:
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)
     list_workers_async = twin(list_workers)
+    emit_async = twin(emit)
+    subscribe_async = twin(subscribe)
+    unsubscribe_async = twin(unsubscribe)
+    list_subscriptions_async = twin(list_subscriptions)
+    list_events_async = twin(list_events)
+    get_event_async = twin(get_event)
 
     # -- internals -----------------------------------------------------------------------
 

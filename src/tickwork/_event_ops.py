@@ -10,14 +10,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from ._clock import from_ms
 from ._events import (
     Event,
+    EventInfo,
     On,
+    SubscriptionInfo,
     check_event_id,
     check_event_name,
     check_match,
@@ -30,35 +29,9 @@ from ._runtime import Runtime
 from ._store.event_records import NewEvent, SubscriptionRecord
 from .errors import ConfigError
 
-__all__ = ["EventInfo", "Events", "SubscriptionInfo"]
+__all__ = ["Events"]
 
 LOG = logging.getLogger("tickwork.events")
-
-
-@dataclass(frozen=True, slots=True)
-class EventInfo:
-    """An event as stored, with the runs it started and the waiting runs it woke."""
-
-    name: str
-    id: str
-    payload: Any
-    emitted_at: datetime
-    started: tuple[str, ...]
-    woke: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SubscriptionInfo:
-    """A stored subscription: events ``event`` matching ``match`` start ``workflow``;
-    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``."""
-
-    key: str
-    workflow: str
-    event: str
-    match: dict[str, Any] | None
-    input: dict[str, str] | None
-    declared: bool
-    created_at: datetime
 
 
 class Events:

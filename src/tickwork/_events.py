@@ -26,7 +26,9 @@ from .errors import ConfigError
 __all__ = [
     "MAX_PAYLOAD_BYTES",
     "Event",
+    "EventInfo",
     "On",
+    "SubscriptionInfo",
     "check_event_id",
     "check_event_name",
     "check_match",
@@ -59,6 +61,32 @@ class Event:
     id: str
     payload: Any
     emitted_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+    """An event as stored, with the runs it started and the waiting runs it woke."""
+
+    name: str
+    id: str
+    payload: Any
+    emitted_at: datetime
+    started: tuple[str, ...]
+    woke: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionInfo:
+    """A stored subscription: events ``event`` matching ``match`` start ``workflow``;
+    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``."""
+
+    key: str
+    workflow: str
+    event: str
+    match: dict[str, Any] | None
+    input: dict[str, str] | None
+    declared: bool
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
