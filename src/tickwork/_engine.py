@@ -485,6 +485,10 @@ class Engine:
         """One event by id, with the runs it started and woke, or None."""
         return self._events.get(id)
 
+    def event_counts(self) -> dict[str, int]:
+        """Events emitted per name, ever (``tickwork_events_total``; pruning lowers none)."""
+        return self._events.counts()
+
     def sync_subscriptions(self) -> list[str]:
         """Store the declared subscriptions (``@engine.workflow(on=...)``) not stored yet
         by this engine; their keys. Workers call it when they start, ``emit`` first."""

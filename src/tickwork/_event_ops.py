@@ -120,6 +120,9 @@ class Events:
             check_event_name(name)
         return [_info(*row) for row in self._runtime.store.list_events(name=name, limit=limit)]
 
+    def counts(self) -> dict[str, int]:
+        return self._runtime.store.emit_counts()
+
     def _record(
         self, definition: WorkflowDef, on: On, *, key: str | None, declared: bool
     ) -> SubscriptionRecord:

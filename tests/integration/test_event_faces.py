@@ -4,6 +4,7 @@ giving what ``Engine`` gives."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -138,3 +139,60 @@ def test_the_client_raises_the_engines_errors(client: Client) -> None:
         client.emit("bad\x00name")
     with pytest.raises(UnknownWorkflowError):
         client.subscribe("nope", "order.paid")
+
+
+# -- command line and /metrics -------------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from tickwork.cli import main
+
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_tickwork_events_emit_list_and_show(app_engine: Engine) -> None:
+    app_engine.sync_subscriptions()  # what a worker does at start-up
+    url = app_engine.url
+    emitted = cli("events", "emit", "user.signed_up", "--data", '{"user_id": 7}', "--id", "e7",
+                  "--database", url)  # fmt: skip
+    assert emitted.exit_code == 0, emitted.output
+    (run_id,) = emitted.stdout.split()
+    assert app_engine.get_run(run_id) is not None
+    again = cli("events", "emit", "user.signed_up", "--id", "e7", "--json", "--database", url)
+    assert json.loads(again.stdout)["runs"] == [run_id]
+    listed = cli("events", "list", "--database", url)
+    assert "user.signed_up" in listed.stdout and "e7" in listed.stdout
+    as_json = json.loads(cli("events", "list", "--json", "--database", url).stdout)
+    assert [e["id"] for e in as_json["events"]] == ["e7"]
+    shown = cli("events", "show", "e7", "--json", "--database", url)
+    assert json.loads(shown.stdout)["started"] == [run_id]
+    assert "user_id" in cli("events", "show", "e7", "--database", url).stdout
+    missing = cli("events", "show", "nope", "--database", url)
+    assert missing.exit_code == 3 and "nope" in missing.stderr
+
+
+def test_tickwork_events_emit_refuses_bad_json_and_bad_names(app_engine: Engine) -> None:
+    url = app_engine.url
+    assert cli("events", "emit", "x", "--data", "{nope", "--database", url).exit_code == 2
+    assert cli("events", "emit", "bad\x1bname", "--database", url).exit_code != 0
+    assert app_engine.list_events() == []
+
+
+def test_metrics_count_events_by_name_and_runs_waiting(app_engine: Engine) -> None:
+    @app_engine.workflow("waits")
+    def waits(ctx: Context) -> Any:
+        return ctx.wait_for_event("go")
+
+    app_engine.start("waits")
+    app_engine.run_until_idle()
+    app_engine.emit("user.signed_up", {}, id="a")
+    app_engine.emit("user.signed_up", {}, id="a")  # the same event: counted once
+    app_engine.emit("other", {})
+    text = call(app_engine, "GET", "/metrics").text
+    assert 'tickwork_events_total{name="user.signed_up"} 1.0' in text
+    assert 'tickwork_events_total{name="other"} 1.0' in text
+    assert "tickwork_runs_waiting 1.0" in text
+    app_engine.emit("go", {})
+    assert "tickwork_runs_waiting 0.0" in call(app_engine, "GET", "/metrics").text
