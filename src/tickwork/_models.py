@@ -212,15 +212,17 @@ class Backfilled:
 
 @dataclass(frozen=True, slots=True)
 class Pruned:
-    """What a pruning pass removed, by table: ended runs, their steps, history entries."""
+    """What a pruning pass removed, by table: ended runs, their steps, history entries,
+    events (DESIGN §9)."""
 
     runs: int = 0
     steps: int = 0
     history: int = 0
+    events: int = 0
 
     @property
     def total(self) -> int:
-        return self.runs + self.steps + self.history
+        return self.runs + self.steps + self.history + self.events
 
 
 @dataclass(frozen=True, slots=True)

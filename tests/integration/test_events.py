@@ -269,3 +269,14 @@ def test_an_async_workflow_awaits_its_wait(engine: Engine) -> None:
     engine.emit("go", {"ok": True})
     engine.run_until_idle()
     assert handle.result() == {"ok": True}
+
+
+def test_events_are_pruned_under_the_retention_and_their_counts_stay(
+    engine: Engine, clock: FakeClock
+) -> None:
+    engine.emit("old", {}, id="old")
+    clock.advance("31d")
+    engine.emit("new", {}, id="new")
+    assert engine.prune() >= 1
+    assert [e.id for e in engine.list_events()] == ["new"]
+    assert engine.event_counts() == {"old": 1, "new": 1}

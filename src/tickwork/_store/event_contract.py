@@ -67,6 +67,11 @@ class EventStore(Protocol):
         """The newest events (of ``name``, when given), newest first."""
         ...
 
+    def prune_events(self, *, before_ms: int, limit: int) -> int:
+        """Remove at most ``limit`` events emitted before ``before_ms``, oldest first, in
+        one transaction; how many went. Their counts in ``emit_counts`` stay."""
+        ...
+
     def emit_counts(self) -> dict[str, int]:
         """Events emitted per name, ever (``tickwork_events_total``: pruning lowers none)."""
         ...

@@ -331,6 +331,9 @@ class SqlStore:
     def emit_counts(self) -> dict[str, int]:
         return self._events.emit_counts()
 
+    def prune_events(self, *, before_ms: int, limit: int) -> int:
+        return self._events.prune_events(before_ms=before_ms, limit=limit)
+
     # -- aggregates ------------------------------------------------------------------------
 
     def read_stats(self, *, now_ms: int) -> Stats:

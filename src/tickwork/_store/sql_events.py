@@ -91,6 +91,12 @@ LIST_EVENTS = f"""
 SELECT {_EVENT_COLUMNS} FROM tickwork_events {{where}}
 ORDER BY emitted_at DESC, id DESC LIMIT ?
 """
+# Retention: the oldest events emitted before the cutoff, a batch at a time (their names'
+# counts stay in tickwork_event_names).
+PRUNE_EVENTS = """
+DELETE FROM tickwork_events WHERE id IN (
+    SELECT id FROM tickwork_events WHERE emitted_at < ? ORDER BY emitted_at, id LIMIT ?)
+"""
 # A wait's look back: events of a name emitted from an instant on, oldest first.
 EVENTS_SINCE = """
 SELECT id, name, payload, emitted_at FROM tickwork_events
@@ -326,6 +332,13 @@ class EventsSql:
         with self._db.read() as tx:
             rows = tx.execute(LIST_EVENTS.format(where=where), *params, limit).fetchall()
         return [stored_event_from_row(row) for row in rows]
+
+    def prune_events(self, *, before_ms: int, limit: int) -> int:
+        def work(tx: Transaction) -> int:
+            tx.execute(PRUNE_EVENTS, before_ms, limit)
+            return int(tx.rowcount)
+
+        return self._db.write_alone(work)
 
     def emit_counts(self) -> dict[str, int]:
         with self._db.read() as tx:
