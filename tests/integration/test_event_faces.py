@@ -149,7 +149,7 @@ def cli(*args: str) -> Any:
 
     from tickwork.cli import main
 
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return CliRunner(env={"COLUMNS": "200"}).invoke(main, list(args), catch_exceptions=False)
 
 
 def test_tickwork_events_emit_list_and_show(app_engine: Engine) -> None:
@@ -196,3 +196,18 @@ def test_metrics_count_events_by_name_and_runs_waiting(app_engine: Engine) -> No
     assert "tickwork_runs_waiting 1.0" in text
     app_engine.emit("go", {})
     assert "tickwork_runs_waiting 0.0" in call(app_engine, "GET", "/metrics").text
+
+
+def test_runs_show_says_what_a_run_waits_for_and_what_it_received(app_engine: Engine) -> None:
+    @app_engine.workflow("waits")
+    def waits(ctx: Context) -> Any:
+        return ctx.wait_for_event("order.paid", timeout="1h")
+
+    app_engine.start("waits", run_id="w1")
+    app_engine.run_until_idle()
+    shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
+    assert "waiting for order.paid until 2026-03-01T13:00:00.000Z" in shown
+    app_engine.emit("order.paid", {"n": 1}, id="p1")
+    app_engine.run_until_idle()
+    shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
+    assert "event p1" in shown
