@@ -18,7 +18,7 @@ from ._apikeys import create_key, revoke_key, verify_key
 from ._async_api import twin
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
-from ._event_ops import Events
+from ._event_ops import Events, FiringWithEvents
 from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
 from ._hooks import Hook
@@ -402,7 +402,7 @@ class Engine:
     def tick(self) -> list[str]:
         """One scheduler pass at ``clock.now()``: fire every due occurrence; return the ids
         of the runs it started."""
-        return self._schedules.tick()
+        return self._schedules.tick() + self._events.flush()
 
     def run_until_idle(self) -> int:
         """Execute, in this thread, every run runnable at ``clock.now()`` until none is.
@@ -436,7 +436,7 @@ class Engine:
         self.migrate()  # an unreachable database is raised here, not on the worker's thread
         worker = Worker(
             self._runtime,
-            self._schedules,
+            FiringWithEvents(self._schedules, self._events),
             threads=threads,
             drain_timeout=drain_timeout,
             poll_interval=poll_interval,

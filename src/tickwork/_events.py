@@ -20,6 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from ._clock import from_ms
+from ._durations import Duration
+from ._event_flow import Flow
 from ._ids import JSON, canonical_json
 from .errors import ConfigError
 
@@ -93,16 +95,35 @@ class SubscriptionInfo:
 class On:
     """``@engine.workflow(on=On(name, match=None, input=None))``: start a run of the
     workflow for every event ``name`` whose payload matches ``match``. The run's input is
-    the payload, or, with ``input``, a dict of the run's input keys to payload paths."""
+    the payload, or, with ``input``, a dict of the run's input keys to payload paths.
+
+    Flow control (``_event_flow``): ``debounce="5m"`` (with ``key``, ``debounce_max``)
+    starts one run per key once no event of it came for 5 minutes, with the last
+    payload; ``batch=100, batch_window="10s"`` one run with a list of payloads."""
 
     name: str
     match: Mapping[str, JSON] | None = field(default=None)
     input: Mapping[str, str] | None = field(default=None)
+    debounce: Duration | None = None
+    key: str | None = None
+    debounce_max: Duration | None = None
+    batch: int | None = None
+    batch_window: Duration | None = None
 
     def __post_init__(self) -> None:
         check_event_name(self.name)
         check_match(self.match)
         _check_input_map(self.input)
+        if self.key is not None:
+            _check_path(self.key, "key")
+        self.flow()
+
+    def flow(self) -> Flow | None:
+        """Its flow control, checked (None: every event starts its run at once)."""
+        return Flow.of(
+            debounce=self.debounce, debounce_max=self.debounce_max, batch=self.batch,
+            batch_window=self.batch_window, key=self.key,
+        )  # fmt: skip
 
 
 def subscriptions(on: object) -> tuple[On, ...]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 
 import pytest
 
 from tickwork import RunStatus
+from tickwork._event_flow import Flow
 from tickwork._events import event_run_id
 from tickwork._store import LeaseLost, NewRun, Store
 from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
@@ -192,3 +194,30 @@ def test_events_are_listed_newest_first_and_by_name(store: Store) -> None:
         store.emit_event(event(f"e{n}", name=name, at=T0 + n))
     assert [e.id for e, _, _ in store.list_events(name=None, limit=10)] == ["e2", "e1", "e0"]
     assert [e.id for e, _, _ in store.list_events(name="a", limit=1)] == ["e2"]
+
+
+def test_a_due_buffer_starts_its_run_once_however_many_flush_it(store: Store) -> None:
+    flow = Flow.of(debounce="1s", debounce_max=None, batch=None, batch_window=None, key="k")
+    record = replace(subscription("deb", "order.paid"), flow_json=flow.to_json())
+    store.upsert_subscriptions([record])
+    for n in range(5):
+        assert store.emit_event(event(f"e{n}", payload={"k": n % 2, "n": n})).started == ()
+    assert store.next_flush_ms() == T0 + 1000
+    assert store.flush_due(now_ms=T0 + 999, limit=10) == []
+    threads = 6
+    barrier = threading.Barrier(threads)
+    flushed: list[list[str]] = []
+
+    def flush() -> None:
+        barrier.wait()
+        flushed.append(store.flush_due(now_ms=T0 + 1000, limit=10))
+
+    workers = [threading.Thread(target=flush) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    started = sorted(run for runs in flushed for run in runs)
+    assert started == ["deb@debounce:e0", "deb@debounce:e1"]
+    assert sorted(r.input["n"] for r in store.list_runs()) == [3, 4]  # each key's last
+    assert store.next_flush_ms() is None

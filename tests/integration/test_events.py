@@ -280,3 +280,77 @@ def test_events_are_pruned_under_the_retention_and_their_counts_stay(
     assert engine.prune() >= 1
     assert [e.id for e in engine.list_events()] == ["new"]
     assert engine.event_counts() == {"old": 1, "new": 1}
+
+
+# -- debounce and batch --------------------------------------------------------------------
+
+
+def test_debounce_starts_one_run_per_key_once_its_events_stop(
+    engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("sync", on=On("profile.changed", debounce="5m", key="user_id"))
+    def sync(ctx: Context, input: Any) -> Any:
+        return input
+
+    assert engine.emit("profile.changed", {"user_id": 1, "v": 1}) == []
+    clock.advance("4m")
+    engine.emit("profile.changed", {"user_id": 1, "v": 2})  # the wait starts again
+    engine.emit("profile.changed", {"user_id": 2, "v": 1})
+    clock.advance("4m")
+    assert engine.tick() == []
+    clock.advance("1m")
+    started = engine.tick()
+    assert len(started) == 2 and engine.tick() == []
+    engine.run_until_idle()
+    results = sorted(r.result["user_id"] * 10 + r.result["v"] for r in engine.list_runs())
+    assert results == [12, 21]  # the last payload of each key
+
+
+def test_debounce_max_bounds_the_wait(engine: Engine, clock: FakeClock) -> None:
+    @engine.workflow("sync", on=On("ping", debounce="5m", debounce_max="12m"))
+    def sync(ctx: Context, input: Any) -> Any:
+        return input
+
+    for n in range(4):  # an event every 4 minutes would put the run off for ever
+        engine.emit("ping", {"n": n})
+        clock.advance("4m")
+    (run_id,) = engine.tick()  # at 16 min: due at 12
+    engine.run_until_idle()
+    assert engine.get_run(run_id).result == {"n": 3}  # type: ignore[union-attr]
+
+
+def test_batch_starts_a_run_with_the_payloads_when_full_or_at_its_window(
+    engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("bulk", on=On("row", batch=3, batch_window="10s"))
+    def bulk(ctx: Context, input: Any) -> Any:
+        return input
+
+    assert engine.emit("row", 1) == []
+    assert engine.emit("row", 2) == []
+    (full,) = engine.emit("row", 3)  # the third fills it: started by the emit
+    engine.emit("row", 4)
+    clock.advance("9s")
+    assert engine.tick() == []
+    clock.advance("1s")
+    (windowed,) = engine.tick()
+    engine.run_until_idle()
+    assert engine.get_run(full).result == [1, 2, 3]  # type: ignore[union-attr]
+    assert engine.get_run(windowed).result == [4]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "on",
+    [
+        {"debounce": "5m", "batch": 3, "batch_window": "1s"},
+        {"batch": 3},
+        {"batch": 0, "batch_window": "1s"},
+        {"debounce": "0s"},
+        {"debounce": "5m", "debounce_max": "1m"},
+        {"key": "user_id"},
+        {"debounce": "5m", "key": "a..b"},
+    ],
+)
+def test_bad_flow_control_is_refused(on: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        On("x", **on)

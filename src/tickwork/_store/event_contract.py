@@ -47,6 +47,16 @@ class EventStore(Protocol):
         """
         ...
 
+    def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
+        """Start the run of at most ``limit`` debounce or batch buffers due at ``now_ms``
+        (``_event_flow``), each exactly once across processes: the buffer is removed in
+        the transaction that inserts its run. The ids of the runs started."""
+        ...
+
+    def next_flush_ms(self) -> int | None:
+        """When the next buffer is due, or None."""
+        ...
+
     def upsert_subscriptions(self, records: Sequence[SubscriptionRecord]) -> None:
         """Register or redefine each subscription by key (its ``created_ms`` kept)."""
         ...

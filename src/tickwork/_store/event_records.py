@@ -48,6 +48,8 @@ class SubscriptionRecord:
     retry_json: str | None
     declared: bool
     created_ms: int
+    #: debounce or batch (``_event_flow.Flow.to_json``); None: a run per event
+    flow_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -313,6 +313,12 @@ class SqlStore:
     def wait_run(self, wait: NewWait, *, then_claim: ClaimRequest | None) -> Ended:
         return self._events.wait_run(wait, then_claim=then_claim)
 
+    def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
+        return self._events.flush_due(now_ms=now_ms, limit=limit)
+
+    def next_flush_ms(self) -> int | None:
+        return self._events.next_flush_ms()
+
     def upsert_subscriptions(self, records: Sequence[SubscriptionRecord]) -> None:
         self._events.upsert_subscriptions(records)
 

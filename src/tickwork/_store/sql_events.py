@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._clock import from_ms
+from .._event_flow import Buffer, Flow, buffered, flow_run_id
 from .._events import (
     Event,
     event_run_id,
@@ -66,18 +67,19 @@ ON CONFLICT (name) DO UPDATE SET emitted = tickwork_event_names.emitted
 SELECT_EMIT_COUNTS = "SELECT name, emitted FROM tickwork_event_names WHERE emitted > 0"
 _SUBSCRIPTION_COLUMNS = (
     "key, event_name, workflow, version, match, input_map, pool, priority, retry, declared,"
-    " created_at"
+    " created_at, flow"
 )
 # The subscriptions of an event name (tickwork_subscriptions_name).
 SELECT_SUBSCRIPTIONS_OF = f"""
 SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions WHERE event_name = ? ORDER BY key
 """
+SELECT_SUBSCRIPTION = f"SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions WHERE key = ?"
 SELECT_SUBSCRIPTIONS = f"SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions ORDER BY key"
 # Register or redefine a subscription by key (the time it was first made kept).
 UPSERT_SUBSCRIPTION = f"""
 INSERT INTO tickwork_subscriptions ({_SUBSCRIPTION_COLUMNS})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (key) DO UPDATE SET event_name = excluded.event_name,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET event_name = excluded.event_name, flow = excluded.flow,
     workflow = excluded.workflow, version = excluded.version, match = excluded.match,
     input_map = excluded.input_map, pool = excluded.pool, priority = excluded.priority,
     retry = excluded.retry, declared = excluded.declared
@@ -91,6 +93,28 @@ LIST_EVENTS = f"""
 SELECT {_EVENT_COLUMNS} FROM tickwork_events {{where}}
 ORDER BY emitted_at DESC, id DESC LIMIT ?
 """
+# Debounce and batch (_event_flow.py): a subscription's buffer for one key value, ...
+SELECT_BUFFER = """
+SELECT first_event, first_at, due_at, payloads FROM tickwork_event_buffers
+WHERE subscription = ? AND grp = ?
+"""
+# ... written after an event ...
+UPSERT_BUFFER = """
+INSERT INTO tickwork_event_buffers (subscription, grp, first_event, first_at, due_at, payloads)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (subscription, grp) DO UPDATE SET due_at = excluded.due_at,
+    payloads = excluded.payloads
+"""
+# ... and gone with its run (only the one that began with first_event).
+DELETE_BUFFER = """
+DELETE FROM tickwork_event_buffers WHERE subscription = ? AND grp = ? AND first_event = ?
+"""
+# The buffers due, soonest first (tickwork_event_buffers_due), and the next due.
+SELECT_DUE_BUFFERS = """
+SELECT subscription, grp, first_event, first_at, due_at, payloads FROM tickwork_event_buffers
+WHERE due_at <= ? ORDER BY due_at LIMIT ?
+"""
+NEXT_BUFFER_DUE = "SELECT MIN(due_at) FROM tickwork_event_buffers"
 # Retention: the oldest events emitted before the cutoff, a batch at a time (their names'
 # counts stay in tickwork_event_names).
 PRUNE_EVENTS = """
@@ -138,7 +162,7 @@ def subscription_from_row(row: Sequence[Any]) -> SubscriptionRecord:
     return SubscriptionRecord(
         key=row[0], event_name=row[1], workflow=row[2], version=row[3], match_json=row[4],
         input_json=row[5], pool=row[6], priority=int(row[7]), retry_json=row[8],
-        declared=bool(row[9]), created_ms=int(row[10]),
+        declared=bool(row[9]), created_ms=int(row[10]), flow_json=row[11],
     )  # fmt: skip
 
 
@@ -191,21 +215,63 @@ class EventsSql:
             sub = subscription_from_row(row)
             if not matches(payload, _loaded(sub.match_json)):
                 continue
+            if sub.flow_json is not None:
+                started += self._buffer(tx, sub, event, payload)
+                continue
             value = map_input(payload, _loaded(sub.input_json))
-            run = NewRun(
-                id=event_run_id(sub.key, event.id),
-                workflow=sub.workflow,
-                version=sub.version,
-                input_json=None if value is None else canonical_json(value),
-                priority=sub.priority,
-                pool=sub.pool,
-                created_ms=event.emitted_ms,
-                available_ms=event.emitted_ms,
-                retry_json=sub.retry_json,
-            )
-            insert_run_row(tx, run)  # False: a pruned event's run kept; it is still its run
-            started.append(run.id)
+            run_id = event_run_id(sub.key, event.id)
+            # False: a pruned event's run kept; it is still its run
+            _start(tx, sub, run_id, value, event.emitted_ms)
+            started.append(run_id)
         return started
+
+    def _buffer(
+        self, tx: Transaction, sub: SubscriptionRecord, event: NewEvent, payload: JSON
+    ) -> list[str]:
+        """Debounce or batch: the event joins its buffer; a full batch starts its run."""
+        flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
+        group = canonical_json(None) if flow.key is None else _group(payload, flow.key)
+        row = tx.execute(SELECT_BUFFER + self._db.lock_row, sub.key, group).fetchone()
+        before = None if row is None else _buffer_of(row)
+        after, full = buffered(flow, before, event.id, payload, event.emitted_ms)
+        if not full:
+            tx.execute(
+                UPSERT_BUFFER, sub.key, group, after.first_event, after.first_ms, after.due_ms,
+                canonical_json(list(after.payloads)),
+            )  # fmt: skip
+            return []
+        if before is not None:
+            tx.execute(DELETE_BUFFER, sub.key, group, before.first_event)
+        return [_start_flushed(tx, sub, flow, after, event.emitted_ms)]
+
+    def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
+        """Start the runs of the buffers due at ``now_ms``, each once across the fleet:
+        its row is deleted in the transaction that inserts its run."""
+
+        def work(tx: Transaction) -> list[str]:
+            started = []
+            for sub_key, group, first, first_at, due, payloads in tx.execute(
+                SELECT_DUE_BUFFERS + self._db.lock_row, now_ms, limit
+            ).fetchall():
+                tx.execute(DELETE_BUFFER, sub_key, group, first)
+                taken = tx.rowcount == 1
+                row = tx.execute(SELECT_SUBSCRIPTION, sub_key).fetchone()
+                if not taken or row is None:
+                    continue  # another worker took it, or it was unsubscribed
+                sub = subscription_from_row(row)
+                flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
+                buffer = Buffer(first, int(first_at), int(due), tuple(json.loads(payloads)))
+                started.append(_start_flushed(tx, sub, flow, buffer, now_ms))
+            if started:
+                self._db.notify(tx, "runs")
+            return started
+
+        return self._db.write(work)
+
+    def next_flush_ms(self) -> int | None:
+        with self._db.read() as tx:
+            (due,) = tx.execute(NEXT_BUFFER_DUE).fetchone()
+        return None if due is None else int(due)
 
     def _wake_waiting(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
         delivered = event_to_json(event.id, event.name, payload, event.emitted_ms)
@@ -300,7 +366,7 @@ class EventsSql:
                 tx.execute(
                     UPSERT_SUBSCRIPTION, r.key, r.event_name, r.workflow, r.version,
                     r.match_json, r.input_json, r.pool, r.priority, r.retry_json,
-                    int(r.declared), r.created_ms,
+                    int(r.declared), r.created_ms, r.flow_json,
                 )  # fmt: skip
 
         self._db.write(work)
@@ -343,6 +409,38 @@ class EventsSql:
     def emit_counts(self) -> dict[str, int]:
         with self._db.read() as tx:
             return {name: int(n) for name, n in tx.execute(SELECT_EMIT_COUNTS).fetchall()}
+
+
+def _start(tx: Transaction, sub: SubscriptionRecord, run_id: str, value: JSON, now_ms: int) -> bool:
+    """Insert a subscription's run with input ``value``; False when its id exists."""
+    run = NewRun(
+        id=run_id, workflow=sub.workflow, version=sub.version,
+        input_json=None if value is None else canonical_json(value), priority=sub.priority,
+        pool=sub.pool, created_ms=now_ms, available_ms=now_ms, retry_json=sub.retry_json,
+    )  # fmt: skip
+    return insert_run_row(tx, run)
+
+
+def _start_flushed(
+    tx: Transaction, sub: SubscriptionRecord, flow: Flow, buffer: Buffer, now_ms: int
+) -> str:
+    """A buffer's run: the last payload (debounce) or the list of them (batch)."""
+    mapping = _loaded(sub.input_json)
+    inputs = [map_input(p, mapping) for p in buffer.payloads]
+    value = inputs[-1] if flow.debounce_ms is not None else inputs
+    run_id = flow_run_id(sub.key, flow, buffer.first_event)
+    _start(tx, sub, run_id, value, now_ms)
+    return run_id
+
+
+def _group(payload: JSON, key: str) -> str:
+    """The buffer of a payload: the value at the flow's key path (null when absent)."""
+    found = match_key(payload, [key], of_match=False)
+    return canonical_json(None) if found is None else found
+
+
+def _buffer_of(row: Sequence[Any]) -> Buffer:
+    return Buffer(row[0], int(row[1]), int(row[2]), tuple(json.loads(row[3])))
 
 
 def _loaded(text: str | None) -> Any:

@@ -37,6 +37,7 @@ CREATE TABLE tickwork_subscriptions (
     priority BIGINT NOT NULL,
     retry TEXT,
     declared BIGINT NOT NULL,
+    flow TEXT,
     created_at BIGINT NOT NULL
 );
 CREATE INDEX tickwork_subscriptions_name ON tickwork_subscriptions (event_name, key);
@@ -59,3 +60,16 @@ CREATE TABLE tickwork_wait_shapes (
     paths TEXT NOT NULL,
     PRIMARY KEY (name, paths)
 );
+-- Debounce and batch (_event_flow.py): the events waiting for one run of a subscription,
+-- one row per (subscription, value at its key path). An emit updates it; the workers'
+-- firing loop deletes it and inserts its run in one transaction once due_at has come.
+CREATE TABLE tickwork_event_buffers (
+    subscription TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    first_event TEXT NOT NULL,
+    first_at BIGINT NOT NULL,
+    due_at BIGINT NOT NULL,
+    payloads TEXT NOT NULL,
+    PRIMARY KEY (subscription, grp)
+);
+CREATE INDEX tickwork_event_buffers_due ON tickwork_event_buffers (due_at);

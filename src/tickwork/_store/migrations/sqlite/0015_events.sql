@@ -36,6 +36,7 @@ CREATE TABLE tickwork_subscriptions (
     priority INTEGER NOT NULL,
     retry TEXT,
     declared INTEGER NOT NULL,
+    flow TEXT,
     created_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX tickwork_subscriptions_name ON tickwork_subscriptions (event_name, key);
@@ -58,3 +59,16 @@ CREATE TABLE tickwork_wait_shapes (
     paths TEXT NOT NULL,
     PRIMARY KEY (name, paths)
 ) WITHOUT ROWID;
+-- Debounce and batch (_event_flow.py): the events waiting for one run of a subscription,
+-- one row per (subscription, value at its key path). An emit updates it; the workers'
+-- firing loop deletes it and inserts its run in one transaction once due_at has come.
+CREATE TABLE tickwork_event_buffers (
+    subscription TEXT NOT NULL,
+    grp TEXT NOT NULL,
+    first_event TEXT NOT NULL,
+    first_at INTEGER NOT NULL,
+    due_at INTEGER NOT NULL,
+    payloads TEXT NOT NULL,
+    PRIMARY KEY (subscription, grp)
+) WITHOUT ROWID;
+CREATE INDEX tickwork_event_buffers_due ON tickwork_event_buffers (due_at);
