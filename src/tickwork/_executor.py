@@ -158,6 +158,8 @@ class _Attempt:
         self.failure: BaseException | None = None
         #: when a sleeping run wakes
         self.wake_ms: int | None = None
+        #: what a waiting run waits for: its event names, until when
+        self.waiting_for: tuple[str, int | None] | None = None
 
     def run(self, on_context: Callable[[Context | None], None]) -> Outcome:
         """Call the workflow; store its result, its suspension or its failure."""
@@ -208,6 +210,10 @@ class _Attempt:
             log_run(logging.INFO, run, "cancelled")
         elif run.status is RunStatus.SLEEPING and self.wake_ms is not None:
             log_run(logging.INFO, run, "sleeping until %s", instant(self.wake_ms))
+        elif run.status is RunStatus.WAITING and self.waiting_for is not None:
+            names, until = self.waiting_for
+            when = "" if until is None else f" until {instant(until)}"
+            log_run(logging.INFO, run, "waiting for %s%s", names, when)
         elif run.status is RunStatus.PENDING and run.attempt > info.attempt:
             delay = _retry_of(self.claim, self.definition).delay_ms(info.attempt)
             log_run(
@@ -276,6 +282,7 @@ class _Attempt:
 
     def wait(self, wait: WaitSuspend) -> Outcome:
         """Store the run as waiting for an event (or pending, one having come already)."""
+        self.waiting_for = (", ".join(wait.names), wait.until_ms)
 
         def write() -> Outcome:
             now = _clock.now_ms(self.clock)

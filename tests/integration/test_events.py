@@ -3,6 +3,7 @@ with a FakeClock."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -354,3 +355,23 @@ def test_batch_starts_a_run_with_the_payloads_when_full_or_at_its_window(
 def test_bad_flow_control_is_refused(on: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         On("x", **on)
+
+
+def test_waits_emit_starts_and_wake_ups_are_logged(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="tickwork")
+
+    @engine.workflow("welcome", on=On("user.signed_up"))
+    def welcome(ctx: Context, input: Any) -> None:
+        return None
+
+    _fulfil(engine, timeout="2d")
+    handle = engine.start("fulfil", {"order_id": 7})
+    engine.run_until_idle()
+    (started,) = engine.emit("user.signed_up", {}, id="s1")
+    engine.emit("order.paid", {"order_id": 7, "amount": 1}, id="p7")
+    lines = [r.getMessage() for r in caplog.records]
+    assert f"run {handle.id} waiting for order.paid until 2026-03-03T12:00:00Z" in lines
+    assert f"event user.signed_up (s1) started run {started}" in lines
+    assert f"event order.paid (p7) woke run {handle.id}" in lines
