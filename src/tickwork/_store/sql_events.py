@@ -275,15 +275,18 @@ class EventsSql:
 
     def _wake_waiting(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
         delivered = event_to_json(event.id, event.name, payload, event.emitted_ms)
-        woke = []
+        waiting: dict[str, str] = {}
         for (paths,) in tx.execute(SELECT_SHAPES, event.name).fetchall():
             key = match_key(payload, json.loads(paths), of_match=False)
-            if key is None:
-                continue
-            for run_id, step in tx.execute(SELECT_WAITS, event.name, paths, key).fetchall():
-                if self._deliver(tx, run_id, step, delivered, event.emitted_ms):
-                    woke.append(run_id)
-        return woke
+            if key is not None:
+                waiting.update(tx.execute(SELECT_WAITS, event.name, paths, key).fetchall())
+        # In the order of their ids: two emits waking the same runs lock their queue rows
+        # in one order, never crosswise (PostgreSQL).
+        return [
+            run_id
+            for run_id, step in sorted(waiting.items())
+            if self._deliver(tx, run_id, step, delivered, event.emitted_ms)
+        ]
 
     def _deliver(self, tx: Transaction, run_id: str, step: str, event: str, now_ms: int) -> bool:
         """Hand ``event`` to a waiting run; False (its waits forgotten) when it no longer
