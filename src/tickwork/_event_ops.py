@@ -125,7 +125,7 @@ class Events:
             SubscriptionInfo(
                 key=r.key,
                 workflow=r.workflow,
-                event=r.event_name,
+                name=r.event_name,
                 match=None if r.match_json is None else from_json(r.match_json),
                 input=None if r.input_json is None else from_json(r.input_json),
                 declared=r.declared,

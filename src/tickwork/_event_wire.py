@@ -72,7 +72,7 @@ def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:
     return {
         "key": sub.key,
         "workflow": sub.workflow,
-        "event": sub.event,
+        "name": sub.name,
         "match": sub.match,
         "input": sub.input,
         "declared": sub.declared,
@@ -84,7 +84,7 @@ def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
     return SubscriptionInfo(
         key=data["key"],
         workflow=data["workflow"],
-        event=data["event"],
+        name=data["name"],
         match=data["match"],
         input=data["input"],
         declared=data["declared"],

@@ -66,25 +66,22 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class EventInfo:
-    """An event as stored, with the runs it started and the waiting runs it woke."""
+class EventInfo(Event):
+    """An event as stored (an ``Event``), with the runs it started and the waiting runs
+    it woke."""
 
-    name: str
-    id: str
-    payload: Any
-    emitted_at: datetime
-    started: tuple[str, ...]
-    woke: tuple[str, ...]
+    started: tuple[str, ...] = ()
+    woke: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionInfo:
-    """A stored subscription: events ``event`` matching ``match`` start ``workflow``;
+    """A stored subscription: events ``name`` matching ``match`` start ``workflow``;
     ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``."""
 
     key: str
     workflow: str
-    event: str
+    name: str
     match: dict[str, Any] | None
     input: dict[str, str] | None
     declared: bool

@@ -70,7 +70,7 @@ def test_runtime_subscriptions_are_stored_listed_and_removed(engine: Engine) -> 
     assert key == "audit-eu"
     assert engine.subscribe("audit", "order.paid", match={"region": "eu"}, key="audit-eu") == key
     (sub,) = engine.list_subscriptions()
-    assert (sub.key, sub.workflow, sub.event, sub.match, sub.declared) == (
+    assert (sub.key, sub.workflow, sub.name, sub.match, sub.declared) == (
         "audit-eu", "audit", "order.paid", {"region": "eu"}, False
     )  # fmt: skip
     assert len(engine.emit("order.paid", {"region": "eu"})) == 1
@@ -124,6 +124,7 @@ def test_events_are_listed_newest_first_with_the_runs_they_started(
     clock.advance("1s")
     engine.emit("pong", {"n": 2}, id="p2")
     assert [e.id for e in engine.list_events()] == ["p2", "p1"]
+    assert all(isinstance(e, Event) for e in engine.list_events())
     (ping,) = engine.list_events(name="ping")
     assert (ping.name, ping.payload, list(ping.started)) == ("ping", {"n": 1}, started)
     assert engine.get_event("p2").payload == {"n": 2}  # type: ignore[union-attr]

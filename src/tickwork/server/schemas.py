@@ -464,7 +464,7 @@ class Emitted(_Response):
 class Subscription(_Response):
     key: str
     workflow: str
-    event: str
+    name: str = Field(description="The event name it subscribes to.")
     match: dict[str, Any] | None
     input: dict[str, str] | None
     declared: bool = Field(description="Declared by @engine.workflow(on=...), not subscribe.")
