@@ -9,6 +9,8 @@ from ._declared import Cron as Cron
 from ._declared import Every as Every
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
+from ._events import Event as Event
+from ._events import On as On
 from ._handle import RunHandle as RunHandle
 from ._models import Decision as Decision
 from ._models import HistoryEntry as HistoryEntry
@@ -45,9 +47,11 @@ __all__ = [
     "CronError",
     "Decision",
     "Engine",
+    "Event",
     "Every",
     "HistoryEntry",
     "InputValidationError",
+    "On",
     "Overlap",
     "ResultError",
     "Retry",

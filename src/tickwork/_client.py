@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -25,6 +25,13 @@ import pydantic
 from . import _clock
 from ._async_api import twin
 from ._durations import Duration, format_duration, parse_duration
+from ._event_wire import (
+    emitted_from_wire,
+    event_from_wire,
+    event_list_from_wire,
+    subscription_from_wire,
+)
+from ._events import EventInfo, SubscriptionInfo
 from ._handle import RunHandle
 from ._models import (
     HistoryEntry,
@@ -63,7 +70,7 @@ __all__ = ["Client"]
 
 _API = "/api/v1"
 # 404 codes that mean "no such schedule / run": the engine's None or False.
-_MISSING = frozenset({"SCHEDULE_NOT_FOUND", "RUN_NOT_FOUND"})
+_MISSING = frozenset({"SCHEDULE_NOT_FOUND", "RUN_NOT_FOUND", "EVENT_NOT_FOUND"})
 
 
 def _segment(value: str) -> str:
@@ -398,6 +405,53 @@ class Client:
         )
         return [] if found is None else [history_from_wire(e) for e in found["history"]]
 
+    # -- events (DESIGN §9) ----------------------------------------------------------------
+
+    def emit(self, name: str, payload: Any = None, *, id: str | None = None) -> list[str]:
+        """Emit an event; the ids of the runs it started (idempotent by ``id``)."""
+        body = {"name": name, "payload": payload, "id": id}
+        return emitted_from_wire(self._request("POST", "/events", body=body))
+
+    def subscribe(
+        self,
+        workflow: str | Callable[..., Any],
+        name: str,
+        *,
+        match: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> str:
+        """Subscribe ``workflow`` to events ``name`` matching ``match``; the key."""
+        body = {
+            "workflow": _workflow_name(workflow),
+            "name": name,
+            "match": None if match is None else dict(match),
+            "key": key,
+        }
+        return str(self._request("POST", "/subscriptions", body=body)["key"])
+
+    def unsubscribe(self, key: str) -> bool:
+        """Remove a subscription; False when there was none."""
+        if not isinstance(key, str) or not key:
+            return False
+        return bool(self._request("DELETE", f"/subscriptions/{_segment(key)}")["removed"])
+
+    def list_subscriptions(self) -> list[SubscriptionInfo]:
+        """Every stored subscription, by key."""
+        found = self._request("GET", "/subscriptions")
+        return [subscription_from_wire(s) for s in found["subscriptions"]]
+
+    def list_events(self, *, name: str | None = None, limit: int = 100) -> list[EventInfo]:
+        """The newest events (of ``name``, when given), newest first."""
+        params = {"name": name, "limit": limit}
+        return event_list_from_wire(self._request("GET", "/events", params=params))
+
+    def get_event(self, id: str) -> EventInfo | None:
+        """One event by id, or None."""
+        if not isinstance(id, str) or not id:
+            return None
+        found = self._request("GET", f"/events/{_segment(id)}", missing_ok=True)
+        return None if found is None else event_from_wire(found)
+
     # -- workers ---------------------------------------------------------------------------
 
     def list_workers(self) -> list[WorkerInfo]:
@@ -453,3 +507,9 @@ class Client:
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)
     list_workers_async = twin(list_workers)
+    emit_async = twin(emit)
+    subscribe_async = twin(subscribe)
+    unsubscribe_async = twin(unsubscribe)
+    list_subscriptions_async = twin(list_subscriptions)
+    list_events_async = twin(list_events)
+    get_event_async = twin(get_event)

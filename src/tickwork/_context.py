@@ -14,16 +14,18 @@ cancelled or timed out) is done with ``BaseException`` subclasses, so that a wor
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 from . import _clock
 from ._durations import Duration, to_ms
+from ._events import check_event_name, check_match, event_from_json, payload_json
 from ._ids import canonical_json
 from ._logs import log_step_failed
 from ._models import RunInfo, RunStatus, StepInfo, StepTry
@@ -31,6 +33,7 @@ from ._records import tries_from_json, tries_to_json
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
 from ._store import ClaimedRun, StepRecord, Store
+from ._store.event_records import NewEvent
 from .errors import ConfigError, ResultError, StepFailed, StoreError
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "Context",
     "StoreUnavailable",
     "Suspend",
+    "WaitSuspend",
     "WorkerLost",
     "describe_error",
     "durable",
@@ -54,6 +58,26 @@ class Suspend(BaseException):
         super().__init__(available_ms, status)
         self.available_ms = available_ms
         self.status = status
+
+
+class WaitSuspend(Suspend):
+    """Leave the workflow to wait for an event (``Context.wait_for_event``): the store
+    looks back for one already emitted and, finding none, registers the wait (DESIGN §9)."""
+
+    def __init__(
+        self,
+        *,
+        names: tuple[str, ...],
+        match: dict[str, Any] | None,
+        since_ms: int,
+        until_ms: int | None,
+        step: str,
+        seq: int,
+        seen: frozenset[str],
+    ) -> None:
+        super().__init__(until_ms or 0, RunStatus.WAITING)
+        self.names, self.match, self.since_ms, self.until_ms = names, match, since_ms, until_ms
+        self.step, self.seq, self.seen = step, seq, seen
 
 
 class CancelRequested(BaseException):
@@ -288,6 +312,97 @@ class Context:
         )
         return _clock.from_ms(now)
 
+    # -- events (DESIGN §9) ------------------------------------------------------------
+
+    def wait_for_event(
+        self,
+        name: str | Sequence[str],
+        *,
+        match: Mapping[str, Any] | None = None,
+        timeout: Duration | None = None,
+        since: str = "run",
+    ) -> Any:
+        """Suspend the run (status ``waiting``, the worker freed) until an event of
+        ``name`` (or of any of a list of names) whose payload matches ``match`` is
+        emitted; return it as an ``Event``, or None once ``timeout`` has passed.
+        Checkpointed: a replay returns the same. ``since="run"`` (default) also takes an
+        event emitted since the run was created, ``since="wait"`` only later ones.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        names = (name,) if isinstance(name, str) else tuple(name) if name else ()
+        if not names or not isinstance(names, tuple):
+            raise ConfigError(f"wait_for_event needs an event name or a list of them, not {name!r}")
+        for each in names:
+            check_event_name(each)
+        checked = check_match(match)
+        if since not in ("run", "wait"):
+            raise ConfigError(f"since must be 'run' or 'wait', not {since!r}")
+        timeout_ms = None if timeout is None else to_ms(timeout, "timeout")
+        key = self._key("event", "|".join(names))
+        what = f"ctx.wait_for_event({name!r}, ...)"
+        stored = self._log.get(("event", key))
+        if stored is not None and stored.status == "completed":
+            event = None if stored.result is None else event_from_json(stored.result)
+            return self._returning(what, event)
+        self._check_boundary()
+        now = self._now_ms()
+        if stored is not None:  # waiting: its timeout came (or it was taken over)
+            until, since_ms = stored.result["until"], int(stored.result["since"])
+            if until is not None and now >= until:
+                self._write(StepRecord("event", key, 0, "completed", "null", None, 1, now, now))
+                return self._returning(what, None)
+        else:
+            until = None if timeout_ms is None else now + timeout_ms
+            since_ms = _clock.to_ms(self._info.created_at) if since == "run" else now
+        raise WaitSuspend(
+            names=names, match=checked, since_ms=since_ms, until_ms=until, step=key,
+            seq=self._seq_of("event", key), seen=self.seen_events(),
+        )  # fmt: skip
+
+    def seen_events(self) -> frozenset[str]:
+        """The ids of the events this run's waits were handed (none is handed twice)."""
+        return frozenset(
+            s.result["id"]
+            for (kind, _), s in self._log.items()
+            if kind == "event" and s.status == "completed" and isinstance(s.result, dict)
+        )
+
+    def emit(self, name: str, payload: Any = None) -> Any:
+        """Emit an event from the workflow, checkpointed: a replay does not emit again
+        (its id is derived from the run and the call, so even a retry of a lost
+        checkpoint starts nothing twice). Returns the ids of the runs it started.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        check_event_name(name)
+        text = payload_json(payload)
+        key = self._key("emit", name)
+        what = f"ctx.emit({name!r}, ...)"
+        stored = self._log.get(("emit", key))
+        if stored is not None:
+            return self._returning(what, stored.result)
+        self._check_boundary()
+        now = self._now_ms()
+        digest = hashlib.sha256(f"{self.run_id}\x00{key}".encode()).hexdigest()[:32]
+        store = self._lease.store
+        emitted = durable(
+            lambda: store.emit_event(NewEvent(f"run-{digest}", name, text, now)),
+            give_up_after=self._lease.lease_ms / 2000,
+        )
+        started = list(emitted.started)
+        self._write(
+            StepRecord("emit", key, self._next_seq(), "completed", canonical_json(started),
+                       None, 1, now, self._now_ms())
+        )  # fmt: skip
+        return self._returning(what, started)
+
+    def _returning(self, what: str, value: T) -> Any:
+        """``value``, or in an ``async def`` workflow an awaitable of it."""
+        if self._definition.is_async:
+            return self._awaitable(what, _value(value))
+        return value
+
     # -- internals ---------------------------------------------------------------------
 
     def _key(self, kind: str, name: str) -> str:
@@ -474,3 +589,7 @@ async def _awaited(value: Awaitable[Any]) -> Any:
 
 async def _done() -> None:
     return None
+
+
+async def _value(value: T) -> T:
+    return value

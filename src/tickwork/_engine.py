@@ -18,6 +18,8 @@ from ._apikeys import create_key, revoke_key, verify_key
 from ._async_api import twin
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
+from ._event_ops import Events, FiringWithEvents
+from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
 from ._hooks import Hook
 from ._models import (
@@ -92,6 +94,7 @@ class Engine:
         self.clock = self._runtime.clock
         self._declarations = Declarations(schedules or [], config)
         self._runs = Runs(self._runtime)
+        self._events = Events(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         # What for_test gives its copy (the declarations and registry are shared below).
@@ -122,6 +125,7 @@ class Engine:
         schedule: Any = None,
         retention: Duration | None = None,
         max_recoveries: int | None = 5,
+        on: On | Sequence[On] | None = None,
     ) -> Callable[[F], F]: ...
 
     def workflow(
@@ -137,6 +141,7 @@ class Engine:
         schedule: Any = None,
         retention: Duration | None = None,
         max_recoveries: int | None = 5,
+        on: On | Sequence[On] | None = None,
     ) -> Any:
         """Register a workflow: ``@engine.workflow`` or ``@engine.workflow("name", ...)``."""
         if callable(name):
@@ -152,6 +157,7 @@ class Engine:
             schedule=schedule,
             retention=retention,
             max_recoveries=max_recoveries,
+            on=on,
         )
         return self._registry.decorator(
             options, check=_check_declared, added=self._runtime.wake.set
@@ -396,13 +402,14 @@ class Engine:
     def tick(self) -> list[str]:
         """One scheduler pass at ``clock.now()``: fire every due occurrence; return the ids
         of the runs it started."""
-        return self._schedules.tick()
+        return self._schedules.tick() + self._events.flush()
 
     def run_until_idle(self) -> int:
         """Execute, in this thread, every run runnable at ``clock.now()`` until none is.
 
         Returns how many run attempts were executed.
         """
+        self.sync_subscriptions()  # what its runs emit is routed as a worker would
         return run_until_idle(self._runtime)
 
     def run_worker(
@@ -429,14 +436,63 @@ class Engine:
         self.migrate()  # an unreachable database is raised here, not on the worker's thread
         worker = Worker(
             self._runtime,
-            self._schedules,
+            FiringWithEvents(self._schedules, self._events),
             threads=threads,
             drain_timeout=drain_timeout,
             poll_interval=poll_interval,
             housekeeping=self._pruner,
         )
         self.sync_schedules()
+        self.sync_subscriptions()
         return worker
+
+    # -- events (DESIGN §9) --------------------------------------------------------------
+
+    def emit(self, name: str, payload: Any = None, *, id: str | None = None) -> list[str]:
+        """Emit an event: stored, and in the same transaction one run of every subscribed
+        workflow started and every waiting run it matches woken. Returns the ids of the
+        runs it started; idempotent by ``id`` (the same id again starts nothing new and
+        returns the same ids)."""
+        self.sync_subscriptions()
+        return self._events.emit(name, payload, event_id=id)
+
+    def subscribe(
+        self,
+        workflow: str | Callable[..., Any],
+        name: str,
+        *,
+        match: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> str:
+        """Start a run of ``workflow`` for every event ``name`` whose payload matches
+        ``match`` (dotted paths to values); stored, idempotent by ``key``. Returns the key."""
+        return self._events.subscribe(self._definition(workflow), name, match=match, key=key)
+
+    def unsubscribe(self, key: str) -> bool:
+        """Remove a subscription; False when there was none."""
+        return self._events.unsubscribe(key)
+
+    def list_subscriptions(self) -> list[SubscriptionInfo]:
+        """Every stored subscription, declared and made by ``subscribe``, by key."""
+        self.sync_subscriptions()
+        return self._events.subscriptions()
+
+    def list_events(self, *, name: str | None = None, limit: int = 100) -> list[EventInfo]:
+        """The newest events (of ``name``, when given), newest first."""
+        return self._events.query(name=name, limit=limit)
+
+    def get_event(self, id: str) -> EventInfo | None:
+        """One event by id, with the runs it started and woke, or None."""
+        return self._events.get(id)
+
+    def event_counts(self) -> dict[str, int]:
+        """Events emitted per name, ever (``tickwork_events_total``; pruning lowers none)."""
+        return self._events.counts()
+
+    def sync_subscriptions(self) -> list[str]:
+        """Store the declared subscriptions (``@engine.workflow(on=...)``) not stored yet
+        by this engine; their keys. Workers call it when they start, ``emit`` first."""
+        return self._events.sync_declared(list(self._registry))
 
     # -- retention -----------------------------------------------------------------------
 
@@ -590,6 +646,12 @@ class Engine:
     list_schedules_async = twin(list_schedules)
     schedule_history_async = twin(schedule_history)
     list_workers_async = twin(list_workers)
+    emit_async = twin(emit)
+    subscribe_async = twin(subscribe)
+    unsubscribe_async = twin(unsubscribe)
+    list_subscriptions_async = twin(list_subscriptions)
+    list_events_async = twin(list_events)
+    get_event_async = twin(get_event)
 
     # -- internals -----------------------------------------------------------------------
 

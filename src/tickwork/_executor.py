@@ -18,6 +18,7 @@ from ._context import (
     Context,
     StoreUnavailable,
     Suspend,
+    WaitSuspend,
     WorkerLost,
     describe_error,
     describe_traceback,
@@ -30,6 +31,7 @@ from ._models import HistoryEntry, RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
+from ._store.event_records import NewWait
 from .errors import ConfigError, ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
@@ -156,6 +158,8 @@ class _Attempt:
         self.failure: BaseException | None = None
         #: when a sleeping run wakes
         self.wake_ms: int | None = None
+        #: what a waiting run waits for: its event names, until when
+        self.waiting_for: tuple[str, int | None] | None = None
 
     def run(self, on_context: Callable[[Context | None], None]) -> Outcome:
         """Call the workflow; store its result, its suspension or its failure."""
@@ -206,6 +210,10 @@ class _Attempt:
             log_run(logging.INFO, run, "cancelled")
         elif run.status is RunStatus.SLEEPING and self.wake_ms is not None:
             log_run(logging.INFO, run, "sleeping until %s", instant(self.wake_ms))
+        elif run.status is RunStatus.WAITING and self.waiting_for is not None:
+            names, until = self.waiting_for
+            when = "" if until is None else f" until {instant(until)}"
+            log_run(logging.INFO, run, "waiting for %s%s", names, when)
         elif run.status is RunStatus.PENDING and run.attempt > info.attempt:
             delay = _retry_of(self.claim, self.definition).delay_ms(info.attempt)
             log_run(
@@ -252,6 +260,8 @@ class _Attempt:
 
     def suspend(self, suspend: Suspend) -> Outcome:
         """Store the run as sleeping (or pending) until the suspension's time."""
+        if isinstance(suspend, WaitSuspend):
+            return self.wait(suspend)
         self.wake_ms = suspend.available_ms
 
         def write() -> Outcome:
@@ -266,6 +276,27 @@ class _Attempt:
                 new_attempt=False,
                 then_claim=request,
             )
+            return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
+
+        return durable(write, give_up_after=self.give_up_after)
+
+    def wait(self, wait: WaitSuspend) -> Outcome:
+        """Store the run as waiting for an event (or pending, one having come already)."""
+        self.waiting_for = (", ".join(wait.names), wait.until_ms)
+
+        def write() -> Outcome:
+            now = _clock.now_ms(self.clock)
+            request = self.next_claim(now)
+            info = self.claim.info
+            ended = self.store.wait_run(
+                NewWait(
+                    run_id=info.id, token=self.claim.lease_token, names=wait.names,
+                    match=wait.match, since_ms=wait.since_ms, until_ms=wait.until_ms,
+                    step=wait.step, seq=wait.seq, seen=wait.seen, now_ms=now,
+                    attempt=info.attempt,
+                ),
+                then_claim=request,
+            )  # fmt: skip
             return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
 
         return durable(write, give_up_after=self.give_up_after)

@@ -35,12 +35,16 @@ class RunStatus(StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     SLEEPING = "sleeping"
+    #: waiting for an event (DESIGN §9): the worker is freed until one comes or it times out
+    WAITING = "waiting"
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
 
 
-ACTIVE_STATUSES = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.SLEEPING})
+ACTIVE_STATUSES = frozenset(
+    {RunStatus.PENDING, RunStatus.RUNNING, RunStatus.SLEEPING, RunStatus.WAITING}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,15 +212,17 @@ class Backfilled:
 
 @dataclass(frozen=True, slots=True)
 class Pruned:
-    """What a pruning pass removed, by table: ended runs, their steps, history entries."""
+    """What a pruning pass removed, by table: ended runs, their steps, history entries,
+    events (DESIGN §9)."""
 
     runs: int = 0
     steps: int = 0
     history: int = 0
+    events: int = 0
 
     @property
     def total(self) -> int:
-        return self.runs + self.steps + self.history
+        return self.runs + self.steps + self.history + self.events
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,22 @@ class Pruner:
                 copied = _clock.monotonic()
             if not position.done and _clock.wait(stop, pause_s):
                 break
+        return replace(removed, events=self._prune_events(cuts, budget, pace, stop))
+
+    def _prune_events(
+        self, cuts: Cutoffs, budget: int, pace: int | None, stop: threading.Event
+    ) -> int:
+        """Events emitted before the runs' cutoff go like ended runs, in batches."""
+        if cuts.runs_ms is None:
+            return 0
+        removed = 0
+        while not stop.is_set():
+            began = _clock.monotonic()
+            batch = self._runtime.store.prune_events(before_ms=cuts.runs_ms, limit=budget)
+            removed += batch
+            if batch < budget:
+                break
+            _clock.wait(stop, give_way_s(_clock.monotonic() - began, batch, pace))
         return removed
 
     def storage(self) -> StorageStats:

@@ -21,6 +21,7 @@ import pydantic
 import pydantic_core
 
 from ._durations import Duration, to_ms
+from ._events import On, subscriptions
 from ._ids import JSON, canonical_json
 from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
@@ -70,6 +71,8 @@ class WorkflowDef:
     #: how many times in a row a step may lose its worker before the run fails; None: no
     #: limit
     max_recoveries: int | None = DEFAULT_MAX_RECOVERIES
+    #: the events that start a run of it (``on=``), registered by workers at start-up
+    on: tuple[On, ...] = ()
 
     def validate_input(self, value: JSON) -> JSON:
         """``value`` checked and normalised to JSON; ``InputValidationError`` when bad."""
@@ -394,6 +397,7 @@ class WorkflowOptions:
     schedule: Any
     retention: Duration | None = None
     max_recoveries: int | None = DEFAULT_MAX_RECOVERIES
+    on: Any = None
 
     def __post_init__(self) -> None:
         if self.name is not None:
@@ -412,6 +416,7 @@ class WorkflowOptions:
         if self.retention is not None:
             to_ms(self.retention, "retention")
         check_max_recoveries(self.max_recoveries)
+        subscriptions(self.on)
 
     def define(self, fn: Callable[..., Any]) -> WorkflowDef:
         """The definition of ``fn`` under these options (``ConfigError`` for a bad fn)."""
@@ -431,4 +436,5 @@ class WorkflowOptions:
             schedule=self.schedule,
             retention_ms=None if self.retention is None else to_ms(self.retention),
             max_recoveries=self.max_recoveries,
+            on=subscriptions(self.on),
         )

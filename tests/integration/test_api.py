@@ -95,7 +95,8 @@ def every_route() -> Iterator[tuple[str, str]]:
     """(method, path) of every documented operation, with path parameters filled in."""
     for path, item in openapi_document()["paths"].items():
         for method in item:
-            yield method.upper(), path.replace("{key}", "hourly").replace("{run_id}", "r1")
+            filled = path.replace("{key}", "hourly").replace("{run_id}", "r1")
+            yield method.upper(), filled.replace("{event_id}", "e1")
 
 
 PROTECTED = [route for route in every_route() if route[1] != "/healthz"]
@@ -689,6 +690,7 @@ def test_two_apps_in_one_process_keep_their_own_metrics(app_engine: Engine) -> N
 def test_get_requests_never_change_anything(api: Api, app_engine: Engine, clock: FakeClock) -> None:
     api.post("/api/v1/schedules", json=SCHEDULE)
     app_engine.start("double", {"n": 1}, run_id="r1")
+    app_engine.emit("order.paid", {"n": 1}, id="e1")
     clock.advance("3h")  # occurrences are due: a GET must not fire them
     app_engine.run_until_idle()
     before = snapshot(app_engine)

@@ -47,6 +47,7 @@ from .._models import (
 from .._planning import Plan
 from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
 from .._retention import Cutoffs, PruneBatch, PrunePosition
+from .event_contract import EventStore
 
 #: a backfill's pure decision: (the schedule, run ids of the batch that exist, occurrences
 #: of the batch already queued) -> the plan (``_planning.plan_backfill``)
@@ -130,7 +131,7 @@ class Ended:
     auto_paused: HistoryEntry | None = None
 
 
-class Store(Protocol):
+class Store(EventStore, Protocol):
     """Durable state of runs, their checkpoints, schedules and API keys."""
 
     def migrate(self) -> int:

@@ -42,7 +42,10 @@ from .contract import (
     StepRecord,
     WorkerRecord,
 )
+from .event_contract import StoredEvent
+from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .recent_runs import RecentRunsSql
+from .sql_events import EventsSql
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
 from .sql_runs import RunsSql
@@ -79,6 +82,8 @@ class SqlStore:
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)
+        # The runs' part as the dialect leaves it (PostgreSQL replaces it): its claim.
+        self._events = EventsSql(db, lambda tx, request: self._runs.claim_in(tx, request))
 
     # -- for tests: a write on the database beneath ----------------------------------------
 
@@ -307,6 +312,41 @@ class SqlStore:
 
     def storage_stats(self, *, cutoffs: Cutoffs) -> StorageStats:
         return self._storage.storage_stats(cutoffs=cutoffs)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def emit_event(self, event: NewEvent) -> Emitted:
+        return self._events.emit(event)
+
+    def wait_run(self, wait: NewWait, *, then_claim: ClaimRequest | None) -> Ended:
+        return self._events.wait_run(wait, then_claim=then_claim)
+
+    def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
+        return self._events.flush_due(now_ms=now_ms, limit=limit)
+
+    def next_flush_ms(self) -> int | None:
+        return self._events.next_flush_ms()
+
+    def upsert_subscriptions(self, records: Sequence[SubscriptionRecord]) -> None:
+        self._events.upsert_subscriptions(records)
+
+    def delete_subscription(self, key: str) -> bool:
+        return self._events.delete_subscription(key)
+
+    def list_subscriptions(self) -> list[SubscriptionRecord]:
+        return self._events.list_subscriptions()
+
+    def get_event(self, event_id: str) -> StoredEvent | None:
+        return self._events.get_event(event_id)
+
+    def list_events(self, *, name: str | None, limit: int) -> list[StoredEvent]:
+        return self._events.list_events(name=name, limit=limit)
+
+    def emit_counts(self) -> dict[str, int]:
+        return self._events.emit_counts()
+
+    def prune_events(self, *, before_ms: int, limit: int) -> int:
+        return self._events.prune_events(before_ms=before_ms, limit=limit)
 
     # -- aggregates ------------------------------------------------------------------------
 

@@ -203,7 +203,9 @@ RETURNING {_RUN_LIST}
 FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 'failed'"
 # Cancel a run that is not executing right now (by an operator, or by overlap's
 # cancel_previous): it leaves the queue if it waits there ...
-UNQUEUE_IDLE = "DELETE FROM tickwork_queue WHERE id = ? AND status IN ('pending', 'sleeping')"
+UNQUEUE_IDLE = (
+    "DELETE FROM tickwork_queue WHERE id = ? AND status IN ('pending', 'sleeping', 'waiting')"
+)
 # ... and ends; returns its schedule's key, and its workflow and start (for metrics).
 CANCEL_RUN = """
 UPDATE tickwork_runs SET status = 'cancelled', finished_at = ? WHERE id = ?

@@ -66,19 +66,23 @@ def prune(older_than: str | None, app: str | None, database: str | None, as_json
     if as_json:
         echo_json({"removed": removed.total, "by_table": _by_table(removed)})
         return
+    events = f", {removed.events} event(s)" if removed.events else ""
     click.echo(
         f"pruned {removed.total} row(s): {removed.runs} run(s), {removed.steps} step(s), "
-        f"{removed.history} history entr(ies)"
+        f"{removed.history} history entr(ies){events}"
     )
 
 
 def _by_table(removed: Pruned) -> dict[str, int]:
     """What went, by table (the names ``db stats`` shows)."""
-    return {
+    tables = {
         "tickwork_runs": removed.runs,
         "tickwork_steps": removed.steps,
         "tickwork_schedule_history": removed.history,
     }
+    if removed.events:  # events are pruned under the runs' retention (DESIGN §9)
+        tables["tickwork_events"] = removed.events
+    return tables
 
 
 @command.command("stats")

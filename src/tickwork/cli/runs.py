@@ -238,7 +238,23 @@ def _step_outcome(step: StepInfo, asleep: bool) -> str:
         if asleep:
             return f"wakes at {instant(at)}"
         return f"slept {describe_duration(at - step.started_at, rounded=True)}"
+    if step.kind == "event":
+        return _wait_outcome(step)
     return json_text(step.result)
+
+
+def _wait_outcome(step: StepInfo) -> str:
+    """A wait for an event (docs/events.md): what it waits for and until when, the event
+    it received, or that it timed out."""
+    result = step.result
+    if step.status == "waiting" and isinstance(result, dict):
+        until = result.get("until")
+        if until is None:
+            return f"waiting for {step.name}"
+        return f"waiting for {step.name} until {instant(datetime.fromtimestamp(until / 1000, UTC))}"
+    if isinstance(result, dict) and "id" in result:
+        return f"event {result['id']}: {json_text(result.get('payload'))}"
+    return "timed out"
 
 
 def _ended(run: RunInfo | None, as_json: bool, message: str, code: int) -> None:

@@ -32,6 +32,12 @@ from starlette.routing import BaseRoute, Route
 
 from .._durations import format_duration
 from .._engine import Engine
+from .._event_wire import (
+    emitted_to_wire,
+    event_list_to_wire,
+    event_to_wire,
+    subscription_list_to_wire,
+)
 from .._models import RunInfo
 from .._registry import WorkflowDef
 from .._retry import Retry
@@ -262,6 +268,43 @@ class _Api:
             raise no_run(run_id, self.engine.where)
         return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
 
+    # events (DESIGN §9)
+
+    async def emit(self, request: Request) -> Response:
+        body = await read_body(request, schemas.EmitEvent)
+        runs = await self._call(self.engine.emit, body.name, body.payload, id=body.id)
+        return JSONResponse(emitted_to_wire(body.name, body.id, runs))
+
+    async def list_events(self, request: Request) -> Response:
+        limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
+        name = request.query_params.get("name")
+        found = await self._call(self.engine.list_events, name=name, limit=limit)
+        return JSONResponse(event_list_to_wire(found))
+
+    async def get_event(self, request: Request) -> Response:
+        event_id = request.path_params["event_id"]
+        found = await self._call(self.engine.get_event, event_id)
+        if found is None:
+            raise ApiProblem(
+                404, "EVENT_NOT_FOUND", f"No event {event_id!r} in {self.engine.where}"
+            )
+        return JSONResponse(event_to_wire(found))
+
+    async def list_subscriptions(self, request: Request) -> Response:
+        found = await self._call(self.engine.list_subscriptions)
+        return JSONResponse(subscription_list_to_wire(found))
+
+    async def subscribe(self, request: Request) -> Response:
+        body = await read_body(request, schemas.Subscribe)
+        key = await self._call(
+            self.engine.subscribe, body.workflow, body.name, match=body.match, key=body.key
+        )
+        return JSONResponse({"key": key})
+
+    async def unsubscribe(self, request: Request) -> Response:
+        removed = await self._call(self.engine.unsubscribe, request.path_params["key"])
+        return JSONResponse({"key": request.path_params["key"], "removed": removed})
+
     # workers
 
     async def workers(self, request: Request) -> Response:
@@ -345,6 +388,10 @@ def build_api(engine: Engine) -> Starlette:
         # Before the run itself: "/runs/a/cancel" would also match it, with id "a/cancel".
         "/runs/{run_id:path}/cancel": {"POST": api.cancel_run},
         "/runs/{run_id:path}": {"GET": api.get_run},
+        "/events": {"GET": api.list_events, "POST": api.emit},
+        "/events/{event_id}": {"GET": api.get_event},
+        "/subscriptions": {"GET": api.list_subscriptions, "POST": api.subscribe},
+        "/subscriptions/{key}": {"DELETE": api.unsubscribe},
         "/workflows": {"GET": api.workflows},
         "/workers": {"GET": api.workers},
         "/cron/preview": {"GET": api.preview},

@@ -84,6 +84,7 @@ def routes(engine: Engine) -> list[BaseRoute]:
         Route("/run", page(pages.run)),
         Route("/run/cancel", action(pages.cancel_run), methods=["POST"]),
         Route("/workers", page(pages.workers)),
+        Route("/events", page(pages.events)),
         Route("/login", secured(login.page, renderer)),
         Route("/login", secured(login.submit, renderer), methods=["POST"]),
         Route("/login/status", secured(login.status, renderer)),

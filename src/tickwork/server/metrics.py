@@ -15,6 +15,9 @@ bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulati
 - ``tickwork_runs{workflow,status}``: unfinished runs now (pending, sleeping, running);
   for ended statuses, the runs that ever ended so (never lowered by pruning).
 - ``tickwork_schedules{state}``: schedules by state (a gauge).
+- ``tickwork_events_total{name}``: events emitted, by name (counted in the emit's
+  transaction; an emit of an id already stored counts nothing).
+- ``tickwork_runs_waiting``: runs waiting for an event now (``tickwork_runs`` summed).
 - ``tickwork_run_duration_seconds{workflow,status}``: ended runs, first start to end.
 - ``tickwork_step_duration_seconds{status}``: each try of a step, its start to its end
   (a step that failed twice, then completed, is 2 failed and 1 completed).
@@ -91,6 +94,7 @@ class EngineCollector(Collector):
         for (workflow, status), count in sorted(stats.runs.items()):
             runs.add_metric([workflow, status], count)
         yield runs
+        yield from self._events(stats)
         schedules = GaugeMetricFamily("tickwork_schedules", "Schedules by state", labels=["state"])
         for state, count in sorted(stats.schedules.items()):
             schedules.add_metric([state], count)
@@ -116,6 +120,17 @@ class EngineCollector(Collector):
             ["status"],
             {(s,): h for s, h in stats.step_durations.items()},
             STEP_BUCKETS,
+        )
+
+    def _events(self, stats: Stats) -> Iterator[Metric]:
+        """Events emitted per name (counted in each emit's transaction), runs waiting."""
+        emitted = CounterMetricFamily("tickwork_events", "Events emitted, by name", labels=["name"])
+        for name, count in sorted(self.engine.event_counts().items()):
+            emitted.add_metric([name], count)
+        yield emitted
+        waiting = sum(n for (_, status), n in stats.runs.items() if status == "waiting")
+        yield GaugeMetricFamily(
+            "tickwork_runs_waiting", "Runs waiting for an event now", value=waiting
         )
 
     def _serving(self, stats: Stats) -> Iterator[Metric]:

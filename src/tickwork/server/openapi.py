@@ -252,6 +252,55 @@ def _paths() -> dict[str, Any]:
                 errors={"404": _NOT_FOUND_RUN},
             )
         },
+        "/events": {
+            "get": _operation(
+                "list_events",
+                "Events, newest first, with the runs each started and woke",
+                _json("EventList", "The events"),
+                params=[_query("name", {"type": "string"}, "Only events of this name"), _LIMIT],
+                errors={"400": _BAD_PARAM},
+            ),
+            "post": _operation(
+                "emit_event",
+                "Emit an event (engine.emit): one run of each subscribed workflow, waiting "
+                "runs woken, in one transaction; idempotent by id (a webhook can call it)",
+                _json("Emitted", "The runs it started"),
+                body="EmitEvent",
+                errors={"400": _BAD_PARAM},
+            ),
+        },
+        "/events/{event_id}": {
+            "get": _operation(
+                "get_event",
+                "One event, with the runs it started and woke",
+                _json("Event", "The event"),
+                params=[_path_param("event_id", "The event's id")],
+                errors={"400": _BAD_PARAM, "404": _error("No such event (EVENT_NOT_FOUND)")},
+            )
+        },
+        "/subscriptions": {
+            "get": _operation(
+                "list_subscriptions",
+                "Every subscription, declared and made at run time, by key",
+                _json("SubscriptionList", "The subscriptions"),
+            ),
+            "post": _operation(
+                "subscribe",
+                "Subscribe a workflow to an event name (engine.subscribe); idempotent by key",
+                _json("Subscribed", "The subscription's key"),
+                body="Subscribe",
+                errors={"400": _BAD_PARAM},
+            ),
+        },
+        "/subscriptions/{key}": {
+            "delete": _operation(
+                "unsubscribe",
+                "Remove a subscription",
+                _json("Unsubscribed", "Whether there was one"),
+                params=[_path_param("key", "The subscription's key")],
+                errors={"400": _BAD_PARAM},
+            )
+        },
         "/workflows": {
             "get": _operation(
                 "list_workflows",

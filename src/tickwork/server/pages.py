@@ -44,6 +44,7 @@ from .charts import (
 )
 from .rendering import Renderer, root
 from .sessions import Session
+from .waits import waiting_for
 
 __all__ = ["ACTIONS", "CHART_RUNS", "RUNS_LIMIT", "SCHEDULES_PER_PAGE", "Pages"]
 
@@ -308,6 +309,30 @@ class Pages:
             steps=steps,
             timeline=step_timeline(run, steps, now=self.engine.clock.now()),
             refresh=run.status in ACTIVE_STATUSES,
+            waiting_for=waiting_for(run, steps),
+        )
+
+    async def events(self, request: Request, session: Session) -> Response:
+        """Events, newest first, with the runs each started and woke; the runs waiting
+        and what each waits for (DESIGN §9)."""
+        name = request.query_params.get("name") or None
+        events = await run_in_threadpool(self.engine.list_events, name=name, limit=EVENTS_SHOWN)
+        waiting = await run_in_threadpool(
+            self.engine.list_runs, status="waiting", limit=EVENTS_SHOWN
+        )
+        waits = []
+        for run in waiting:
+            steps = await run_in_threadpool(self.engine.list_steps, run.id)
+            waits.append((run, waiting_for(run, steps)))
+        return self.renderer.render(
+            request,
+            "events.html",
+            session,
+            refresh=True,
+            page="events",
+            events=events,
+            event_name=name,
+            waits=waits,
         )
 
     async def cancel_run(self, request: Request, session: Session, form: FormData) -> Response:
@@ -317,6 +342,10 @@ class Pages:
         cancelled = await run_in_threadpool(self.engine.cancel, run_id)
         text = "Cancelled." if cancelled else "Not cancelled: the run is unknown or finished."
         return self.renderer.back(request, form, text, run_id)
+
+
+#: events and waiting runs the Events page lists, newest first
+EVENTS_SHOWN = 100
 
 
 def _page_number(text: str) -> int:

@@ -167,6 +167,24 @@ class StartRun(_Request):
     delay: DurationIn | None = None
 
 
+class EmitEvent(_Request):
+    """``engine.emit``'s arguments: the event's name, its JSON payload, its id (emitting
+    the same id again starts nothing new)."""
+
+    name: str
+    payload: Any = None
+    id: str | None = None
+
+
+class Subscribe(_Request):
+    """``engine.subscribe``'s arguments: ``match`` maps dotted payload paths to values."""
+
+    workflow: str
+    name: str
+    match: dict[str, Any] | None = None
+    key: str | None = None
+
+
 class TriggerRequest(_Request):
     """``engine.trigger``'s options (the body may be left out)."""
 
@@ -197,10 +215,12 @@ class StateChange(_Request):
 
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     BackfillRequest,
+    EmitEvent,
     ScheduleCreate,
     ScheduleDefinition,
     StartRun,
     StateChange,
+    Subscribe,
     TriggerRequest,
 )
 
@@ -432,12 +452,61 @@ class WorkerList(_Response):
     workers: list[Worker]
 
 
+class Event(_Response):
+    id: str
+    name: str
+    payload: Any
+    emitted_at: Instant
+    started: list[str] = Field(description="The runs it started, one per subscription.")
+    woke: list[str] = Field(description="The waiting runs it woke.")
+
+
+class EventList(_Response):
+    events: list[Event]
+
+
+class Emitted(_Response):
+    name: str
+    id: str | None
+    runs: list[str] = Field(description="The runs it started (the same again for an id).")
+
+
+class Subscription(_Response):
+    key: str
+    workflow: str
+    name: str = Field(description="The event name it subscribes to.")
+    match: dict[str, Any] | None
+    input: dict[str, str] | None
+    declared: bool = Field(description="Declared by @engine.workflow(on=...), not subscribe.")
+    created_at: Instant
+
+
+class SubscriptionList(_Response):
+    subscriptions: list[Subscription]
+
+
+class Subscribed(_Response):
+    key: str
+
+
+class Unsubscribed(_Response):
+    key: str
+    removed: bool
+
+
 class Health(_Response):
     status: Literal["ok", "unavailable"]
 
 
 RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     CancelResult,
+    Emitted,
+    Event,
+    EventList,
+    Subscribed,
+    Subscription,
+    SubscriptionList,
+    Unsubscribed,
     Backfilled,
     Deleted,
     ErrorResponse,

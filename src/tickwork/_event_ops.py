@@ -1,0 +1,196 @@
+"""Events at the API level: emit, subscriptions, and what was emitted (DESIGN §9).
+
+``Engine``'s event methods hand their work here, as its run methods do to ``Runs``. Every
+argument is checked before anything is stored; the store does each emit in one
+transaction (``_store/sql_events.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from ._clock import from_ms
+from ._events import (
+    Event,
+    EventInfo,
+    On,
+    SubscriptionInfo,
+    check_event_id,
+    check_event_name,
+    check_match,
+    payload_json,
+    subscription_key,
+)
+from ._ids import JSON, canonical_json, from_json, new_run_id
+from ._registry import WorkflowDef, check_limit, check_name
+from ._runtime import Runtime
+from ._store.event_records import NewEvent, SubscriptionRecord
+from .errors import ConfigError
+
+__all__ = ["Events", "FiringWithEvents"]
+
+LOG = logging.getLogger("tickwork.events")
+#: buffers started in one transaction of the firing loop
+FLUSH_BATCH = 100
+
+
+class _Firing(Protocol):
+    def tick(self) -> list[str]: ...
+
+    def next_due_ms(self) -> int | None: ...
+
+
+class FiringWithEvents:
+    """The worker loop's firing side: the schedules' pass, then the debounce and batch
+    buffers due (``_worker.Firing``)."""
+
+    def __init__(self, schedules: _Firing, events: Events) -> None:
+        self._schedules = schedules
+        self._events = events
+
+    def tick(self) -> list[str]:
+        return self._schedules.tick() + self._events.flush()
+
+    def next_due_ms(self) -> int | None:
+        dues = [d for d in (self._schedules.next_due_ms(), self._events.next_flush_ms()) if d]
+        return min(dues) if dues else None
+
+
+class Events:
+    """The event operations ``Engine`` exposes."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._declared: set[str] = set()  # workflows whose On(...) are stored
+        self._lock = threading.Lock()
+
+    def emit(self, name: str, payload: JSON, *, event_id: str | None) -> list[str]:
+        """Store the event, start its subscribed runs and wake its waiting runs; the ids
+        of the runs it started (the same again for an id emitted before)."""
+        check_event_name(name)
+        if event_id is not None:
+            check_event_id(event_id)
+        text = payload_json(payload)
+        now = self._runtime.now_ms()
+        event = NewEvent(event_id or new_run_id(now), name, text, now)
+        emitted = self._runtime.store.emit_event(event)
+        if emitted.name != name:
+            raise ConfigError(
+                f"event id {event.id!r} is already an event named {emitted.name!r}, "
+                f"not {name!r}: choose another id"
+            )
+        if emitted.new and (emitted.started or emitted.woke):
+            self._runtime.wake.set()  # this process's worker claims them at once
+            for run_id in emitted.started:
+                LOG.info("event %s (%s) started run %s", name, event.id, run_id)
+            for run_id in emitted.woke:
+                LOG.info("event %s (%s) woke run %s", name, event.id, run_id)
+        return list(emitted.started)
+
+    def subscribe(
+        self,
+        definition: WorkflowDef,
+        name: str,
+        *,
+        match: Mapping[str, JSON] | None,
+        key: str | None,
+    ) -> str:
+        """Store a subscription (idempotent by key, the key derived when not given)."""
+        on = On(name, match=match)
+        if key is not None:
+            check_name(key, "A subscription key")
+        record = self._record(definition, on, key=key, declared=False)
+        self._runtime.store.upsert_subscriptions([record])
+        return record.key
+
+    def sync_declared(self, definitions: Sequence[WorkflowDef]) -> list[str]:
+        """Store the declared subscriptions of workflows not stored yet by this engine."""
+        with self._lock:
+            fresh = [d for d in definitions if d.on and d.name not in self._declared]
+            records = [self._record(d, on, key=None, declared=True) for d in fresh for on in d.on]
+            if records:
+                self._runtime.store.upsert_subscriptions(records)
+            self._declared.update(d.name for d in fresh)
+        return [r.key for r in records]
+
+    def unsubscribe(self, key: str) -> bool:
+        check_name(key, "A subscription key")
+        return self._runtime.store.delete_subscription(key)
+
+    def subscriptions(self) -> list[SubscriptionInfo]:
+        return [
+            SubscriptionInfo(
+                key=r.key,
+                workflow=r.workflow,
+                name=r.event_name,
+                match=None if r.match_json is None else from_json(r.match_json),
+                input=None if r.input_json is None else from_json(r.input_json),
+                declared=r.declared,
+                created_at=from_ms(r.created_ms),
+            )
+            for r in self._runtime.store.list_subscriptions()
+        ]
+
+    def get(self, event_id: str) -> EventInfo | None:
+        check_event_id(event_id)
+        stored = self._runtime.store.get_event(event_id)
+        return None if stored is None else _info(*stored)
+
+    def query(self, *, name: str | None, limit: int) -> list[EventInfo]:
+        check_limit(limit)
+        if name is not None:
+            check_event_name(name)
+        return [_info(*row) for row in self._runtime.store.list_events(name=name, limit=limit)]
+
+    def flush(self) -> list[str]:
+        """Start the runs of the debounce and batch buffers due now (the firing loop's)."""
+        started: list[str] = []
+        while True:
+            batch = self._runtime.store.flush_due(now_ms=self._runtime.now_ms(), limit=FLUSH_BATCH)
+            started += batch
+            if len(batch) < FLUSH_BATCH:
+                break
+        if started:
+            self._runtime.wake.set()
+            for run_id in started:
+                LOG.info("debounced or batched events started run %s", run_id)
+        return started
+
+    def next_flush_ms(self) -> int | None:
+        return self._runtime.store.next_flush_ms()
+
+    def counts(self) -> dict[str, int]:
+        return self._runtime.store.emit_counts()
+
+    def _record(
+        self, definition: WorkflowDef, on: On, *, key: str | None, declared: bool
+    ) -> SubscriptionRecord:
+        match = check_match(on.match)
+        return SubscriptionRecord(
+            key=key or subscription_key(definition.name, on.name, match, on.input),
+            event_name=on.name,
+            workflow=definition.name,
+            version=definition.version,
+            match_json=None if match is None else canonical_json(match),
+            input_json=None if on.input is None else canonical_json(dict(on.input)),
+            pool=definition.pool,
+            priority=definition.priority,
+            retry_json=None,  # the workflow's own, when the run executes
+            declared=declared,
+            created_ms=self._runtime.now_ms(),
+            flow_json=None if (flow := on.flow()) is None else flow.to_json(),
+        )
+
+
+def _info(event: Event, started: list[str], woke: list[str]) -> EventInfo:
+    return EventInfo(
+        name=event.name,
+        id=event.id,
+        payload=event.payload,
+        emitted_at=event.emitted_at,
+        started=tuple(started),
+        woke=tuple(woke),
+    )

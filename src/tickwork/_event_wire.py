@@ -1,0 +1,96 @@
+"""JSON forms of events and subscriptions, both ways: what the API answers, the Client
+reads back and ``tickwork events ... --json`` prints (DESIGN §9)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ._events import EventInfo, SubscriptionInfo
+
+__all__ = [
+    "emitted_from_wire",
+    "emitted_to_wire",
+    "event_from_wire",
+    "event_list_from_wire",
+    "event_list_to_wire",
+    "event_to_wire",
+    "subscription_from_wire",
+    "subscription_list_to_wire",
+    "subscription_to_wire",
+]
+
+
+def _instant(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _from_instant(value: str) -> datetime:
+    return datetime.fromisoformat(value).astimezone(UTC)
+
+
+def event_to_wire(event: EventInfo) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "name": event.name,
+        "payload": event.payload,
+        "emitted_at": _instant(event.emitted_at),
+        "started": list(event.started),
+        "woke": list(event.woke),
+    }
+
+
+def event_from_wire(data: dict[str, Any]) -> EventInfo:
+    return EventInfo(
+        name=data["name"],
+        id=data["id"],
+        payload=data["payload"],
+        emitted_at=_from_instant(data["emitted_at"]),
+        started=tuple(data["started"]),
+        woke=tuple(data["woke"]),
+    )
+
+
+def event_list_to_wire(events: list[EventInfo]) -> dict[str, Any]:
+    return {"events": [event_to_wire(e) for e in events]}
+
+
+def event_list_from_wire(data: dict[str, Any]) -> list[EventInfo]:
+    return [event_from_wire(e) for e in data["events"]]
+
+
+def emitted_to_wire(name: str, event_id: str | None, runs: list[str]) -> dict[str, Any]:
+    """An emit's answer: the ids of the runs it started (the same again for an id)."""
+    return {"name": name, "id": event_id, "runs": runs}
+
+
+def emitted_from_wire(data: dict[str, Any]) -> list[str]:
+    return list(data["runs"])
+
+
+def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:
+    return {
+        "key": sub.key,
+        "workflow": sub.workflow,
+        "name": sub.name,
+        "match": sub.match,
+        "input": sub.input,
+        "declared": sub.declared,
+        "created_at": _instant(sub.created_at),
+    }
+
+
+def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
+    return SubscriptionInfo(
+        key=data["key"],
+        workflow=data["workflow"],
+        name=data["name"],
+        match=data["match"],
+        input=data["input"],
+        declared=data["declared"],
+        created_at=_from_instant(data["created_at"]),
+    )
+
+
+def subscription_list_to_wire(subs: list[SubscriptionInfo]) -> dict[str, Any]:
+    return {"subscriptions": [subscription_to_wire(s) for s in subs]}

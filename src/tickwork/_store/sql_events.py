@@ -1,0 +1,450 @@
+"""Events in SQL (migration 0015): emit, subscriptions, and runs that wait (DESIGN §9).
+
+An emit is one transaction: the event's row (its id unique: a second emit of the id
+finds it and answers what the first started), one run per matching subscription (run ids
+derived from the event and the subscription, so a race of emitters inserts each once),
+and every waiting run it matches woken. The decisions (does the payload match, what is
+the run's input) are ``_events``'s pure functions, called here on the rows read.
+
+A wait and an emit of its name both lock the name's row in ``tickwork_event_names``
+first: a wait that looks back for an event already emitted and then registers cannot
+miss an emit committing in between (PostgreSQL's transactions see only what committed
+before each statement; SQLite's writes take turns anyway).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._clock import from_ms
+from .._event_flow import Buffer, Flow, buffered, flow_run_id
+from .._events import (
+    Event,
+    event_run_id,
+    event_to_json,
+    map_input,
+    match_key,
+    match_paths,
+    matches,
+)
+from .._ids import JSON, canonical_json
+from .._models import RunStatus
+from .._records import NewRun
+from .contract import ClaimRequest, Ended, LeaseLost
+from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
+from .run_rows import claimed_runs, run_from_row
+from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, insert_run_row
+from .transaction import Database, Transaction
+
+__all__ = ["NEVER_MS", "EventsSql"]
+
+#: a wait without a timeout is due at this instant (year 9999): never, in practice
+NEVER_MS = 253_402_300_799_999
+
+# Store the event unless its id exists (emit is idempotent by id).
+INSERT_EVENT = """
+INSERT INTO tickwork_events (id, name, payload, emitted_at, started, woke)
+VALUES (?, ?, ?, ?, '[]', '[]')
+ON CONFLICT (id) DO NOTHING
+"""
+# What an earlier emit of the id did.
+SELECT_OUTCOME = "SELECT name, started, woke FROM tickwork_events WHERE id = ?"
+# ... and what this one did, once done.
+SET_OUTCOME = "UPDATE tickwork_events SET started = ?, woke = ? WHERE id = ?"
+# Count an emit of the name (tickwork_events_total), locking its row (see the docstring).
+COUNT_EMIT = """
+INSERT INTO tickwork_event_names (name, emitted) VALUES (?, 1)
+ON CONFLICT (name) DO UPDATE SET emitted = tickwork_event_names.emitted + 1
+"""
+# Lock the name's row for a wait, counting nothing.
+LOCK_NAME = """
+INSERT INTO tickwork_event_names (name, emitted) VALUES (?, 0)
+ON CONFLICT (name) DO UPDATE SET emitted = tickwork_event_names.emitted
+"""
+# The emits of every name: tickwork_events_total{name}.
+SELECT_EMIT_COUNTS = "SELECT name, emitted FROM tickwork_event_names WHERE emitted > 0"
+_SUBSCRIPTION_COLUMNS = (
+    "key, event_name, workflow, version, match, input_map, pool, priority, retry, declared,"
+    " created_at, flow"
+)
+# The subscriptions of an event name (tickwork_subscriptions_name).
+SELECT_SUBSCRIPTIONS_OF = f"""
+SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions WHERE event_name = ? ORDER BY key
+"""
+SELECT_SUBSCRIPTION = f"SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions WHERE key = ?"
+SELECT_SUBSCRIPTIONS = f"SELECT {_SUBSCRIPTION_COLUMNS} FROM tickwork_subscriptions ORDER BY key"
+# Register or redefine a subscription by key (the time it was first made kept).
+UPSERT_SUBSCRIPTION = f"""
+INSERT INTO tickwork_subscriptions ({_SUBSCRIPTION_COLUMNS})
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (key) DO UPDATE SET event_name = excluded.event_name, flow = excluded.flow,
+    workflow = excluded.workflow, version = excluded.version, match = excluded.match,
+    input_map = excluded.input_map, pool = excluded.pool, priority = excluded.priority,
+    retry = excluded.retry, declared = excluded.declared
+"""
+DELETE_SUBSCRIPTION = "DELETE FROM tickwork_subscriptions WHERE key = ?"
+_EVENT_COLUMNS = "id, name, payload, emitted_at, started, woke"
+# One event by id.
+SELECT_EVENT = f"SELECT {_EVENT_COLUMNS} FROM tickwork_events WHERE id = ?"
+# The newest events, of one name or of all (a page: {where} and keyset below a position).
+LIST_EVENTS = f"""
+SELECT {_EVENT_COLUMNS} FROM tickwork_events {{where}}
+ORDER BY emitted_at DESC, id DESC LIMIT ?
+"""
+# Debounce and batch (_event_flow.py): a subscription's buffer for one key value, ...
+SELECT_BUFFER = """
+SELECT first_event, first_at, due_at, payloads FROM tickwork_event_buffers
+WHERE subscription = ? AND grp = ?
+"""
+# ... written after an event ...
+UPSERT_BUFFER = """
+INSERT INTO tickwork_event_buffers (subscription, grp, first_event, first_at, due_at, payloads)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (subscription, grp) DO UPDATE SET due_at = excluded.due_at,
+    payloads = excluded.payloads
+"""
+# ... and gone with its run (only the one that began with first_event).
+DELETE_BUFFER = """
+DELETE FROM tickwork_event_buffers WHERE subscription = ? AND grp = ? AND first_event = ?
+"""
+# The buffers due, soonest first (tickwork_event_buffers_due), and the next due.
+SELECT_DUE_BUFFERS = """
+SELECT subscription, grp, first_event, first_at, due_at, payloads FROM tickwork_event_buffers
+WHERE due_at <= ? ORDER BY due_at LIMIT ?
+"""
+NEXT_BUFFER_DUE = "SELECT MIN(due_at) FROM tickwork_event_buffers"
+# Retention: the oldest events emitted before the cutoff, a batch at a time (their names'
+# counts stay in tickwork_event_names).
+PRUNE_EVENTS = """
+DELETE FROM tickwork_events WHERE id IN (
+    SELECT id FROM tickwork_events WHERE emitted_at < ? ORDER BY emitted_at, id LIMIT ?)
+"""
+# A wait's look back: events of a name emitted from an instant on, oldest first.
+EVENTS_SINCE = """
+SELECT id, name, payload, emitted_at FROM tickwork_events
+WHERE name = ? AND emitted_at >= ? ORDER BY emitted_at, id
+"""
+# The shapes of waits on a name, and a shape's waits for one match key (by index).
+SELECT_SHAPES = "SELECT paths FROM tickwork_wait_shapes WHERE name = ?"
+SELECT_WAITS = (
+    "SELECT run_id, step FROM tickwork_waits WHERE name = ? AND paths = ? AND match_key = ?"
+)
+INSERT_SHAPE = """
+INSERT INTO tickwork_wait_shapes (name, paths) VALUES (?, ?) ON CONFLICT (name, paths) DO NOTHING
+"""
+INSERT_WAIT = """
+INSERT INTO tickwork_waits (run_id, name, paths, match_key, step) VALUES (?, ?, ?, ?, ?)
+"""
+DELETE_WAITS = "DELETE FROM tickwork_waits WHERE run_id = ?"
+# Wake a waiting run: in the queue (only if it still waits) and in its row.
+WAKE_QUEUED = """
+UPDATE tickwork_queue SET status = 'pending', available_at = ? WHERE id = ? AND status = 'waiting'
+"""
+WAKE_RUN = "UPDATE tickwork_runs SET status = 'pending' WHERE id = ?"
+# The wait's checkpoint: "waiting" (its result: until when) or "completed" (the event, or
+# null when it timed out).
+WRITE_WAIT_STEP = """
+INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
+    started_at, finished_at)
+VALUES (?, 'event', ?, ?, ?, ?, NULL, 1, ?, ?)
+ON CONFLICT (run_id, kind, name) DO UPDATE SET status = excluded.status,
+    result = excluded.result, finished_at = excluded.finished_at
+"""
+DELIVER = """
+UPDATE tickwork_steps SET status = 'completed', result = ?, finished_at = ?
+WHERE run_id = ? AND kind = 'event' AND name = ?
+"""
+
+
+def subscription_from_row(row: Sequence[Any]) -> SubscriptionRecord:
+    return SubscriptionRecord(
+        key=row[0], event_name=row[1], workflow=row[2], version=row[3], match_json=row[4],
+        input_json=row[5], pool=row[6], priority=int(row[7]), retry_json=row[8],
+        declared=bool(row[9]), created_ms=int(row[10]), flow_json=row[11],
+    )  # fmt: skip
+
+
+def stored_event_from_row(row: Sequence[Any]) -> tuple[Event, list[str], list[str]]:
+    """An event's row: the event, the runs it started and those it woke."""
+    event = Event(
+        name=row[1], id=row[0], payload=json.loads(row[2]), emitted_at=from_ms(int(row[3]))
+    )
+    return event, json.loads(row[4]), json.loads(row[5])
+
+
+class EventsSql:
+    """Events, subscriptions and waits over a dialect's ``Database``."""
+
+    __slots__ = ("_claim_in", "_db")
+
+    def __init__(
+        self, db: Database, claim_in: Callable[[Transaction, ClaimRequest | None], list[Any]]
+    ) -> None:
+        self._db = db
+        #: the dialect's claim inside a transaction (``RunsSql.claim_in``): an executor's
+        #: next run, taken as its current one starts waiting
+        self._claim_in = claim_in
+
+    # -- emit ------------------------------------------------------------------------------
+
+    def emit(self, event: NewEvent) -> Emitted:
+        """Store ``event``, start a run of every matching subscription and wake every
+        waiting run it matches, in one transaction; idempotent by the event's id."""
+
+        def work(tx: Transaction) -> Emitted:
+            tx.execute(INSERT_EVENT, event.id, event.name, event.payload_json, event.emitted_ms)
+            if tx.rowcount != 1:  # emitted before: answer what that emit did
+                name, started, woke = tx.execute(SELECT_OUTCOME, event.id).fetchone()
+                return Emitted(name, tuple(json.loads(started)), tuple(json.loads(woke)), False)
+            tx.execute(COUNT_EMIT, event.name)
+            payload = json.loads(event.payload_json)
+            started = self._start_subscribed(tx, event, payload)
+            woke = self._wake_waiting(tx, event, payload)
+            tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
+            if started or woke:
+                self._db.notify(tx, "runs")
+            return Emitted(event.name, tuple(started), tuple(woke), True)
+
+        return self._db.write(work)
+
+    def _start_subscribed(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
+        started = []
+        for row in tx.execute(SELECT_SUBSCRIPTIONS_OF, event.name).fetchall():
+            sub = subscription_from_row(row)
+            if not matches(payload, _loaded(sub.match_json)):
+                continue
+            if sub.flow_json is not None:
+                started += self._buffer(tx, sub, event, payload)
+                continue
+            value = map_input(payload, _loaded(sub.input_json))
+            run_id = event_run_id(sub.key, event.id)
+            # False: a pruned event's run kept; it is still its run
+            _start(tx, sub, run_id, value, event.emitted_ms)
+            started.append(run_id)
+        return started
+
+    def _buffer(
+        self, tx: Transaction, sub: SubscriptionRecord, event: NewEvent, payload: JSON
+    ) -> list[str]:
+        """Debounce or batch: the event joins its buffer; a full batch starts its run."""
+        flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
+        group = canonical_json(None) if flow.key is None else _group(payload, flow.key)
+        row = tx.execute(SELECT_BUFFER + self._db.lock_row, sub.key, group).fetchone()
+        before = None if row is None else _buffer_of(row)
+        after, full = buffered(flow, before, event.id, payload, event.emitted_ms)
+        if not full:
+            tx.execute(
+                UPSERT_BUFFER, sub.key, group, after.first_event, after.first_ms, after.due_ms,
+                canonical_json(list(after.payloads)),
+            )  # fmt: skip
+            return []
+        if before is not None:
+            tx.execute(DELETE_BUFFER, sub.key, group, before.first_event)
+        return [_start_flushed(tx, sub, flow, after, event.emitted_ms)]
+
+    def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
+        """Start the runs of the buffers due at ``now_ms``, each once across the fleet:
+        its row is deleted in the transaction that inserts its run."""
+
+        def work(tx: Transaction) -> list[str]:
+            started = []
+            for sub_key, group, first, first_at, due, payloads in tx.execute(
+                SELECT_DUE_BUFFERS + self._db.lock_row, now_ms, limit
+            ).fetchall():
+                tx.execute(DELETE_BUFFER, sub_key, group, first)
+                taken = tx.rowcount == 1
+                row = tx.execute(SELECT_SUBSCRIPTION, sub_key).fetchone()
+                if not taken or row is None:
+                    continue  # another worker took it, or it was unsubscribed
+                sub = subscription_from_row(row)
+                flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
+                buffer = Buffer(first, int(first_at), int(due), tuple(json.loads(payloads)))
+                started.append(_start_flushed(tx, sub, flow, buffer, now_ms))
+            if started:
+                self._db.notify(tx, "runs")
+            return started
+
+        return self._db.write(work)
+
+    def next_flush_ms(self) -> int | None:
+        with self._db.read() as tx:
+            (due,) = tx.execute(NEXT_BUFFER_DUE).fetchone()
+        return None if due is None else int(due)
+
+    def _wake_waiting(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
+        delivered = event_to_json(event.id, event.name, payload, event.emitted_ms)
+        waiting: dict[str, str] = {}
+        for (paths,) in tx.execute(SELECT_SHAPES, event.name).fetchall():
+            key = match_key(payload, json.loads(paths), of_match=False)
+            if key is not None:
+                waiting.update(tx.execute(SELECT_WAITS, event.name, paths, key).fetchall())
+        # In the order of their ids: two emits waking the same runs lock their queue rows
+        # in one order, never crosswise (PostgreSQL).
+        return [
+            run_id
+            for run_id, step in sorted(waiting.items())
+            if self._deliver(tx, run_id, step, delivered, event.emitted_ms)
+        ]
+
+    def _deliver(self, tx: Transaction, run_id: str, step: str, event: str, now_ms: int) -> bool:
+        """Hand ``event`` to a waiting run; False (its waits forgotten) when it no longer
+        waits: it timed out, was cancelled, or an emit before this one woke it."""
+        tx.execute(WAKE_QUEUED, now_ms, run_id)
+        woken = tx.rowcount == 1
+        tx.execute(DELETE_WAITS, run_id)
+        if woken:
+            tx.execute(WAKE_RUN, run_id)
+            tx.execute(DELIVER, event, now_ms, run_id, step)
+        return woken
+
+    # -- waits -----------------------------------------------------------------------------
+
+    def wait_run(self, wait: NewWait, *, then_claim: ClaimRequest | None) -> Ended:
+        """Suspend a held run until an event: delivered at once (the run pending again)
+        when one already emitted matches, else registered and the run ``waiting`` until
+        ``until_ms``. ``LeaseLost`` when the run is no longer held under ``token``."""
+
+        def work(tx: Transaction) -> tuple[Any, list[Any]]:
+            for name in sorted(set(wait.names)):
+                tx.execute(LOCK_NAME, name)
+            found = self._look_back(tx, wait)
+            status = RunStatus.PENDING if found is not None else RunStatus.WAITING
+            due = wait.now_ms if found is not None else wait.until_ms or NEVER_MS
+            tx.execute(REQUEUE_HELD, str(status), due, wait.run_id, wait.token)
+            if tx.rowcount != 1:
+                raise LeaseLost(wait.run_id)
+            row = tx.execute(
+                RESCHEDULE_RUN, str(status), wait.attempt, None, False, wait.run_id
+            ).fetchone()
+            tx.execute(DELETE_WAITS, wait.run_id)
+            if found is not None:
+                step_status, result = "completed", found
+            else:
+                step_status = "waiting"
+                result = canonical_json({"until": wait.until_ms, "since": wait.since_ms})
+                self._register(tx, wait)
+            tx.execute(
+                WRITE_WAIT_STEP, wait.run_id, wait.step, wait.seq, step_status, result,
+                wait.now_ms, wait.now_ms,
+            )  # fmt: skip
+            return row, self._claim_in(tx, then_claim)
+
+        row, taken = self._db.write(work)
+        claimed = claimed_runs(taken, then_claim.now_ms) if taken and then_claim else []
+        return Ended(run_from_row(row), claimed)
+
+    def _look_back(self, tx: Transaction, wait: NewWait) -> str | None:
+        """The earliest event of the wait's names already emitted that it matches (as a
+        checkpoint's JSON), or None."""
+        best: tuple[int, str, str] | None = None
+        for name in wait.names:
+            for event_id, ev_name, payload, emitted in tx.execute(
+                EVENTS_SINCE, name, wait.since_ms
+            ).fetchall():
+                if event_id in wait.seen:
+                    continue
+                value = json.loads(payload)
+                if matches(value, wait.match):
+                    at = int(emitted)
+                    if best is None or (at, event_id) < best[:2]:
+                        best = (at, event_id, event_to_json(event_id, ev_name, value, at))
+                    break
+        return None if best is None else best[2]
+
+    def _register(self, tx: Transaction, wait: NewWait) -> None:
+        paths = sorted(wait.match or {})
+        shape = match_paths(wait.match)
+        key = match_key(wait.match or {}, paths, of_match=True)
+        for name in sorted(set(wait.names)):
+            tx.execute(INSERT_SHAPE, name, shape)
+            tx.execute(INSERT_WAIT, wait.run_id, name, shape, key, wait.step)
+
+    # -- subscriptions ---------------------------------------------------------------------
+
+    def upsert_subscriptions(self, records: Sequence[SubscriptionRecord]) -> None:
+        def work(tx: Transaction) -> None:
+            for r in records:
+                tx.execute(
+                    UPSERT_SUBSCRIPTION, r.key, r.event_name, r.workflow, r.version,
+                    r.match_json, r.input_json, r.pool, r.priority, r.retry_json,
+                    int(r.declared), r.created_ms, r.flow_json,
+                )  # fmt: skip
+
+        self._db.write(work)
+
+    def delete_subscription(self, key: str) -> bool:
+        def work(tx: Transaction) -> bool:
+            tx.execute(DELETE_SUBSCRIPTION, key)
+            return bool(tx.rowcount == 1)
+
+        return self._db.write(work)
+
+    def list_subscriptions(self) -> list[SubscriptionRecord]:
+        with self._db.read() as tx:
+            return [
+                subscription_from_row(row) for row in tx.execute(SELECT_SUBSCRIPTIONS).fetchall()
+            ]
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get_event(self, event_id: str) -> tuple[Event, list[str], list[str]] | None:
+        with self._db.read() as tx:
+            row = tx.execute(SELECT_EVENT, event_id).fetchone()
+        return None if row is None else stored_event_from_row(row)
+
+    def list_events(
+        self, *, name: str | None, limit: int
+    ) -> list[tuple[Event, list[str], list[str]]]:
+        where, params = ("WHERE name = ?", [name]) if name is not None else ("", [])
+        with self._db.read() as tx:
+            rows = tx.execute(LIST_EVENTS.format(where=where), *params, limit).fetchall()
+        return [stored_event_from_row(row) for row in rows]
+
+    def prune_events(self, *, before_ms: int, limit: int) -> int:
+        def work(tx: Transaction) -> int:
+            tx.execute(PRUNE_EVENTS, before_ms, limit)
+            return int(tx.rowcount)
+
+        return self._db.write_alone(work)
+
+    def emit_counts(self) -> dict[str, int]:
+        with self._db.read() as tx:
+            return {name: int(n) for name, n in tx.execute(SELECT_EMIT_COUNTS).fetchall()}
+
+
+def _start(tx: Transaction, sub: SubscriptionRecord, run_id: str, value: JSON, now_ms: int) -> bool:
+    """Insert a subscription's run with input ``value``; False when its id exists."""
+    run = NewRun(
+        id=run_id, workflow=sub.workflow, version=sub.version,
+        input_json=None if value is None else canonical_json(value), priority=sub.priority,
+        pool=sub.pool, created_ms=now_ms, available_ms=now_ms, retry_json=sub.retry_json,
+    )  # fmt: skip
+    return insert_run_row(tx, run)
+
+
+def _start_flushed(
+    tx: Transaction, sub: SubscriptionRecord, flow: Flow, buffer: Buffer, now_ms: int
+) -> str:
+    """A buffer's run: the last payload (debounce) or the list of them (batch)."""
+    mapping = _loaded(sub.input_json)
+    inputs = [map_input(p, mapping) for p in buffer.payloads]
+    value = inputs[-1] if flow.debounce_ms is not None else inputs
+    run_id = flow_run_id(sub.key, flow, buffer.first_event)
+    _start(tx, sub, run_id, value, now_ms)
+    return run_id
+
+
+def _group(payload: JSON, key: str) -> str:
+    """The buffer of a payload: the value at the flow's key path (null when absent)."""
+    found = match_key(payload, [key], of_match=False)
+    return canonical_json(None) if found is None else found
+
+
+def _buffer_of(row: Sequence[Any]) -> Buffer:
+    return Buffer(row[0], int(row[1]), int(row[2]), tuple(json.loads(row[3])))
+
+
+def _loaded(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

@@ -1,0 +1,102 @@
+"""``tickwork events emit|list|show``: emit an event, and what was emitted (DESIGN §9).
+
+No app is needed: subscriptions are stored in the database, so an event emitted here
+starts the same runs as one emitted by the app or over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from .._event_wire import emitted_to_wire, event_list_to_wire, event_to_wire
+from .._hints import not_found
+from ._options import database_option, json_option, open_engine
+from ._render import echo_json, fail, field_rows, print_table
+
+__all__ = ["command"]
+
+
+def _when(value: datetime) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _payload(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--data") from exc
+
+
+@click.group("events")
+def command() -> None:
+    """Emit events and look at the events emitted."""
+
+
+@command.command("emit")
+@click.argument("name")
+@click.option("--data", "data", default=None, help="The event's payload, as JSON.")
+@click.option(
+    "--id", "event_id", default=None, help="The event's id (emitting it again starts nothing new)."
+)
+@database_option
+@json_option
+def emit(
+    name: str, data: str | None, event_id: str | None, database: str | None, as_json: bool
+) -> None:
+    """Emit event NAME: one run of every subscribed workflow starts, waiting runs it
+    matches wake. Prints the ids of the runs it started, one a line."""
+    payload = _payload(data)
+    with open_engine(database) as engine:
+        runs = engine.emit(name, payload, id=event_id)
+    if as_json:  # the API's answer to POST /events
+        echo_json(emitted_to_wire(name, event_id, runs))
+        return
+    for run_id in runs:
+        click.echo(run_id)
+    if not runs:
+        click.echo("No subscription matched: no run started.", err=True)
+
+
+@command.command("list")
+@click.option("--name", default=None, help="Only events of this name.")
+@click.option("--limit", default=100, show_default=True, type=int, help="How many, newest first.")
+@database_option
+@json_option
+def list_events(name: str | None, limit: int, database: str | None, as_json: bool) -> None:
+    """The newest events, with how many runs each started and woke (``show`` gives one
+    event's payload and runs)."""
+    with open_engine(database) as engine:
+        events = engine.list_events(name=name, limit=limit)
+    if as_json:
+        echo_json(event_list_to_wire(events))
+        return
+    if not events:
+        click.echo(f"No events in {engine.where}.")
+        return
+    print_table(
+        ["emitted (UTC)", "name", "id", "runs started", "runs woken"],
+        [(_when(e.emitted_at), e.name, e.id, len(e.started), len(e.woke)) for e in events],
+    )
+
+
+@command.command("show")
+@click.argument("event_id")
+@database_option
+@json_option
+def show(event_id: str, database: str | None, as_json: bool) -> None:
+    """One event: its payload, the runs it started and the waiting runs it woke."""
+    with open_engine(database) as engine:
+        event = engine.get_event(event_id)
+    if event is None:
+        fail(not_found("event", event_id, engine.where), code=3)
+    wire = event_to_wire(event)
+    if as_json:
+        echo_json(wire)
+        return
+    print_table(["field", "value"], field_rows(wire), title=f"event {event.id}")

@@ -1,0 +1,223 @@
+"""The store contract for events, subscriptions and waits (DESIGN §9), on every backend."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+
+import pytest
+
+from tickwork import RunStatus
+from tickwork._event_flow import Flow
+from tickwork._events import event_run_id
+from tickwork._store import LeaseLost, NewRun, Store
+from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
+
+T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
+LEASE = 30_000
+
+
+def subscription(key: str, name: str, *, match: str | None = None, input_map: str | None = None):
+    return SubscriptionRecord(
+        key=key, event_name=name, workflow="wf", version="1", match_json=match,
+        input_json=input_map, pool="default", priority=0, retry_json=None, declared=False,
+        created_ms=T0,
+    )  # fmt: skip
+
+
+def event(event_id: str, name: str = "order.paid", payload: object = None, at: int = T0):
+    return NewEvent(event_id, name, json.dumps(payload, sort_keys=True), at)
+
+
+def waiting_run(store: Store, run_id: str = "r1", **wait: object) -> tuple[str, str]:
+    """A run claimed and then waiting as ``wait`` says; its id and its lease token."""
+    store.insert_run(NewRun(run_id, "waiter", "1", None, 0, "default", T0, T0))
+    (claimed,) = store.claim_runs(
+        now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"waiter": None},
+        limit=1,
+    )  # fmt: skip
+    fields: dict[str, object] = dict(
+        run_id=run_id, token=claimed.lease_token, names=("order.paid",), match=None,
+        since_ms=T0, until_ms=None, step="order.paid", seq=1, seen=frozenset(),
+        now_ms=T0, attempt=1,
+    )  # fmt: skip
+    fields.update(wait)
+    store.wait_run(NewWait(**fields), then_claim=None)  # type: ignore[arg-type]
+    return run_id, claimed.lease_token
+
+
+def event_step(store: Store, run_id: str):
+    return next(s for s in store.list_steps(run_id) if s.kind == "event")
+
+
+def test_an_emit_starts_one_run_per_matching_subscription_with_a_derived_id(
+    store: Store,
+) -> None:
+    store.upsert_subscriptions([
+        subscription("all", "order.paid"),
+        subscription("gold", "order.paid", match='{"tier":"gold"}', input_map='{"o":"id"}'),
+        subscription("other", "order.refunded"),
+    ])  # fmt: skip
+    emitted = store.emit_event(event("e1", payload={"id": 7, "tier": "basic"}))
+    assert emitted.started == (event_run_id("all", "e1"),)
+    emitted = store.emit_event(event("e2", payload={"id": 8, "tier": "gold"}))
+    assert emitted.started == (event_run_id("all", "e2"), event_run_id("gold", "e2"))
+    run = store.get_run(event_run_id("gold", "e2"))
+    assert run is not None and (run.status, run.input) == (RunStatus.PENDING, {"o": 8})
+
+
+def test_emitting_an_id_again_changes_nothing_and_answers_the_first_outcome(
+    store: Store,
+) -> None:
+    store.upsert_subscriptions([subscription("all", "order.paid")])
+    first = store.emit_event(event("e1", payload={"n": 1}))
+    again = store.emit_event(event("e1", payload={"n": 2}, at=T0 + 5))
+    assert first.new and not again.new
+    assert again.started == first.started
+    assert len(store.list_runs()) == 1
+    stored = store.get_event("e1")
+    assert stored is not None and stored[0].payload == {"n": 1}
+    assert store.emit_counts() == {"order.paid": 1}
+
+
+def test_concurrent_emits_of_one_id_start_each_run_once(store: Store) -> None:
+    store.upsert_subscriptions([subscription("a", "order.paid"), subscription("b", "order.paid")])
+    threads = 8
+    barrier = threading.Barrier(threads)
+    outcomes: list[tuple[str, ...]] = []
+    errors: list[BaseException] = []
+
+    def emit() -> None:
+        barrier.wait()
+        try:
+            outcomes.append(store.emit_event(event("same", payload={"n": 1})).started)
+        except BaseException as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=emit) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert errors == []
+    assert set(outcomes) == {(event_run_id("a", "same"), event_run_id("b", "same"))}
+    assert len(store.list_runs()) == 2
+    assert store.emit_counts() == {"order.paid": 1}
+
+
+def test_a_matching_emit_wakes_a_waiting_run_in_its_transaction(store: Store) -> None:
+    run_id, _ = waiting_run(store, match={"order_id": 7})
+    assert store.get_run(run_id).status is RunStatus.WAITING  # type: ignore[union-attr]
+    assert event_step(store, run_id).status == "waiting"
+    assert store.emit_event(event("other", payload={"order_id": 8})).woke == ()
+    assert store.emit_event(event("no-key", payload={"id": 7})).woke == ()
+    woke = store.emit_event(event("pay", payload={"order_id": 7}, at=T0 + 10)).woke
+    assert woke == (run_id,)
+    assert store.get_run(run_id).status is RunStatus.PENDING  # type: ignore[union-attr]
+    step = event_step(store, run_id)
+    assert (step.status, step.result["id"], step.result["payload"]) == (
+        "completed", "pay", {"order_id": 7}
+    )  # fmt: skip
+    assert store.emit_event(event("pay-again", payload={"order_id": 7})).woke == ()
+
+
+def test_racing_emits_wake_a_waiting_run_once(store: Store) -> None:
+    run_id, _ = waiting_run(store)
+    threads = 8
+    barrier = threading.Barrier(threads)
+    woke: dict[str, tuple[str, ...]] = {}
+
+    def emit(n: int) -> None:
+        barrier.wait()
+        woke[f"e{n}"] = store.emit_event(event(f"e{n}", payload={"n": n})).woke
+
+    workers = [threading.Thread(target=emit, args=(n,)) for n in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(woke.values()) == [()] * (threads - 1) + [(run_id,)]
+    (winner,) = [event_id for event_id, runs in woke.items() if runs]
+    assert event_step(store, run_id).result["id"] == winner  # the event that woke it
+
+
+def test_a_wait_takes_an_event_emitted_since_it_began_looking(store: Store) -> None:
+    store.emit_event(event("before", payload={"order_id": 7}, at=T0 - 1))
+    store.emit_event(event("early", payload={"order_id": 7}, at=T0 + 1))
+    run_id, _ = waiting_run(store, match={"order_id": 7}, now_ms=T0 + 2)
+    assert store.get_run(run_id).status is RunStatus.PENDING  # type: ignore[union-attr]
+    assert event_step(store, run_id).result["id"] == "early"
+
+
+def test_a_wait_passes_over_events_it_was_handed_before(store: Store) -> None:
+    store.emit_event(event("first", at=T0 + 1))
+    run_id, _ = waiting_run(store, seen=frozenset({"first"}))
+    assert store.get_run(run_id).status is RunStatus.WAITING  # type: ignore[union-attr]
+
+
+def test_a_stale_lease_cannot_wait_and_stores_nothing(store: Store) -> None:
+    store.insert_run(NewRun("r1", "waiter", "1", None, 0, "default", T0, T0))
+    store.claim_runs(now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"],
+                     limits={"waiter": None}, limit=1)  # fmt: skip
+    wait = NewWait("r1", "stale", ("x",), None, T0, None, "x", 1, frozenset(), T0, 1)
+    with pytest.raises(LeaseLost):
+        store.wait_run(wait, then_claim=None)
+    assert store.emit_event(event("e", name="x")).woke == ()
+    assert store.get_run("r1").status is RunStatus.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_waiting_run_is_claimable_at_its_timeout_and_not_before(store: Store) -> None:
+    waiting_run(store, until_ms=T0 + 1000)
+
+    def claim(at: int) -> list[str]:
+        return [c.info.id for c in store.claim_runs(
+            now_ms=at, lease_ms=LEASE, worker="w", pools=["default"],
+            limits={"waiter": None}, limit=1,
+        )]  # fmt: skip
+
+    assert claim(T0 + 999) == []
+    assert claim(T0 + 1000) == ["r1"]
+
+
+def test_subscriptions_are_upserted_by_key_listed_and_deleted(store: Store) -> None:
+    store.upsert_subscriptions([subscription("k", "a")])
+    store.upsert_subscriptions([subscription("k", "b")])
+    assert [(s.key, s.event_name) for s in store.list_subscriptions()] == [("k", "b")]
+    assert store.delete_subscription("k") is True
+    assert store.delete_subscription("k") is False
+    assert store.list_subscriptions() == []
+
+
+def test_events_are_listed_newest_first_and_by_name(store: Store) -> None:
+    for n, name in enumerate(["a", "b", "a"]):
+        store.emit_event(event(f"e{n}", name=name, at=T0 + n))
+    assert [e.id for e, _, _ in store.list_events(name=None, limit=10)] == ["e2", "e1", "e0"]
+    assert [e.id for e, _, _ in store.list_events(name="a", limit=1)] == ["e2"]
+
+
+def test_a_due_buffer_starts_its_run_once_however_many_flush_it(store: Store) -> None:
+    flow = Flow.of(debounce="1s", debounce_max=None, batch=None, batch_window=None, key="k")
+    record = replace(subscription("deb", "order.paid"), flow_json=flow.to_json())
+    store.upsert_subscriptions([record])
+    for n in range(5):
+        assert store.emit_event(event(f"e{n}", payload={"k": n % 2, "n": n})).started == ()
+    assert store.next_flush_ms() == T0 + 1000
+    assert store.flush_due(now_ms=T0 + 999, limit=10) == []
+    threads = 6
+    barrier = threading.Barrier(threads)
+    flushed: list[list[str]] = []
+
+    def flush() -> None:
+        barrier.wait()
+        flushed.append(store.flush_due(now_ms=T0 + 1000, limit=10))
+
+    workers = [threading.Thread(target=flush) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    started = sorted(run for runs in flushed for run in runs)
+    assert started == ["deb@debounce:e0", "deb@debounce:e1"]
+    assert sorted(r.input["n"] for r in store.list_runs()) == [3, 4]  # each key's last
+    assert store.next_flush_ms() is None

@@ -1,0 +1,213 @@
+"""Events through the faces (DESIGN §9): the JSON API (a webhook's door) and ``Client``,
+giving what ``Engine`` gives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from tickwork import Client, ConfigError, Context, Engine, On, UnknownWorkflowError
+from tickwork.server import create_app
+
+
+@pytest.fixture
+def app_engine(engine: Engine) -> Engine:
+    @engine.workflow("welcome", on=On("user.signed_up"))
+    def welcome(ctx: Context, input: Any) -> None:
+        return None
+
+    @engine.workflow("audit")
+    def audit(ctx: Context, input: Any) -> None:
+        return None
+
+    return engine
+
+
+def call(engine: Engine, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    app = create_app(engine, dashboard=False)
+    key = engine.create_api_key(f"t{len(engine.list_api_keys())}")
+    headers = {"Authorization": f"Bearer {key}"}
+
+    async def send() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            return await c.request(method, path, headers=headers, **kwargs)
+
+    return asyncio.run(send())
+
+
+def test_post_events_emits_idempotently_and_get_lists_them(app_engine: Engine) -> None:
+    body = {"name": "user.signed_up", "payload": {"user_id": 42}, "id": "signup-42"}
+    first = call(app_engine, "POST", "/api/v1/events", json=body)
+    assert first.status_code == 200
+    runs = first.json()["runs"]
+    assert len(runs) == 1 and app_engine.get_run(runs[0]) is not None
+    assert call(app_engine, "POST", "/api/v1/events", json=body).json()["runs"] == runs
+    listed = call(app_engine, "GET", "/api/v1/events", params={"name": "user.signed_up"})
+    (event,) = listed.json()["events"]
+    assert (event["id"], event["payload"], event["started"]) == ("signup-42", {"user_id": 42}, runs)
+    one = call(app_engine, "GET", "/api/v1/events/signup-42")
+    assert one.json()["name"] == "user.signed_up"
+    missing = call(app_engine, "GET", "/api/v1/events/nope")
+    assert (missing.status_code, missing.json()["error"]["code"]) == (404, "EVENT_NOT_FOUND")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "bad\u0000name"},
+        {"name": "ok", "id": "x\u001b"},
+        {"payload": 1},
+        {"name": "ok", "extra": 1},
+    ],
+)
+def test_a_bad_event_is_refused_with_a_4xx_and_nothing_is_stored(
+    app_engine: Engine, body: dict[str, Any]
+) -> None:
+    response = call(app_engine, "POST", "/api/v1/events", json=body)
+    assert 400 <= response.status_code < 500
+    assert app_engine.list_events() == []
+
+
+def test_a_payload_over_the_body_limit_is_refused(app_engine: Engine) -> None:
+    big = {"name": "big", "payload": "x" * 10_000_000}
+    response = call(app_engine, "POST", "/api/v1/events", json=big)
+    assert response.status_code == 413
+    assert app_engine.list_events() == []
+
+
+def test_events_need_an_api_key(app_engine: Engine) -> None:
+    async def send() -> httpx.Response:
+        transport = httpx.ASGITransport(app=create_app(app_engine, dashboard=False))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            return await c.post("/api/v1/events", json={"name": "user.signed_up"})
+
+    assert asyncio.run(send()).status_code == 401
+    assert app_engine.list_events() == []
+
+
+@pytest.fixture
+def client(app_engine: Engine) -> Iterator[Client]:
+    config = uvicorn.Config(
+        create_app(app_engine, dashboard=False), host="127.0.0.1", port=0,
+        log_level="warning", lifespan="off", ws="none",
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    key = app_engine.create_api_key("client")
+    try:
+        with Client(f"http://127.0.0.1:{port}", api_key=key, timeout=10) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_the_client_emits_subscribes_and_lists_as_the_engine(
+    client: Client, app_engine: Engine
+) -> None:
+    runs = client.emit("user.signed_up", {"user_id": 1}, id="e1")
+    assert client.emit("user.signed_up", {"user_id": 1}, id="e1") == runs
+    assert [r.id for r in app_engine.list_runs(workflow="welcome")] == runs
+    key = client.subscribe("audit", "order.paid", match={"region": "eu"}, key="audit-eu")
+    assert key == "audit-eu"
+    assert client.list_subscriptions() == app_engine.list_subscriptions()
+    assert len(asyncio.run(client.emit_async("order.paid", {"region": "eu"}))) == 1
+    assert client.list_events() == app_engine.list_events()
+    assert client.get_event("e1") == app_engine.get_event("e1")
+    assert client.get_event("nope") is None
+    assert client.unsubscribe("audit-eu") is True
+    assert client.unsubscribe("audit-eu") is False
+
+
+def test_the_client_raises_the_engines_errors(client: Client) -> None:
+    with pytest.raises(ConfigError):
+        client.emit("bad\x00name")
+    with pytest.raises(UnknownWorkflowError):
+        client.subscribe("nope", "order.paid")
+
+
+# -- command line and /metrics -------------------------------------------------------------
+
+
+def cli(*args: str) -> Any:
+    from click.testing import CliRunner
+
+    from tickwork.cli import main
+
+    return CliRunner(env={"COLUMNS": "200"}).invoke(main, list(args), catch_exceptions=False)
+
+
+def test_tickwork_events_emit_list_and_show(app_engine: Engine) -> None:
+    app_engine.sync_subscriptions()  # what a worker does at start-up
+    url = app_engine.url
+    emitted = cli("events", "emit", "user.signed_up", "--data", '{"user_id": 7}', "--id", "e7",
+                  "--database", url)  # fmt: skip
+    assert emitted.exit_code == 0, emitted.output
+    (run_id,) = emitted.stdout.split()
+    assert app_engine.get_run(run_id) is not None
+    again = cli("events", "emit", "user.signed_up", "--id", "e7", "--json", "--database", url)
+    assert json.loads(again.stdout)["runs"] == [run_id]
+    listed = cli("events", "list", "--database", url)
+    assert "user.signed_up" in listed.stdout and "e7" in listed.stdout
+    as_json = json.loads(cli("events", "list", "--json", "--database", url).stdout)
+    assert [e["id"] for e in as_json["events"]] == ["e7"]
+    shown = cli("events", "show", "e7", "--json", "--database", url)
+    assert json.loads(shown.stdout)["started"] == [run_id]
+    assert "user_id" in cli("events", "show", "e7", "--database", url).stdout
+    missing = cli("events", "show", "nope", "--database", url)
+    assert missing.exit_code == 3 and "nope" in missing.stderr
+
+
+def test_tickwork_events_emit_refuses_bad_json_and_bad_names(app_engine: Engine) -> None:
+    url = app_engine.url
+    assert cli("events", "emit", "x", "--data", "{nope", "--database", url).exit_code == 2
+    assert cli("events", "emit", "bad\x1bname", "--database", url).exit_code != 0
+    assert app_engine.list_events() == []
+
+
+def test_metrics_count_events_by_name_and_runs_waiting(app_engine: Engine) -> None:
+    @app_engine.workflow("waits")
+    def waits(ctx: Context) -> Any:
+        return ctx.wait_for_event("go")
+
+    app_engine.start("waits")
+    app_engine.run_until_idle()
+    app_engine.emit("user.signed_up", {}, id="a")
+    app_engine.emit("user.signed_up", {}, id="a")  # the same event: counted once
+    app_engine.emit("other", {})
+    text = call(app_engine, "GET", "/metrics").text
+    assert 'tickwork_events_total{name="user.signed_up"} 1.0' in text
+    assert 'tickwork_events_total{name="other"} 1.0' in text
+    assert "tickwork_runs_waiting 1.0" in text
+    app_engine.emit("go", {})
+    assert "tickwork_runs_waiting 0.0" in call(app_engine, "GET", "/metrics").text
+
+
+def test_runs_show_says_what_a_run_waits_for_and_what_it_received(app_engine: Engine) -> None:
+    @app_engine.workflow("waits")
+    def waits(ctx: Context) -> Any:
+        return ctx.wait_for_event("order.paid", timeout="1h")
+
+    app_engine.start("waits", run_id="w1")
+    app_engine.run_until_idle()
+    shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
+    assert "waiting for order.paid until 2026-03-01T13:00:00.000Z" in shown
+    app_engine.emit("order.paid", {"n": 1}, id="p1")
+    app_engine.run_until_idle()
+    shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
+    assert "event p1" in shown
