@@ -82,8 +82,7 @@ class SqlStore:
         self._keys = ApiKeysSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)
-        # The runs' part as the dialect leaves it (PostgreSQL replaces it): its claim.
-        self._events = EventsSql(db, lambda tx, request: self._runs.claim_in(tx, request))
+        self._events = EventsSql(db, self._runs.claim_in)
 
     # -- for tests: a write on the database beneath ----------------------------------------
 
