@@ -48,6 +48,8 @@ def samples_of(found: Figures) -> Samples:
     for (workflow, status), count in found["runs"].items():
         labels = (("status", status), ("workflow", workflow))
         samples[("tickwork_runs", labels)] = count
+    waiting = (n for (_, status), n in found["runs"].items() if status == "waiting")
+    samples[("tickwork_runs_waiting", ())] = sum(waiting)
     for decision, count in found["firings"].items():
         samples[("tickwork_schedule_firings_total", (("decision", decision),))] = count
     for figure, (name, names, bounds) in HISTOGRAMS.items():
@@ -128,7 +130,7 @@ def test_a_scrape_shows_the_same_after_ended_runs_and_history_are_deleted(
     for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_queue", "tickwork_runs"):
         delete_rows(busy.url, table)
     after = scrape(busy)
-    unfinished = {"pending", "running", "sleeping"}
+    unfinished = {"pending", "running", "sleeping", "waiting"}
 
     def ended(samples: Samples) -> Samples:
         return {
