@@ -284,6 +284,20 @@ def test_events_are_pruned_under_the_retention_and_their_counts_stay(
     assert engine.event_counts() == {"old": 1, "new": 1}
 
 
+def test_a_waiting_run_is_neither_pruned_nor_counted_as_ended(
+    engine: Engine, clock: FakeClock
+) -> None:
+    _fulfil(engine, timeout="90d")
+    handle = engine.start("fulfil", {"order_id": 7})
+    engine.run_until_idle()
+    clock.advance("60d")  # past the runs' retention, still waiting
+    engine.prune()
+    stats = engine.storage_stats()  # a waiting run has no end: not the oldest ended run
+    assert stats.oldest_ended_at is None and stats.prunable_runs == 0
+    assert handle.status() is RunStatus.WAITING
+    assert engine.list_runs(status="completed") == []
+
+
 # -- debounce and batch --------------------------------------------------------------------
 
 

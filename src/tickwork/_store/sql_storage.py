@@ -51,10 +51,11 @@ SELECT workflow FROM tickwork_runs
 WHERE {ENDED} AND workflow > ?
 ORDER BY workflow LIMIT 1
 """
-# When a workflow's oldest ended run ended.
+# When a workflow's oldest ended run ended (a waiting run passes ENDED's words but has no
+# end yet, and SQLite sorts NULL first).
 OLDEST_ENDED = f"""
 SELECT finished_at FROM tickwork_runs
-WHERE workflow = ? AND {ENDED}
+WHERE workflow = ? AND {ENDED} AND finished_at IS NOT NULL
 ORDER BY finished_at LIMIT 1
 """
 # A workflow's ended runs that ended before the cutoff.
@@ -130,7 +131,10 @@ def _ended_runs(tx: Transaction, cutoffs: Cutoffs) -> tuple[int | None, int]:
     workflow = ""
     while (row := tx.execute(NEXT_ENDED_WORKFLOW, workflow).fetchone()) is not None:
         workflow = row[0]
-        first = int(tx.execute(OLDEST_ENDED, workflow).fetchone()[0])
+        row = tx.execute(OLDEST_ENDED, workflow).fetchone()
+        if row is None:  # only waiting runs
+            continue
+        first = int(row[0])
         oldest = first if oldest is None else min(oldest, first)
         cutoff = cutoffs.for_workflow(workflow)
         if cutoff is not None:

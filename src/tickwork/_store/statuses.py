@@ -11,6 +11,11 @@ index's WHERE at every insert and update of a row, and an ``IN`` list there buil
 temporary table each time. Measured with callgrind on SQLite 3.40 (a run inserted,
 claimed and finished, three transactions): about 160,000 instructions more per run for
 each partial index written with ``IN``, about 10,000 with the chain.
+
+A ``waiting`` run (issue 31) passes this condition too, and the indexes keep its words
+rather than be rebuilt on every upgraded database: each query here also asks for what
+only an ended run has (a ``finished_at`` before a cutoff, or one named status), so a
+waiting run, which has neither, is never pruned nor listed as ended.
 """
 
 from __future__ import annotations
