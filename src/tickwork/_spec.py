@@ -114,6 +114,21 @@ def _workflow(value: object) -> str:
     return check_name(value, "A workflow name")
 
 
+def _int_from(name: str, low: int, high: int, *, also: str = "") -> Any:
+    """A converter that refuses anything but an int from ``low`` to ``high`` (or the word
+    ``also``) in words a user reads, where pydantic's would say it twice over a union."""
+
+    def check(value: object) -> object:
+        if value is None or (also and value == also):
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            either = f' or "{also}"' if also else ""
+            raise ConfigError(f"{name} must be an int from {low} to {high}{either}, not {value!r}")
+        return value
+
+    return BeforeValidator(check)
+
+
 # -- the fields' types: the converted value, its converter and its bound ------------------
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration)]
@@ -125,9 +140,18 @@ Key = Annotated[
 ]
 OverlapPolicy = Annotated[Overlap, BeforeValidator(to_overlap)]
 Catchup = Annotated[int, Field(ge=1, le=MAX_CATCHUP)]
+CatchupOrAll = Annotated[
+    Catchup | Literal["all"], _int_from("catchup", 1, MAX_CATCHUP, also="all")
+]
 Pool = Annotated[str, Field(min_length=1, max_length=MAX_NAME), BeforeValidator(check_pool)]
-Priority = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
-PauseAfterFailures = Annotated[int, Field(ge=1, le=MAX_PAUSE_AFTER_FAILURES)]
+Priority = Annotated[
+    int, Field(ge=INT64_MIN, le=INT64_MAX), _int_from("priority", INT64_MIN, INT64_MAX)
+]
+PauseAfterFailures = Annotated[
+    int,
+    Field(ge=1, le=MAX_PAUSE_AFTER_FAILURES),
+    _int_from("pause_after_failures", 1, MAX_PAUSE_AFTER_FAILURES),
+]
 OnConflict = Literal["update", "error", "keep"]
 
 
@@ -152,7 +176,7 @@ class ScheduleSpec:
     timezone: Zone = "UTC"
     key: Key | None = None
     overlap: OverlapPolicy = Overlap.ALLOW
-    catchup: Catchup | Literal["all"] = 1
+    catchup: CatchupOrAll = 1
     catchup_window: Duration | None = None
     jitter: Duration | None = None
     paused: bool | None = None

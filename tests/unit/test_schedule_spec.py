@@ -106,7 +106,7 @@ def test_the_spec_declares_the_bounds_it_enforces() -> None:
     for name, limit in (("catchup", MAX_CATCHUP), ("pause_after_failures", 10_000)):
         assert {"minimum": 1, "maximum": limit} in bounds(properties[name], {})
         ScheduleSpec(**{**SAMPLE, name: limit})
-        with pytest.raises(ConfigError, match=f"^{name}: .*less than or equal to {limit}"):
+        with pytest.raises(ConfigError, match=f"^{name} must be an int from 1 to {limit}\\b"):
             ScheduleSpec(**{**SAMPLE, name: limit + 1})
     assert properties["key"]["anyOf"][0]["maxLength"] == MAX_KEY
 
@@ -117,7 +117,7 @@ def test_the_config_file_refuses_past_the_bound_as_the_spec_does(tmp_path: Path)
     (spec,) = load_config(path)
     assert spec.catchup == MAX_CATCHUP
     path.write_text(f'[[schedules]]\nworkflow = "w"\nevery = "1m"\ncatchup = {MAX_CATCHUP + 1}\n')
-    with pytest.raises(ConfigError, match=r"schedule 1: catchup: .*less than or equal to 1000"):
+    with pytest.raises(ConfigError, match=r"schedule 1: catchup must be an int from 1 to 1000"):
         load_config(path)
 
 
