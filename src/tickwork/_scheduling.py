@@ -327,20 +327,20 @@ class Schedules:
     def tick(self) -> list[str]:
         """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
         ``overlap="allow"`` occurrence due within it); the ids of the runs started."""
-        core = self._runtime
-        workflows = core.registry.names()
+        runtime = self._runtime
+        workflows = runtime.registry.names()
         started: list[str] = []
-        now = core.now_ms()
-        due = core.store.next_schedule_due_ms(
-            pools=core.pools, workflows=workflows, ahead_ms=self._ahead_ms
+        now = runtime.now_ms()
+        due = runtime.store.next_schedule_due_ms(
+            pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
         )
         if due is None or due > now:
             return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
-            now = core.now_ms()  # each pass stamps its runs with its own time
-            result = core.store.fire_due(
+            now = runtime.now_ms()  # each pass stamps its runs with its own time
+            result = runtime.store.fire_due(
                 now_ms=now,
-                pools=core.pools,
+                pools=runtime.pools,
                 workflows=workflows,
                 limit=FIRE_BATCH,
                 decide=self._decide_ahead if self._ahead_ms else self._decide,
@@ -350,19 +350,19 @@ class Schedules:
             for entry in result.decisions:  # committed: each said once, after the fact
                 log_decision(entry)
             for key, error in result.errors:
-                core.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
+                runtime.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
             if result.fired == 0:
                 break
         if started:
-            core.wake.set()
+            runtime.wake.set()
         return started
 
     def next_due_ms(self) -> int | None:
         """When the loop should tick next: when the next schedule is due (an ``allow``
         one ``fire_ahead`` early)."""
-        core = self._runtime
-        return core.store.next_schedule_due_ms(
-            pools=core.pools, workflows=core.registry.names(), ahead_ms=self._ahead_ms
+        runtime = self._runtime
+        return runtime.store.next_schedule_due_ms(
+            pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
 
     @staticmethod

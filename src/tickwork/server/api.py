@@ -39,7 +39,7 @@ from .._event_wire import (
     subscription_list_to_wire,
 )
 from .._models import RunInfo
-from .._registry import WorkflowDef
+from .._registry import MAX_LIMIT, WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
 from .._wire import (
@@ -61,7 +61,6 @@ from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
 from .api_input import instant_param, instant_value, int_param, read_body
 from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
-from .schemas import MAX_LIMIT
 
 __all__ = ["build_api"]
 
