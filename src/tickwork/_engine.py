@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Any, TypeVar, overload
 
 from . import _clock
-from ._apikeys import create_key, revoke_key, verify_key
+from ._apikeys import ApiKeys
 from ._async_api import twin
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_ops import Events, FiringWithEvents
 from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
+from ._heartbeat import list_workers
 from ._hooks import Hook
 from ._models import (
     ApiKeyInfo,
@@ -42,7 +43,6 @@ from ._registry import (
     Registry,
     WorkflowDef,
     WorkflowOptions,
-    check_limit,
 )
 from ._retention import DEFAULT_RETENTION
 from ._retry import Retry
@@ -97,6 +97,7 @@ class Engine:
         self._events = Events(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
+        self._api_keys = ApiKeys(self._runtime)
         # What for_test gives its copy (the declarations and registry are shared below).
         self._settings: dict[str, Any] = {
             "pools": pools,
@@ -377,25 +378,25 @@ class Engine:
     def list_workers(self) -> list[WorkerInfo]:
         """Every worker seen within the last day, gone ones included (``alive`` False once
         it missed three renewals or stopped), oldest start first."""
-        return self._runtime.store.list_workers(now_ms=self._now_ms())
+        return list_workers(self._runtime)
 
     # -- API keys ------------------------------------------------------------------------
 
     def create_api_key(self, name: str) -> str:
         """Create an API key for the HTTP API and dashboard; return it (shown only now)."""
-        return create_key(self._runtime.store, name, self._now_ms())
+        return self._api_keys.create(name)
 
     def list_api_keys(self) -> list[ApiKeyInfo]:
         """Every API key, revoked ones included (never their secrets)."""
-        return self._runtime.store.list_api_keys()
+        return self._api_keys.list_all()
 
     def revoke_api_key(self, name_or_id: str) -> bool:
         """Revoke the live key with this name or id; False when there is none."""
-        return revoke_key(self._runtime.store, name_or_id, self._now_ms())
+        return self._api_keys.revoke(name_or_id)
 
     def verify_api_key(self, key: str) -> str | None:
         """The id of the live API key ``key`` is, or None (checked in constant time)."""
-        return verify_key(self._runtime.store, key)
+        return self._api_keys.verify(key)
 
     # -- executing -----------------------------------------------------------------------
 
@@ -533,7 +534,7 @@ class Engine:
 
     def close(self) -> None:
         """Release the database connections."""
-        self._runtime.database.close()
+        self._runtime.close()
 
     def __enter__(self) -> Engine:
         return self
@@ -604,10 +605,7 @@ class Engine:
         without runs maps to none): the dashboard's run strips, in one read instead of a
         ``list_runs(schedule_key=...)`` per schedule; each schedule's cost does not grow
         with its history. Not mirrored by ``Client``: over HTTP, ``list_runs`` does it."""
-        check_limit(limit)
-        if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
-            raise ConfigError(f"keys must be a list of schedule keys, not {keys!r}")
-        return self._runtime.store.recent_runs(keys, limit=limit)
+        return self._runs.recent_by_schedule(keys, limit)
 
     def api_key_id_is_live(self, key_id: str) -> bool:
         """Whether the key with this id exists and is not revoked.
@@ -615,7 +613,7 @@ class Engine:
         A dashboard session keeps only the key's id, never its secret, so it cannot ask
         ``verify_api_key``; this asks the same question by id (a revoked key has no hash).
         """
-        return self._runtime.store.api_key_hash(key_id) is not None
+        return self._api_keys.is_live(key_id)
 
     def stats(self) -> Stats:
         """The fleet's counts and histograms, for ``/metrics``: counted as events happen
@@ -654,9 +652,6 @@ class Engine:
     get_event_async = twin(get_event)
 
     # -- internals -----------------------------------------------------------------------
-
-    def _now_ms(self) -> int:
-        return _clock.now_ms(self.clock)
 
     def _definition(self, workflow: str | Callable[..., Any]) -> WorkflowDef:
         name = getattr(workflow, "__tickwork_workflow__", workflow)

@@ -122,6 +122,10 @@ class Runtime:
             self._migrated = True
         return version
 
+    def close(self) -> None:
+        """Release the database connections."""
+        self.database.close()
+
     def now_ms(self) -> int:
         return _clock.now_ms(self.clock)
 
