@@ -17,6 +17,7 @@ from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap
 from ._models import RunInfo as RunInfo
 from ._models import RunStatus as RunStatus
+from ._models import ScheduleAction as ScheduleAction
 from ._models import ScheduleInfo as ScheduleInfo
 from ._models import ScheduleState as ScheduleState
 from ._models import StepInfo as StepInfo
@@ -61,6 +62,7 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "RunTimeout",
+    "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
     "ScheduleState",

@@ -37,6 +37,7 @@ from ._models import (
     HistoryEntry,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     StepInfo,
     Triggered,
@@ -319,7 +320,7 @@ class Client:
             return False
         return self._request("DELETE", f"/schedules/{_segment(key)}", missing_ok=True) is not None
 
-    def _state_change(self, key: str, action: str, note: str | None) -> bool:
+    def _state_change(self, key: str, action: ScheduleAction, note: str | None) -> bool:
         """A state change with its note (checked here as ``Engine`` checks it)."""
         note = check_note(note)
         if not isinstance(key, str) or not key:
@@ -334,19 +335,19 @@ class Client:
         ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
         unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
         """
-        return self._state_change(key, "pause", note)
+        return self._state_change(key, ScheduleAction.PAUSE, note)
 
     def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._state_change(key, "resume", note)
+        return self._state_change(key, ScheduleAction.RESUME, note)
 
     def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._state_change(key, "deactivate", note)
+        return self._state_change(key, ScheduleAction.DEACTIVATE, note)
 
     def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._state_change(key, "activate", note)
+        return self._state_change(key, ScheduleAction.ACTIVATE, note)
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.

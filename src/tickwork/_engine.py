@@ -30,6 +30,7 @@ from ._models import (
     Pruned,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     Stats,
     StepInfo,
@@ -316,19 +317,19 @@ class Engine:
         ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
         unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
         """
-        return self._schedules.set_state(key, "pause", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.PAUSE, note) is not None
 
     def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._schedules.set_state(key, "resume", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.RESUME, note) is not None
 
     def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._schedules.set_state(key, "deactivate", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.DEACTIVATE, note) is not None
 
     def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._schedules.set_state(key, "activate", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.ACTIVATE, note) is not None
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -574,10 +575,12 @@ class Engine:
         the commands that only look, or act on what must exist (they create nothing)."""
         require_existing(self.url)
 
-    def change_state(self, key: str, action: str, note: str | None = None) -> bool | None:
-        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` by name, saying what it
-        did: True changed, False already so (nothing written, its note kept), None no
-        such schedule."""
+    def change_state(
+        self, key: str, action: ScheduleAction, note: str | None = None
+    ) -> bool | None:
+        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` as ``action`` says,
+        saying what it did: True changed, False already so (nothing written, its note
+        kept), None no such schedule."""
         return self._schedules.set_state(key, action, note)
 
     def schedule_keys_like(self, key: str) -> tuple[str, ...]:

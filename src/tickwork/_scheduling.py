@@ -18,10 +18,18 @@ from ._hints import close_names
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
 from ._logs import log_decision
-from ._models import Backfilled, Decision, HistoryEntry, Overlap, ScheduleInfo, Triggered
+from ._models import (
+    Backfilled,
+    Decision,
+    HistoryEntry,
+    Overlap,
+    ScheduleAction,
+    ScheduleInfo,
+    Triggered,
+)
 from ._occurrences import occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, plan, plan_backfill
-from ._policy import STATE_DECISIONS, current_occurrence
+from ._policy import current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, aware_ms, check_key, to_overlap
@@ -171,14 +179,15 @@ class Schedules:
 
     # -- state -----------------------------------------------------------------------------
 
-    def set_state(self, key: str, action: str, note: str | None = None) -> bool | None:
+    def set_state(self, key: str, action: ScheduleAction, note: str | None = None) -> bool | None:
         """pause / resume / deactivate / activate, with a note saying why: True when the
         state changed, False when the schedule already was so (nothing written, its note
         kept), None for an unknown key. A bad note is refused (``ConfigError``) first."""
-        if action not in STATE_DECISIONS:
-            raise ConfigError(
-                f"Unknown state change {action!r}: expected {sorted(STATE_DECISIONS)}"
-            )
+        try:
+            action = ScheduleAction(action)
+        except ValueError:
+            expected = sorted(known.value for known in ScheduleAction)
+            raise ConfigError(f"Unknown state change {action!r}: expected {expected}") from None
         note = check_note(note)
         now = self._runtime.now_ms()
         store = self._runtime.store

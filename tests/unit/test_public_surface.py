@@ -28,6 +28,7 @@ EXPECTED = {
     "RunInfo",
     "RunStatus",
     "RunTimeout",
+    "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
     "ScheduleState",

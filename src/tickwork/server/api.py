@@ -38,7 +38,7 @@ from .._event_wire import (
     event_to_wire,
     subscription_list_to_wire,
 )
-from .._models import RunInfo
+from .._models import RunInfo, ScheduleAction
 from .._registry import MAX_LIMIT, WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
@@ -63,8 +63,6 @@ from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
 
 __all__ = ["build_api"]
-
-_STATE_ACTIONS = ("pause", "resume", "activate", "deactivate")
 
 
 # -- writing responses -----------------------------------------------------------------
@@ -163,7 +161,7 @@ class _Api:
             raise await self._no_schedule(key)
         return JSONResponse({"key": key, "deleted": True})
 
-    def state_handler(self, action: str) -> Callable[[Request], Any]:
+    def state_handler(self, action: ScheduleAction) -> Callable[[Request], Any]:
         async def change(request: Request) -> Response:
             key = request.path_params["key"]
             note = None
@@ -369,7 +367,7 @@ def build_api(engine: Engine) -> Starlette:
 
     state_changes = {
         f"/schedules/{{key}}/{action}": {"POST": api.state_handler(action)}
-        for action in _STATE_ACTIONS
+        for action in ScheduleAction
     }
     paths: dict[str, dict[str, Callable[[Request], Any]]] = {
         "/openapi.json": {"GET": openapi},
