@@ -39,6 +39,7 @@ from ._models import (
     RunStatus,
     ScheduleAction,
     ScheduleInfo,
+    ScheduleState,
     StepInfo,
     Triggered,
     WorkerInfo,
@@ -392,8 +393,12 @@ class Client:
         found = self._request("GET", f"/schedules/{_segment(key)}", missing_ok=True)
         return None if found is None else schedule_from_wire(found)
 
-    def list_schedules(self) -> list[ScheduleInfo]:
-        found = self._request("GET", "/schedules")
+    def list_schedules(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """As ``Engine``'s: every schedule, or those of ``workflow`` and in ``state``."""
+        params = {"workflow": workflow, "state": None if state is None else str(state)}
+        found = self._request("GET", "/schedules", params=params)
         return [schedule_from_wire(s) for s in found["schedules"]]
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:

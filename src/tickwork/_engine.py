@@ -32,6 +32,7 @@ from ._models import (
     RunStatus,
     ScheduleAction,
     ScheduleInfo,
+    ScheduleState,
     Stats,
     StepInfo,
     StorageStats,
@@ -367,8 +368,12 @@ class Engine:
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         return self._schedules.get(key)
 
-    def list_schedules(self) -> list[ScheduleInfo]:
-        return self._schedules.list_all()
+    def list_schedules(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """Every schedule, or only those of ``workflow`` and in ``state`` (each filter
+        given); ``ConfigError`` for an unknown state."""
+        return self._schedules.list_all(workflow=workflow, state=state)
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""

@@ -25,6 +25,7 @@ from ._models import (
     Overlap,
     ScheduleAction,
     ScheduleInfo,
+    ScheduleState,
     Triggered,
 )
 from ._occurrences import occurrences_between, occurrences_of
@@ -213,8 +214,23 @@ class Schedules:
         info = self._runtime.store.get_schedule(key)
         return None if info is None else self._with_lateness([info])[0]
 
-    def list_all(self) -> list[ScheduleInfo]:
-        return self._with_lateness(self._runtime.store.list_schedules(limit=None))
+    def list_all(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """Every schedule, or those of ``workflow`` and in ``state`` (chosen by the
+        store's WHERE, not after reading them all)."""
+        if workflow is not None and not isinstance(workflow, str):
+            raise ConfigError(f"workflow must be a workflow name, not {workflow!r}")
+        try:
+            wanted = None if state is None else ScheduleState(state)
+        except ValueError:
+            raise ConfigError(
+                f"Unknown state {state!r}: expected active, paused or inactive"
+            ) from None
+        store = self._runtime.store
+        return self._with_lateness(
+            store.list_schedules(workflow=workflow, state=wanted, limit=None)
+        )
 
     def _with_lateness(self, schedules: list[ScheduleInfo]) -> list[ScheduleInfo]:
         """``schedules`` with ``overdue_by`` at the engine's now (rule: ``_liveness``)."""

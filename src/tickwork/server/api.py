@@ -120,17 +120,11 @@ class _Api:
     # schedules
 
     async def list_schedules(self, request: Request) -> Response:
-        workflow = request.query_params.get("workflow")
-        state = request.query_params.get("state")
-        if state is not None and state not in ("active", "paused", "inactive"):
-            raise ConfigError(f"Unknown state {state!r}: expected active, paused or inactive")
-        found = await self._call(self.engine.list_schedules)
-        chosen = [
-            s
-            for s in found
-            if (workflow is None or s.workflow == workflow) and (state is None or s.state == state)
-        ]
-        return JSONResponse(schedule_list_to_wire(chosen))
+        params = request.query_params
+        found = await self._call(
+            self.engine.list_schedules, workflow=params.get("workflow"), state=params.get("state")
+        )
+        return JSONResponse(schedule_list_to_wire(found))
 
     async def get_schedule(self, request: Request) -> Response:
         return JSONResponse(await self._schedule(request.path_params["key"]))
