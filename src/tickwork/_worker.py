@@ -184,7 +184,7 @@ class Worker:
         ]
         for thread in pool:
             thread.start()
-        self._runtime.executors = self
+        self._runtime.hand_over.attach(self)
         self._start_listening()
         housekeeping, background = self._housekeeping, None
         if housekeeping is not None:  # pruning, on a thread of its own
@@ -203,8 +203,7 @@ class Worker:
                 if timeout > 0:
                     _clock.wait(self._runtime.wake, timeout)
         finally:
-            if self._runtime.executors is self:
-                self._runtime.executors = None
+            self._runtime.hand_over.detach(self)
             self._drain(pool)
             if housekeeping is not None and background is not None:
                 housekeeping.join(background)
