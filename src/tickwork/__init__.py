@@ -11,7 +11,9 @@ from ._declared import Every as Every
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
 from ._events import Event as Event
+from ._events import EventInfo as EventInfo
 from ._events import On as On
+from ._events import SubscriptionInfo as SubscriptionInfo
 from ._handle import RunHandle as RunHandle
 from ._models import ApiKeyInfo as ApiKeyInfo
 from ._models import Backfilled as Backfilled
@@ -61,6 +63,7 @@ __all__ = [
     "Decision",
     "Engine",
     "Event",
+    "EventInfo",
     "Every",
     "HistoryEntry",
     "InputValidationError",
@@ -86,6 +89,7 @@ __all__ = [
     "StorageStats",
     "StoreError",
     "StoreUnreachable",
+    "SubscriptionInfo",
     "TickworkError",
     "Triggered",
     "UnknownWorkflowError",
