@@ -4,25 +4,37 @@ The public surface is exactly ``__all__``; everything else is internal.
 """
 
 from ._client import Client as Client
+from ._clock import Clock as Clock
 from ._context import Context as Context
 from ._declared import Cron as Cron
 from ._declared import Every as Every
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
 from ._events import Event as Event
+from ._events import EventInfo as EventInfo
 from ._events import On as On
+from ._events import SubscriptionInfo as SubscriptionInfo
 from ._handle import RunHandle as RunHandle
+from ._models import ApiKeyInfo as ApiKeyInfo
+from ._models import Backfilled as Backfilled
 from ._models import Decision as Decision
 from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap
+from ._models import Pruned as Pruned
 from ._models import RunInfo as RunInfo
 from ._models import RunStatus as RunStatus
+from ._models import ScheduleAction as ScheduleAction
 from ._models import ScheduleInfo as ScheduleInfo
 from ._models import ScheduleState as ScheduleState
+from ._models import Stats as Stats
 from ._models import StepInfo as StepInfo
+from ._models import StorageStats as StorageStats
 from ._models import Triggered as Triggered
 from ._models import WorkerInfo as WorkerInfo
+from ._registry import WorkflowDef as WorkflowDef
 from ._retry import Retry as Retry
+from ._spec import ScheduleSpec as ScheduleSpec
+from ._worker import Worker as Worker
 from .errors import ApiError as ApiError
 from .errors import ConfigError as ConfigError
 from .errors import CronError as CronError
@@ -40,7 +52,10 @@ from .errors import UnknownWorkflowError as UnknownWorkflowError
 
 __all__ = [
     "ApiError",
+    "ApiKeyInfo",
+    "Backfilled",
     "Client",
+    "Clock",
     "ConfigError",
     "Context",
     "Cron",
@@ -48,11 +63,13 @@ __all__ = [
     "Decision",
     "Engine",
     "Event",
+    "EventInfo",
     "Every",
     "HistoryEntry",
     "InputValidationError",
     "On",
     "Overlap",
+    "Pruned",
     "ResultError",
     "Retry",
     "RunCancelled",
@@ -61,16 +78,23 @@ __all__ = [
     "RunInfo",
     "RunStatus",
     "RunTimeout",
+    "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
+    "ScheduleSpec",
     "ScheduleState",
+    "Stats",
     "StepFailed",
     "StepInfo",
+    "StorageStats",
     "StoreError",
     "StoreUnreachable",
+    "SubscriptionInfo",
     "TickworkError",
     "Triggered",
     "UnknownWorkflowError",
+    "Worker",
     "WorkerInfo",
+    "WorkflowDef",
     "parse_duration",
 ]

@@ -4,6 +4,8 @@ A key reads ``tw_<id>_<secret>``: the id finds the stored row, the secret is che
 against its SHA-256 in constant time. The secret has 256 bits of randomness, so a fast
 hash is the right one (as for GitHub's tokens): a slow password hash protects guessable
 secrets, and nobody can guess these.
+
+``ApiKeys`` is what ``Engine`` hands its key methods to, over the runtime's store.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import re
 import secrets
 import unicodedata
 
+from ._models import ApiKeyInfo
+from ._runtime import Runtime
 from ._store import Store
 from .errors import ConfigError
 
-__all__ = ["create_key", "hash_secret", "revoke_key", "verify_key"]
+__all__ = ["ApiKeys", "create_key", "hash_secret", "revoke_key", "verify_key"]
 
 _TOKEN = re.compile(r"^tw_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
 _MAX_NAME = 100
@@ -62,3 +66,27 @@ def verify_key(store: Store, token: str) -> str | None:
 
 def revoke_key(store: Store, name_or_id: str, now_ms: int) -> bool:
     return store.revoke_api_key(name_or_id, now_ms=now_ms)
+
+
+class ApiKeys:
+    """The API key operations ``Engine`` exposes, at the runtime's clock."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def create(self, name: str) -> str:
+        return create_key(self._runtime.store, name, self._runtime.now_ms())
+
+    def list_all(self) -> list[ApiKeyInfo]:
+        return self._runtime.store.list_api_keys()
+
+    def revoke(self, name_or_id: str) -> bool:
+        return revoke_key(self._runtime.store, name_or_id, self._runtime.now_ms())
+
+    def verify(self, token: str) -> str | None:
+        return verify_key(self._runtime.store, token)
+
+    def is_live(self, key_id: str) -> bool:
+        """Whether the key with this id exists and is not revoked (a revoked key has no
+        hash)."""
+        return self._runtime.store.api_key_hash(key_id) is not None

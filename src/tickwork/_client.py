@@ -37,7 +37,9 @@ from ._models import (
     HistoryEntry,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
+    ScheduleState,
     StepInfo,
     Triggered,
     WorkerInfo,
@@ -319,7 +321,7 @@ class Client:
             return False
         return self._request("DELETE", f"/schedules/{_segment(key)}", missing_ok=True) is not None
 
-    def _state_change(self, key: str, action: str, note: str | None) -> bool:
+    def _state_change(self, key: str, action: ScheduleAction, note: str | None) -> bool:
         """A state change with its note (checked here as ``Engine`` checks it)."""
         note = check_note(note)
         if not isinstance(key, str) or not key:
@@ -334,19 +336,19 @@ class Client:
         ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
         unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
         """
-        return self._state_change(key, "pause", note)
+        return self._state_change(key, ScheduleAction.PAUSE, note)
 
     def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._state_change(key, "resume", note)
+        return self._state_change(key, ScheduleAction.RESUME, note)
 
     def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._state_change(key, "deactivate", note)
+        return self._state_change(key, ScheduleAction.DEACTIVATE, note)
 
     def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._state_change(key, "activate", note)
+        return self._state_change(key, ScheduleAction.ACTIVATE, note)
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -391,8 +393,12 @@ class Client:
         found = self._request("GET", f"/schedules/{_segment(key)}", missing_ok=True)
         return None if found is None else schedule_from_wire(found)
 
-    def list_schedules(self) -> list[ScheduleInfo]:
-        found = self._request("GET", "/schedules")
+    def list_schedules(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """As ``Engine``'s: every schedule, or those of ``workflow`` and in ``state``."""
+        params = {"workflow": workflow, "state": None if state is None else str(state)}
+        found = self._request("GET", "/schedules", params=params)
         return [schedule_from_wire(s) for s in found["schedules"]]
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:

@@ -14,13 +14,14 @@ from datetime import datetime
 from typing import Any, TypeVar, overload
 
 from . import _clock
-from ._apikeys import create_key, revoke_key, verify_key
+from ._apikeys import ApiKeys
 from ._async_api import twin
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_ops import Events, FiringWithEvents
 from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
+from ._heartbeat import list_workers
 from ._hooks import Hook
 from ._models import (
     ApiKeyInfo,
@@ -29,7 +30,9 @@ from ._models import (
     Pruned,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
+    ScheduleState,
     Stats,
     StepInfo,
     StorageStats,
@@ -42,7 +45,6 @@ from ._registry import (
     Registry,
     WorkflowDef,
     WorkflowOptions,
-    check_limit,
 )
 from ._retention import DEFAULT_RETENTION
 from ._retry import Retry
@@ -97,6 +99,7 @@ class Engine:
         self._events = Events(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
+        self._api_keys = ApiKeys(self._runtime)
         # What for_test gives its copy (the declarations and registry are shared below).
         self._settings: dict[str, Any] = {
             "pools": pools,
@@ -315,19 +318,19 @@ class Engine:
         ``note`` says why (kept as ``ScheduleInfo.note`` and in the history); False for an
         unknown key. The same ``note=`` is taken by ``resume``, ``deactivate``, ``activate``.
         """
-        return self._schedules.set_state(key, "pause", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.PAUSE, note) is not None
 
     def resume(self, key: str, note: str | None = None) -> bool:
         """Fire again after a pause; missed occurrences are decided by ``catchup``."""
-        return self._schedules.set_state(key, "resume", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.RESUME, note) is not None
 
     def deactivate(self, key: str, note: str | None = None) -> bool:
         """Stop firing; occurrences while inactive never run."""
-        return self._schedules.set_state(key, "deactivate", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.DEACTIVATE, note) is not None
 
     def activate(self, key: str, note: str | None = None) -> bool:
         """Fire again, from the first occurrence after now."""
-        return self._schedules.set_state(key, "activate", note) is not None
+        return self._schedules.set_state(key, ScheduleAction.ACTIVATE, note) is not None
 
     def trigger(self, key: str, new_run: bool = False) -> str | None:
         """Start the current occurrence now (idempotent); its run id, or None if unknown.
@@ -365,8 +368,12 @@ class Engine:
     def get_schedule(self, key: str) -> ScheduleInfo | None:
         return self._schedules.get(key)
 
-    def list_schedules(self) -> list[ScheduleInfo]:
-        return self._schedules.list_all()
+    def list_schedules(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """Every schedule, or only those of ``workflow`` and in ``state`` (each filter
+        given); ``ConfigError`` for an unknown state."""
+        return self._schedules.list_all(workflow=workflow, state=state)
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first."""
@@ -377,25 +384,25 @@ class Engine:
     def list_workers(self) -> list[WorkerInfo]:
         """Every worker seen within the last day, gone ones included (``alive`` False once
         it missed three renewals or stopped), oldest start first."""
-        return self._runtime.store.list_workers(now_ms=self._now_ms())
+        return list_workers(self._runtime)
 
     # -- API keys ------------------------------------------------------------------------
 
     def create_api_key(self, name: str) -> str:
         """Create an API key for the HTTP API and dashboard; return it (shown only now)."""
-        return create_key(self._runtime.store, name, self._now_ms())
+        return self._api_keys.create(name)
 
     def list_api_keys(self) -> list[ApiKeyInfo]:
         """Every API key, revoked ones included (never their secrets)."""
-        return self._runtime.store.list_api_keys()
+        return self._api_keys.list_all()
 
     def revoke_api_key(self, name_or_id: str) -> bool:
         """Revoke the live key with this name or id; False when there is none."""
-        return revoke_key(self._runtime.store, name_or_id, self._now_ms())
+        return self._api_keys.revoke(name_or_id)
 
     def verify_api_key(self, key: str) -> str | None:
         """The id of the live API key ``key`` is, or None (checked in constant time)."""
-        return verify_key(self._runtime.store, key)
+        return self._api_keys.verify(key)
 
     # -- executing -----------------------------------------------------------------------
 
@@ -533,7 +540,7 @@ class Engine:
 
     def close(self) -> None:
         """Release the database connections."""
-        self._runtime.database.close()
+        self._runtime.close()
 
     def __enter__(self) -> Engine:
         return self
@@ -573,10 +580,12 @@ class Engine:
         the commands that only look, or act on what must exist (they create nothing)."""
         require_existing(self.url)
 
-    def change_state(self, key: str, action: str, note: str | None = None) -> bool | None:
-        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` by name, saying what it
-        did: True changed, False already so (nothing written, its note kept), None no
-        such schedule."""
+    def change_state(
+        self, key: str, action: ScheduleAction, note: str | None = None
+    ) -> bool | None:
+        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` as ``action`` says,
+        saying what it did: True changed, False already so (nothing written, its note
+        kept), None no such schedule."""
         return self._schedules.set_state(key, action, note)
 
     def schedule_keys_like(self, key: str) -> tuple[str, ...]:
@@ -604,10 +613,7 @@ class Engine:
         without runs maps to none): the dashboard's run strips, in one read instead of a
         ``list_runs(schedule_key=...)`` per schedule; each schedule's cost does not grow
         with its history. Not mirrored by ``Client``: over HTTP, ``list_runs`` does it."""
-        check_limit(limit)
-        if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
-            raise ConfigError(f"keys must be a list of schedule keys, not {keys!r}")
-        return self._runtime.store.recent_runs(keys, limit=limit)
+        return self._runs.recent_by_schedule(keys, limit)
 
     def api_key_id_is_live(self, key_id: str) -> bool:
         """Whether the key with this id exists and is not revoked.
@@ -615,7 +621,7 @@ class Engine:
         A dashboard session keeps only the key's id, never its secret, so it cannot ask
         ``verify_api_key``; this asks the same question by id (a revoked key has no hash).
         """
-        return self._runtime.store.api_key_hash(key_id) is not None
+        return self._api_keys.is_live(key_id)
 
     def stats(self) -> Stats:
         """The fleet's counts and histograms, for ``/metrics``: counted as events happen
@@ -654,9 +660,6 @@ class Engine:
     get_event_async = twin(get_event)
 
     # -- internals -----------------------------------------------------------------------
-
-    def _now_ms(self) -> int:
-        return _clock.now_ms(self.clock)
 
     def _definition(self, workflow: str | Callable[..., Any]) -> WorkflowDef:
         name = getattr(workflow, "__tickwork_workflow__", workflow)

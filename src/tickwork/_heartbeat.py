@@ -29,11 +29,12 @@ import threading
 from . import _clock
 from ._durations import to_ms
 from ._liveness import DEFAULT_RENEW_MS
+from ._models import WorkerInfo
 from ._runtime import Runtime
 from ._store import WorkerRecord
 from .errors import ConfigError, StoreError
 
-__all__ = ["HEARTBEAT_ENV", "Heartbeat", "renew_interval_ms"]
+__all__ = ["HEARTBEAT_ENV", "Heartbeat", "list_workers", "renew_interval_ms"]
 
 #: the environment variable that sets the renewal interval (a duration)
 HEARTBEAT_ENV = "TICKWORK_WORKER_HEARTBEAT"
@@ -50,6 +51,12 @@ def renew_interval_ms() -> int:
         return to_ms(value)
     except ConfigError as exc:
         raise ConfigError(f"${HEARTBEAT_ENV}: {exc}") from exc
+
+
+def list_workers(runtime: Runtime) -> list[WorkerInfo]:
+    """Every worker's record seen within the last day, alive or not, at the runtime's
+    clock (``Engine.list_workers``)."""
+    return runtime.store.list_workers(now_ms=runtime.now_ms())
 
 
 @functools.cache

@@ -21,6 +21,7 @@ __all__ = [
     "Pruned",
     "RunInfo",
     "RunStatus",
+    "ScheduleAction",
     "ScheduleInfo",
     "ScheduleState",
     "Stats",
@@ -104,6 +105,16 @@ class ScheduleState(StrEnum):
     ACTIVE = "active"
     PAUSED = "paused"
     INACTIVE = "inactive"
+
+
+class ScheduleAction(StrEnum):
+    """A state change a user asks of a schedule (``Engine.change_state``; the faces'
+    pause / resume / activate / deactivate)."""
+
+    PAUSE = "pause"
+    RESUME = "resume"
+    ACTIVATE = "activate"
+    DEACTIVATE = "deactivate"
 
 
 class Overlap(StrEnum):

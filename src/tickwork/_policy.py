@@ -19,14 +19,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from ._clock import to_ms
-from ._models import Decision, ScheduleState
+from ._models import Decision, ScheduleAction, ScheduleState
 from ._occurrences import occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
 from ._registry import MAX_NOTE
 from .errors import ConfigError
 
 __all__ = [
-    "ACTIONS",
     "RETRY_BROKEN_MS",
     "STATE_DECISIONS",
     "RegistrationPlan",
@@ -41,14 +40,12 @@ __all__ = [
     "transition",
 ]
 
-#: what ``transition`` (and the store's ``set_schedule_state``) accepts
-ACTIONS = ("pause", "resume", "deactivate", "activate")
 #: how a state change with a note is recorded in the history (the note is its reason)
 STATE_DECISIONS = {
-    "pause": Decision.PAUSED,
-    "resume": Decision.RESUMED,
-    "deactivate": Decision.DEACTIVATED,
-    "activate": Decision.ACTIVATED,
+    ScheduleAction.PAUSE: Decision.PAUSED,
+    ScheduleAction.RESUME: Decision.RESUMED,
+    ScheduleAction.DEACTIVATE: Decision.DEACTIVATED,
+    ScheduleAction.ACTIVATE: Decision.ACTIVATED,
 }
 #: how long a schedule whose plan could not be made waits before it is looked at again
 RETRY_BROKEN_MS = 60_000
@@ -115,9 +112,9 @@ def due_at(
     return now_ms if next_fire_ms is None else min(next_fire_ms, now_ms)
 
 
-def transition(stored: StoredSchedule, action: str, now_ms: int) -> FiringState | None:
-    """The firing state after ``action`` ("pause", "resume", "deactivate", "activate"), or
-    None when nothing changes (the schedule is already so, or the action is unknown).
+def transition(stored: StoredSchedule, action: ScheduleAction, now_ms: int) -> FiringState | None:
+    """The firing state after ``action``, or None when nothing changes (the schedule is
+    already so).
 
     ``resume`` keeps the next occurrence, so occurrences missed meanwhile go to catch-up,
     and keeps the pause's start and end until they are decided (a pause that follows an
@@ -127,14 +124,14 @@ def transition(stored: StoredSchedule, action: str, now_ms: int) -> FiringState 
     firing = stored.firing
     state, next_fire, buffered = firing.state, firing.next_fire_ms, firing.buffered_ms
     paused, resumed = firing.paused_ms, firing.resumed_ms
-    if action == "pause" and state is _ACTIVE:
+    if action == ScheduleAction.PAUSE and state is _ACTIVE:
         state, resumed = _PAUSED, None
         paused = now_ms if paused is None else paused
-    elif action == "resume" and state is _PAUSED:
+    elif action == ScheduleAction.RESUME and state is _PAUSED:
         state, resumed = _ACTIVE, now_ms
-    elif action == "deactivate" and state is not _INACTIVE:
+    elif action == ScheduleAction.DEACTIVATE and state is not _INACTIVE:
         state, buffered, paused, resumed = _INACTIVE, None, None, None
-    elif action == "activate" and state is not _ACTIVE:
+    elif action == ScheduleAction.ACTIVATE and state is not _ACTIVE:
         state, buffered, paused, resumed = _ACTIVE, None, None, None
         next_fire = first_occurrence_after(stored.record, stored.anchor_ms, now_ms)
     else:
@@ -242,7 +239,8 @@ def registration(
         row = StoredSchedule(record, stored.revision + 1, anchor, firing)
     if paused is not None:
         current = stored if row is None else row
-        changed = transition(current, "pause" if paused else "resume", now_ms)
+        action = ScheduleAction.PAUSE if paused else ScheduleAction.RESUME
+        changed = transition(current, action, now_ms)
         if changed is not None:
             row = replace(current, firing=changed)
     return RegistrationPlan(outcome, stored.revision if row is None else row.revision, row)

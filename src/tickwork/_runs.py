@@ -7,6 +7,7 @@ to an idle executor of this process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ._durations import Duration, to_ms
@@ -86,6 +87,13 @@ class Runs:
             limit=limit,
             before=before,
         )
+
+    def recent_by_schedule(self, keys: Sequence[str], limit: int) -> dict[str, list[RunInfo]]:
+        """The newest ``limit`` runs of each schedule, by key, in one read."""
+        check_limit(limit)
+        if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
+            raise ConfigError(f"keys must be a list of schedule keys, not {keys!r}")
+        return self._runtime.store.recent_runs(keys, limit=limit)
 
     def steps(self, run_id: str) -> list[StepInfo]:
         return self._runtime.store.list_steps(run_id)

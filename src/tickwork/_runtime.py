@@ -3,7 +3,11 @@
 ``Engine`` builds one; the scheduling side (``Schedules``), the worker loop (``Worker``)
 and ``run_until_idle`` all work through it. It sits below all of them, so none of them
 needs another's internals: the worker drives scheduling through a small ``Firing``
-interface, and ``Engine.start`` hands a run to an idle executor through ``Executors``.
+interface, and ``Engine.start`` hands a run to an idle executor through ``HandOver``.
+
+A ``Runtime`` is immutable: what changes while it lives (the worker whose executors take
+runs, whether the schema was migrated) is kept by objects made for it (``HandOver``,
+``_Migration``), each with its own lock, so no part swaps a field under another.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from ._registry import Registry, check_pool
 from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, StatsSource, Store, open_store
 from .errors import ConfigError, StoreError
 
-__all__ = ["Executors", "LeaseKeeper", "Runtime"]
+__all__ = ["Executors", "HandOver", "LeaseKeeper", "Runtime"]
 
 
 class Executors(Protocol):
@@ -42,7 +46,39 @@ class Executors(Protocol):
         ...
 
 
-@dataclass
+class HandOver:
+    """Where a started run meets an idle executor thread of this process's worker: the
+    worker attaches its executors while it runs (``Worker.run``), ``insert_run`` asks
+    them for a thread. Without a worker attached, nothing is handed over."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._executors: Executors | None = None
+
+    def attach(self, executors: Executors) -> None:
+        with self._lock:
+            self._executors = executors
+
+    def detach(self, executors: Executors) -> None:
+        """Detach ``executors``, if they are the ones attached (a later worker's stay)."""
+        with self._lock:
+            if self._executors is executors:
+                self._executors = None
+
+    def current(self) -> Executors | None:
+        with self._lock:
+            return self._executors
+
+
+class _Migration:
+    """Whether the schema was migrated by this process: once, on first use."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = False
+
+
+@dataclass(frozen=True)
 class Runtime:
     """What the worker loop, its executor threads, scheduling and ``Engine`` share.
 
@@ -63,11 +99,11 @@ class Runtime:
     schedules_changed: threading.Event = field(default_factory=threading.Event)
     #: notified whenever a run of this process ends (``RunHandle.result`` waits on it)
     finished: threading.Condition = field(default_factory=threading.Condition)
-    #: the worker running in this process, if any: ``insert_run`` may hand it the run
-    executors: Executors | None = None
+    #: the executors of the worker running in this process, if any: ``insert_run`` may
+    #: hand them the run
+    hand_over: HandOver = field(default_factory=HandOver)
 
-    _migrated: bool = field(default=False, init=False, repr=False)
-    _migrate_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _migration: _Migration = field(default_factory=_Migration, init=False, repr=False)
 
     @classmethod
     def open(
@@ -111,16 +147,20 @@ class Runtime:
     @property
     def store(self) -> Store:
         """The store, its schema migrated (once, on first use)."""
-        if not self._migrated:
+        if not self._migration.done:
             self.migrate()
         return self.database
 
     def migrate(self) -> int:
         """Apply pending schema migrations now; return the schema version."""
-        with self._migrate_lock:
+        with self._migration.lock:
             version = self.database.migrate()
-            self._migrated = True
+            self._migration.done = True
         return version
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.database.close()
 
     def now_ms(self) -> int:
         return _clock.now_ms(self.clock)
@@ -154,7 +194,7 @@ class Runtime:
     def insert_run(self, run: NewRun) -> RunInfo:
         """Insert the run; an idle executor of this process's worker takes the most urgent
         runnable run in the same transaction, without waiting for the worker loop."""
-        executors = self.executors
+        executors = self.hand_over.current()
         request = None if executors is None else executors.reserve(run.created_ms)
         claimed: Sequence[ClaimedRun] = ()
         try:

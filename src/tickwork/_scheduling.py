@@ -18,10 +18,19 @@ from ._hints import close_names
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
 from ._logs import log_decision
-from ._models import Backfilled, Decision, HistoryEntry, Overlap, ScheduleInfo, Triggered
+from ._models import (
+    Backfilled,
+    Decision,
+    HistoryEntry,
+    Overlap,
+    ScheduleAction,
+    ScheduleInfo,
+    ScheduleState,
+    Triggered,
+)
 from ._occurrences import occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, plan, plan_backfill
-from ._policy import STATE_DECISIONS, current_occurrence
+from ._policy import current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, aware_ms, check_key, to_overlap
@@ -171,14 +180,15 @@ class Schedules:
 
     # -- state -----------------------------------------------------------------------------
 
-    def set_state(self, key: str, action: str, note: str | None = None) -> bool | None:
+    def set_state(self, key: str, action: ScheduleAction, note: str | None = None) -> bool | None:
         """pause / resume / deactivate / activate, with a note saying why: True when the
         state changed, False when the schedule already was so (nothing written, its note
         kept), None for an unknown key. A bad note is refused (``ConfigError``) first."""
-        if action not in STATE_DECISIONS:
-            raise ConfigError(
-                f"Unknown state change {action!r}: expected {sorted(STATE_DECISIONS)}"
-            )
+        try:
+            action = ScheduleAction(action)
+        except ValueError:
+            expected = sorted(known.value for known in ScheduleAction)
+            raise ConfigError(f"Unknown state change {action!r}: expected {expected}") from None
         note = check_note(note)
         now = self._runtime.now_ms()
         store = self._runtime.store
@@ -204,8 +214,23 @@ class Schedules:
         info = self._runtime.store.get_schedule(key)
         return None if info is None else self._with_lateness([info])[0]
 
-    def list_all(self) -> list[ScheduleInfo]:
-        return self._with_lateness(self._runtime.store.list_schedules(limit=None))
+    def list_all(
+        self, *, workflow: str | None = None, state: ScheduleState | str | None = None
+    ) -> list[ScheduleInfo]:
+        """Every schedule, or those of ``workflow`` and in ``state`` (chosen by the
+        store's WHERE, not after reading them all)."""
+        if workflow is not None and not isinstance(workflow, str):
+            raise ConfigError(f"workflow must be a workflow name, not {workflow!r}")
+        try:
+            wanted = None if state is None else ScheduleState(state)
+        except ValueError:
+            raise ConfigError(
+                f"Unknown state {state!r}: expected active, paused or inactive"
+            ) from None
+        store = self._runtime.store
+        return self._with_lateness(
+            store.list_schedules(workflow=workflow, state=wanted, limit=None)
+        )
 
     def _with_lateness(self, schedules: list[ScheduleInfo]) -> list[ScheduleInfo]:
         """``schedules`` with ``overdue_by`` at the engine's now (rule: ``_liveness``)."""
@@ -327,20 +352,20 @@ class Schedules:
     def tick(self) -> list[str]:
         """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
         ``overlap="allow"`` occurrence due within it); the ids of the runs started."""
-        core = self._runtime
-        workflows = core.registry.names()
+        runtime = self._runtime
+        workflows = runtime.registry.names()
         started: list[str] = []
-        now = core.now_ms()
-        due = core.store.next_schedule_due_ms(
-            pools=core.pools, workflows=workflows, ahead_ms=self._ahead_ms
+        now = runtime.now_ms()
+        due = runtime.store.next_schedule_due_ms(
+            pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
         )
         if due is None or due > now:
             return started  # a cheap read spares the write transaction of a pass
         for _ in range(_MAX_PASSES):
-            now = core.now_ms()  # each pass stamps its runs with its own time
-            result = core.store.fire_due(
+            now = runtime.now_ms()  # each pass stamps its runs with its own time
+            result = runtime.store.fire_due(
                 now_ms=now,
-                pools=core.pools,
+                pools=runtime.pools,
                 workflows=workflows,
                 limit=FIRE_BATCH,
                 decide=self._decide_ahead if self._ahead_ms else self._decide,
@@ -350,19 +375,19 @@ class Schedules:
             for entry in result.decisions:  # committed: each said once, after the fact
                 log_decision(entry)
             for key, error in result.errors:
-                core.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
+                runtime.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
             if result.fired == 0:
                 break
         if started:
-            core.wake.set()
+            runtime.wake.set()
         return started
 
     def next_due_ms(self) -> int | None:
         """When the loop should tick next: when the next schedule is due (an ``allow``
         one ``fire_ahead`` early)."""
-        core = self._runtime
-        return core.store.next_schedule_due_ms(
-            pools=core.pools, workflows=core.registry.names(), ahead_ms=self._ahead_ms
+        runtime = self._runtime
+        return runtime.store.next_schedule_due_ms(
+            pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
 
     @staticmethod

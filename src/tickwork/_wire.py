@@ -26,6 +26,7 @@ from ._models import (
     Overlap,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     ScheduleState,
     StepInfo,
@@ -38,6 +39,7 @@ from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
 
 __all__ = [
+    "DONE",
     "ERROR_CLASSES",
     "backfill_text",
     "backfilled_to_wire",
@@ -142,29 +144,36 @@ def schedule_list_to_wire(schedules: list[ScheduleInfo]) -> dict[str, Any]:
 
 #: the state each action leads to
 _TARGETS = {
-    "pause": ScheduleState.PAUSED,
-    "resume": ScheduleState.ACTIVE,
-    "deactivate": ScheduleState.INACTIVE,
-    "activate": ScheduleState.ACTIVE,
+    ScheduleAction.PAUSE: ScheduleState.PAUSED,
+    ScheduleAction.RESUME: ScheduleState.ACTIVE,
+    ScheduleAction.DEACTIVATE: ScheduleState.INACTIVE,
+    ScheduleAction.ACTIVATE: ScheduleState.ACTIVE,
 }
-_DONE = {"pause": "paused", "resume": "resumed", "deactivate": "deactivated",
-         "activate": "activated"}  # fmt: skip
+#: each action as done: "nightly: paused"
+DONE = {
+    ScheduleAction.PAUSE: "paused",
+    ScheduleAction.RESUME: "resumed",
+    ScheduleAction.DEACTIVATE: "deactivated",
+    ScheduleAction.ACTIVATE: "activated",
+}
 
 
-def state_change_text(info: ScheduleInfo, action: str, changed: bool) -> str:
+def state_change_text(info: ScheduleInfo, action: ScheduleAction, changed: bool) -> str:
     """What a state change did, for people: ``nightly: paused (db migration)``, or, when
     the schedule already was so, ``nightly: already paused, nothing changed (its note
     stays: 'db migration')``; ``nightly: not resumed: it is inactive``."""
     note = f" ({info.note})" if info.note else ""
     if changed:
-        return f"{info.key}: {_DONE[action]}{note}"
+        return f"{info.key}: {DONE[action]}{note}"
     kept = f" (its note stays: {info.note!r})" if info.note else ""
     if info.state is _TARGETS[action]:
         return f"{info.key}: already {info.state.value}, nothing changed{kept}"
-    return f"{info.key}: not {_DONE[action]}: it is {info.state.value}, nothing changed{kept}"
+    return f"{info.key}: not {DONE[action]}: it is {info.state.value}, nothing changed{kept}"
 
 
-def state_change_to_wire(info: ScheduleInfo, action: str, changed: bool) -> dict[str, Any]:
+def state_change_to_wire(
+    info: ScheduleInfo, action: ScheduleAction, changed: bool
+) -> dict[str, Any]:
     """A state change's answer: the schedule, whether its state ``changed`` (False: it
     already was so, nothing was written, its note kept) and the ``message`` people see."""
     message = state_change_text(info, action, changed)

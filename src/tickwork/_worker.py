@@ -184,7 +184,7 @@ class Worker:
         ]
         for thread in pool:
             thread.start()
-        self._runtime.executors = self
+        self._runtime.hand_over.attach(self)
         self._start_listening()
         housekeeping, background = self._housekeeping, None
         if housekeeping is not None:  # pruning, on a thread of its own
@@ -203,8 +203,7 @@ class Worker:
                 if timeout > 0:
                     _clock.wait(self._runtime.wake, timeout)
         finally:
-            if self._runtime.executors is self:
-                self._runtime.executors = None
+            self._runtime.hand_over.detach(self)
             self._drain(pool)
             if housekeeping is not None and background is not None:
                 housekeeping.join(background)
@@ -212,14 +211,14 @@ class Worker:
 
     def _pass(self) -> float:
         """One pass: fire due schedules, claim into free slots; return how long to sleep."""
-        core = self._runtime
+        runtime = self._runtime
         try:
-            now = core.now_ms()
-            if now >= self._tick_at or core.schedules_changed.is_set():
-                core.schedules_changed.clear()
+            now = runtime.now_ms()
+            if now >= self._tick_at or runtime.schedules_changed.is_set():
+                runtime.schedules_changed.clear()
                 self._firing.tick()
                 upcoming = self._firing.next_due_ms()
-                now = core.now_ms()
+                now = runtime.now_ms()
                 # Look again at least every poll interval: other processes change schedules.
                 self._tick_at = now + self._poll_ms
                 if upcoming is not None:
@@ -231,7 +230,7 @@ class Worker:
                 idle = self._in_flight == 0
             if free == 0 or self._stopping.is_set():
                 return self._until(self._tick_at, now)  # a run that ends wakes us
-            claimed = core.claim(free, idle=idle)
+            claimed = runtime.claim(free, idle=idle)
             self._count_alone(claimed)
             with self._idle:
                 self._in_flight += len(claimed)
@@ -243,18 +242,18 @@ class Worker:
             if len(claimed) == free:
                 return 0.0  # there may be more right now
             # A suspect waits for this worker to be idle: a busy one does not wait for it.
-            due = core.store.next_due_ms(
-                pools=core.pools, workflows=core.registry.names(), suspects=idle
+            due = runtime.store.next_due_ms(
+                pools=runtime.pools, workflows=runtime.registry.names(), suspects=idle
             )
             return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
         except StoreError as exc:
             # Report an outage once, not once per attempt; the loop keeps trying.
             if not self._outage:
                 self._outage = True
-                core.hooks.report(exc, {"where": "worker loop", "outage": True})
+                runtime.hooks.report(exc, {"where": "worker loop", "outage": True})
             return self._poll_ms / 1000
         except Exception as exc:
-            core.hooks.report(exc, {"where": "worker loop"})
+            runtime.hooks.report(exc, {"where": "worker loop"})
             return self._poll_ms / 1000
 
     def _count_alone(self, claims: Sequence[ClaimedRun]) -> None:
@@ -276,12 +275,12 @@ class Worker:
         store = self._runtime.store
         if not isinstance(store, Listening):
             return
-        core = self._runtime
+        runtime = self._runtime
 
         def on_notify(payload: str) -> None:
             if payload != "runs":
-                core.schedules_changed.set()
-            core.wake.set()
+                runtime.schedules_changed.set()
+            runtime.wake.set()
 
         threading.Thread(
             target=store.listen,

@@ -30,6 +30,7 @@ from tickwork import (
     RunStatus,
     RunTimeout,
     ScheduleConflict,
+    ScheduleState,
     TickworkError,
     UnknownWorkflowError,
 )
@@ -128,6 +129,25 @@ def test_derived_key_is_the_engines(client: Client, app_engine: Engine) -> None:
     assert key == app_engine.schedule("double", {"n": 7}, every=timedelta(hours=1))
     assert client.list_schedules() == app_engine.list_schedules()
     assert client.list_schedules()[0].every == timedelta(hours=1)
+
+
+def test_schedule_filters_are_the_engines(client: Client, app_engine: Engine) -> None:
+    client.schedule("noop", every="1h", key="hourly")
+    client.schedule("noop", every="1d", key="daily")
+    client.schedule("double", {"n": 1}, every="1h", key="doubled")
+    client.pause("daily")
+    for filters, expected in (
+        ({"workflow": "noop"}, ["daily", "hourly"]),
+        ({"state": ScheduleState.PAUSED}, ["daily"]),
+        ({"workflow": "noop", "state": "active"}, ["hourly"]),
+        ({"workflow": "double", "state": "paused"}, []),
+    ):
+        listed = client.list_schedules(**filters)  # type: ignore[arg-type]
+        assert [info.key for info in listed] == expected, filters
+        assert listed == app_engine.list_schedules(**filters)  # type: ignore[arg-type]
+    for lister in (client.list_schedules, app_engine.list_schedules):
+        with pytest.raises(ConfigError, match="Unknown state 'asleep'"):
+            lister(state="asleep")
 
 
 def app_engine_workflow(engine: Engine, name: str) -> Callable[..., Any]:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
+
 import tickwork
 from tickwork import errors
 
 EXPECTED = {
     "ApiError",
+    "ApiKeyInfo",
+    "Backfilled",
     "Client",
+    "Clock",
     "ConfigError",
     "Context",
     "Cron",
@@ -15,11 +21,13 @@ EXPECTED = {
     "Decision",
     "Engine",
     "Event",
+    "EventInfo",
     "Every",
     "HistoryEntry",
     "InputValidationError",
     "On",
     "Overlap",
+    "Pruned",
     "ResultError",
     "Retry",
     "RunCancelled",
@@ -28,17 +36,24 @@ EXPECTED = {
     "RunInfo",
     "RunStatus",
     "RunTimeout",
+    "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
+    "ScheduleSpec",
     "ScheduleState",
+    "Stats",
     "StepFailed",
     "StepInfo",
+    "StorageStats",
     "StoreError",
     "StoreUnreachable",
+    "SubscriptionInfo",
     "TickworkError",
     "Triggered",
     "UnknownWorkflowError",
+    "Worker",
     "WorkerInfo",
+    "WorkflowDef",
     "parse_duration",
 }
 
@@ -69,3 +84,25 @@ def test_error_tree_and_codes_are_stable() -> None:
     assert issubclass(errors.StoreUnreachable, errors.StoreError)
     codes = [getattr(errors, name).code for name in errors.__all__]
     assert len(codes) == len(set(codes)), "every error class has its own code"
+
+
+def _tickwork_classes(hint: object) -> set[type]:
+    """The tickwork classes a type hint names, however nested (``list[RunInfo] | None``)."""
+    found = {hint} if isinstance(hint, type) and hint.__module__.startswith("tickwork") else set()
+    for arg in typing.get_args(hint):
+        found |= _tickwork_classes(arg)
+    origin = typing.get_origin(hint)
+    return found | (_tickwork_classes(origin) if origin is not None else set())
+
+
+def test_every_type_in_engines_public_signatures_is_exported() -> None:
+    """A user can name (and annotate with) whatever Engine takes or returns."""
+    unexported = {}
+    for name, member in inspect.getmembers(tickwork.Engine, callable):
+        if name.startswith("_") and name != "__init__":
+            continue
+        for hint in typing.get_type_hints(member).values():
+            for cls in _tickwork_classes(hint):
+                if getattr(tickwork, cls.__name__, None) is not cls:
+                    unexported[f"{name}: {cls.__module__}.{cls.__name__}"] = cls
+    assert not unexported, sorted(unexported)

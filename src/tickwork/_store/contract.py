@@ -37,6 +37,7 @@ from .._models import (
     HistoryEntry,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     Stats,
     StepInfo,
@@ -378,9 +379,9 @@ class Store(EventStore, Protocol):
         ...
 
     def set_schedule_state(
-        self, key: str, *, action: str, now_ms: int, note: str | None = None
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
     ) -> bool:
-        """Apply "pause", "resume", "deactivate" or "activate" (rules:
+        """Apply a pause, resume, deactivate or activate (rules:
         ``_policy.transition``). False when the key is unknown.
 
         Paused and inactive schedules are never due. ``resume`` keeps ``next_fire_at`` so
@@ -398,7 +399,7 @@ class Store(EventStore, Protocol):
         ...
 
     def change_schedule_state(
-        self, key: str, *, action: str, now_ms: int, note: str | None = None
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
     ) -> bool | None:
         """``set_schedule_state`` saying what it did: True when the state changed, False
         when the schedule already was so (nothing written), None when the key is unknown."""

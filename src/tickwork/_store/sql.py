@@ -20,6 +20,7 @@ from .._models import (
     HistoryEntry,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     Stats,
     StepInfo,
@@ -224,13 +225,13 @@ class SqlStore:
         return self._schedules.delete_schedule(key)
 
     def set_schedule_state(
-        self, key: str, *, action: str, now_ms: int, note: str | None = None
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
     ) -> bool:
         changed = self.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
         return changed is not None
 
     def change_schedule_state(
-        self, key: str, *, action: str, now_ms: int, note: str | None = None
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
     ) -> bool | None:
         return self._schedules.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
 

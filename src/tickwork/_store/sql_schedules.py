@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from .. import _policy
 from .._clock import from_ms
 from .._ids import occurrence_run_id
-from .._models import Decision, HistoryEntry, RunStatus, ScheduleInfo, Triggered
+from .._models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleInfo, Triggered
 from .._planning import Plan, PlannedDecision, PlannedRun
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import BackfillDecide, FireResult, Registration
@@ -369,7 +369,7 @@ class SchedulesSql:
         return self._db.write(work)
 
     def change_schedule_state(
-        self, key: str, *, action: str, now_ms: int, note: str | None = None
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
     ) -> bool | None:
         def work(tx: Transaction) -> bool | None:
             stored = self._stored(tx, key)

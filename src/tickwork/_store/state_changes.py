@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .. import _policy
 from .._clock import from_ms
-from .._models import Decision, HistoryEntry, RunStatus, ScheduleState
+from .._models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleState
 from .._records import FiringState, StoredSchedule
 from .schedule_rows import FIRING_COLUMNS, STORED_COLUMNS, firing_values, stored_from_row
 from .transaction import Transaction
@@ -119,7 +119,7 @@ def count_run_end_of_schedule(
     if not _policy.auto_pauses(ScheduleState(state), failed_in_row, pause_after):
         return None
     stored = stored_from_row(tx.execute(SELECT_STORED, key).fetchone())
-    paused = _policy.transition(stored, "pause", now_ms)
+    paused = _policy.transition(stored, ScheduleAction.PAUSE, now_ms)
     assert paused is not None  # it was active
     note = _policy.auto_pause_note(failed_in_row, run_id, error)
     return change_state(

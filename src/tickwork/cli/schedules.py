@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from .._durations import describe_duration
-from .._models import HistoryEntry, Overlap, ScheduleInfo
+from .._models import HistoryEntry, Overlap, ScheduleAction, ScheduleInfo
 from .._wire import (
     backfill_text,
     backfilled_to_wire,
@@ -116,7 +116,7 @@ def show(key: str, database: str | None, as_json: bool) -> None:
     print_table(["field", "value"], field_rows(to_json(info)), title=f"schedule {info.key}")
 
 
-def _state_command(action: str) -> None:
+def _state_command(action: ScheduleAction) -> None:
     @command.command(action)
     @click.argument("key")
     @click.option(
@@ -138,10 +138,8 @@ def _state_command(action: str) -> None:
     )
 
 
-_state_command("pause")
-_state_command("resume")
-_state_command("activate")
-_state_command("deactivate")
+for _action in ScheduleAction:
+    _state_command(_action)
 
 
 @command.command("delete")

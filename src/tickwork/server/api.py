@@ -38,8 +38,8 @@ from .._event_wire import (
     event_to_wire,
     subscription_list_to_wire,
 )
-from .._models import RunInfo
-from .._registry import WorkflowDef
+from .._models import RunInfo, ScheduleAction
+from .._registry import MAX_LIMIT, WorkflowDef
 from .._retry import Retry
 from .._spec import ScheduleSpec
 from .._wire import (
@@ -61,11 +61,8 @@ from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
 from .api_input import instant_param, instant_value, int_param, read_body
 from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
-from .schemas import MAX_LIMIT
 
 __all__ = ["build_api"]
-
-_STATE_ACTIONS = ("pause", "resume", "activate", "deactivate")
 
 
 # -- writing responses -----------------------------------------------------------------
@@ -123,17 +120,11 @@ class _Api:
     # schedules
 
     async def list_schedules(self, request: Request) -> Response:
-        workflow = request.query_params.get("workflow")
-        state = request.query_params.get("state")
-        if state is not None and state not in ("active", "paused", "inactive"):
-            raise ConfigError(f"Unknown state {state!r}: expected active, paused or inactive")
-        found = await self._call(self.engine.list_schedules)
-        chosen = [
-            s
-            for s in found
-            if (workflow is None or s.workflow == workflow) and (state is None or s.state == state)
-        ]
-        return JSONResponse(schedule_list_to_wire(chosen))
+        params = request.query_params
+        found = await self._call(
+            self.engine.list_schedules, workflow=params.get("workflow"), state=params.get("state")
+        )
+        return JSONResponse(schedule_list_to_wire(found))
 
     async def get_schedule(self, request: Request) -> Response:
         return JSONResponse(await self._schedule(request.path_params["key"]))
@@ -164,7 +155,7 @@ class _Api:
             raise await self._no_schedule(key)
         return JSONResponse({"key": key, "deleted": True})
 
-    def state_handler(self, action: str) -> Callable[[Request], Any]:
+    def state_handler(self, action: ScheduleAction) -> Callable[[Request], Any]:
         async def change(request: Request) -> Response:
             key = request.path_params["key"]
             note = None
@@ -370,7 +361,7 @@ def build_api(engine: Engine) -> Starlette:
 
     state_changes = {
         f"/schedules/{{key}}/{action}": {"POST": api.state_handler(action)}
-        for action in _STATE_ACTIONS
+        for action in ScheduleAction
     }
     paths: dict[str, dict[str, Callable[[Request], Any]]] = {
         "/openapi.json": {"GET": openapi},

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
+from .._registry import MAX_LIMIT
 from . import schemas
-from .schemas import MAX_LIMIT
 
 __all__ = ["PREFIX", "openapi_document"]
 

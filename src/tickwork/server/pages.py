@@ -26,11 +26,12 @@ from .._models import (
     Overlap,
     RunInfo,
     RunStatus,
+    ScheduleAction,
     ScheduleInfo,
     ScheduleState,
     WorkerInfo,
 )
-from .._wire import backfill_text, state_change_text
+from .._wire import DONE, backfill_text, state_change_text
 from ..cron import load_zone
 from ..errors import ConfigError
 from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
@@ -55,13 +56,8 @@ SCHEDULES_PER_PAGE = 100
 CHART_RUNS = 100  # a schedule's runs in its lateness and duration charts
 #: a schedule's newest history entries read to tell which charted runs a person started
 CHART_HISTORY = 2000
-ACTIONS = ("pause", "resume", "trigger", "new_run", "deactivate", "activate", "backfill")
-_PAST = {
-    "pause": "paused",
-    "resume": "resumed",
-    "deactivate": "deactivated",
-    "activate": "activated",
-}
+#: what the Schedules page's buttons post: the state changes, and these
+ACTIONS = (*ScheduleAction, "trigger", "new_run", "backfill")
 
 
 class Pages:
@@ -200,18 +196,19 @@ class Pages:
                 request, form, f"{key}: occurrence already ran: run", triggered.run_id,
                 after=f"({triggered.status.value})", new_run_key=key,
             )  # fmt: skip
+        state_action = ScheduleAction(action)  # the buttons left: the state changes
         typed = form.get("note")  # the text field beside the buttons: why
         note = typed.strip() or None if isinstance(typed, str) else None
         try:
-            changed = await run_in_threadpool(self.engine.change_state, key, action, note)
+            changed = await run_in_threadpool(self.engine.change_state, key, state_action, note)
         except ConfigError as exc:  # a note too long, or with control characters
-            return back(request, form, f"{key}: not {_PAST[action]}: {exc}")
+            return back(request, form, f"{key}: not {DONE[state_action]}: {exc}")
         info = None if changed is None else await run_in_threadpool(self.engine.get_schedule, key)
         if info is None:
             return back(request, form, f"No schedule {key!r}.")
         if changed:
-            return back(request, form, f"{key}: {_PAST[action]}.")
-        return back(request, form, state_change_text(info, action, changed=False) + ".")
+            return back(request, form, f"{key}: {DONE[state_action]}.")
+        return back(request, form, state_change_text(info, state_action, changed=False) + ".")
 
     async def _backfill(self, request: Request, form: FormData, key: str) -> Response:
         """The backfill form's second step (a POST with its CSRF token): start the runs."""

@@ -18,7 +18,6 @@ from .._durations import bare_number_error
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 
 __all__ = [
-    "MAX_LIMIT",
     "REQUEST_MODELS",
     "RESPONSE_MODELS",
     "BackfillRequest",
@@ -45,8 +44,6 @@ __all__ = [
     "WorkflowList",
 ]
 
-#: the most runs or history entries one request returns (``Engine.list_runs``' own bound)
-MAX_LIMIT = 10_000
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
