@@ -140,9 +140,7 @@ Key = Annotated[
 ]
 OverlapPolicy = Annotated[Overlap, BeforeValidator(to_overlap)]
 Catchup = Annotated[int, Field(ge=1, le=MAX_CATCHUP)]
-CatchupOrAll = Annotated[
-    Catchup | Literal["all"], _int_from("catchup", 1, MAX_CATCHUP, also="all")
-]
+CatchupOrAll = Annotated[Catchup | Literal["all"], _int_from("catchup", 1, MAX_CATCHUP, also="all")]
 Pool = Annotated[str, Field(min_length=1, max_length=MAX_NAME), BeforeValidator(check_pool)]
 Priority = Annotated[
     int, Field(ge=INT64_MIN, le=INT64_MAX), _int_from("priority", INT64_MIN, INT64_MAX)
