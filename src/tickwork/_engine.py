@@ -519,10 +519,19 @@ class Engine:
         timezone: str = "UTC",
         after: datetime | None = None,
         count: int = 5,
+        dst_gap: str = "shift",
+        dst_repeat: str = "first",
     ) -> list[datetime]:
-        """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
+        """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
+        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
         return preview(
-            cron=cron, every=every, timezone=timezone, after=after or self.clock.now(), count=count
+            cron=cron,
+            every=every,
+            timezone=timezone,
+            after=after or self.clock.now(),
+            count=count,
+            dst_gap=dst_gap,
+            dst_repeat=dst_repeat,
         )
 
     # -- lifecycle -----------------------------------------------------------------------
