@@ -12,6 +12,7 @@ from . import _clock
 from ._calendars import declared_calendar
 from ._holidays import Holiday, public_holidays
 from ._models import CalendarInfo
+from ._runtime import Runtime
 from ._store import Store
 from .errors import ConfigError
 
@@ -21,10 +22,19 @@ __all__ = ["Calendars"]
 class Calendars:
     """The calendar operations of one engine, over its store."""
 
-    __slots__ = ("_clock", "_store")
+    __slots__ = ("_runtime",)
 
-    def __init__(self, store: Store, clock: _clock.Clock) -> None:
-        self._store, self._clock = store, clock
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    @property
+    def _store(self) -> Store:
+        # Read when used: the engine opens its store (creating a SQLite file) on first use.
+        return self._runtime.store
+
+    @property
+    def _clock(self) -> _clock.Clock:
+        return self._runtime.clock
 
     def set(
         self,

@@ -98,7 +98,7 @@ class Engine:
         self._declarations = Declarations(schedules or [], config)
         self._runs = Runs(self._runtime)
         self._events = Events(self._runtime)
-        self._calendars = Calendars(self._runtime.store, self.clock)
+        self._calendars = Calendars(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         # What for_test gives its copy (the declarations and registry are shared below).
