@@ -15,8 +15,10 @@ from ._events import EventInfo as EventInfo
 from ._events import On as On
 from ._events import SubscriptionInfo as SubscriptionInfo
 from ._handle import RunHandle as RunHandle
+from ._holidays import Holiday as Holiday
 from ._models import ApiKeyInfo as ApiKeyInfo
 from ._models import Backfilled as Backfilled
+from ._models import CalendarInfo as CalendarInfo
 from ._models import Decision as Decision
 from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap
@@ -54,6 +56,7 @@ __all__ = [
     "ApiError",
     "ApiKeyInfo",
     "Backfilled",
+    "CalendarInfo",
     "Client",
     "Clock",
     "ConfigError",
@@ -66,6 +69,7 @@ __all__ = [
     "EventInfo",
     "Every",
     "HistoryEntry",
+    "Holiday",
     "InputValidationError",
     "On",
     "Overlap",

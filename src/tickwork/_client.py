@@ -481,14 +481,19 @@ class Client:
         timezone: str = "UTC",
         after: datetime | None = None,
         count: int = 5,
+        dst_gap: str = "shift",
+        dst_repeat: str = "first",
     ) -> list[datetime]:
-        """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
+        """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
+        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
         params = {
             "cron": cron,
             "every": _duration(every),
             "timezone": timezone,
             "after": _instant(after, "after"),
             "count": count if isinstance(count, int) and not isinstance(count, bool) else "",
+            "dst_gap": dst_gap,
+            "dst_repeat": dst_repeat,
         }
         found = self._request("GET", "/cron/preview", params=params)
         return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]

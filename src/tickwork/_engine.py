@@ -9,23 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import date, datetime
 from typing import Any, TypeVar, overload
 
 from . import _clock
 from ._apikeys import ApiKeys
 from ._async_api import twin
+from ._calendar_ops import Calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_ops import Events, FiringWithEvents
 from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
 from ._heartbeat import list_workers
+from ._holidays import Holiday
 from ._hooks import Hook
 from ._models import (
     ApiKeyInfo,
     Backfilled,
+    CalendarInfo,
     HistoryEntry,
     Pruned,
     RunInfo,
@@ -97,6 +100,7 @@ class Engine:
         self._declarations = Declarations(schedules or [], config)
         self._runs = Runs(self._runtime)
         self._events = Events(self._runtime)
+        self._calendars = Calendars(self._runtime)
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         self._api_keys = ApiKeys(self._runtime)
@@ -386,6 +390,44 @@ class Engine:
         it missed three renewals or stopped), oldest start first."""
         return list_workers(self._runtime)
 
+    # -- business calendars ----------------------------------------------------------------
+
+    def calendar(
+        self,
+        name: str,
+        *,
+        holidays: Iterable[date | str] = (),
+        country: str | None = None,
+        subdivision: str | None = None,
+        weekend: Iterable[str] = ("SAT", "SUN"),
+    ) -> CalendarInfo:
+        """Store the business calendar ``name`` (replacing one of that name whole): the
+        dates ``holidays`` lists, plus the public holidays of ``country`` (and
+        ``subdivision``) from the optional ``holidays`` package, resolved per year and
+        stored; ``weekend``'s days are not business days either. ``ConfigError`` for bad
+        input (nothing stored), naming the extra when a country needs it."""
+        return self._calendars.set(
+            name, holidays=holidays, weekend=weekend, country=country, subdivision=subdivision
+        )
+
+    def get_calendar(self, name: str) -> CalendarInfo | None:
+        """The stored calendar ``name``, or None."""
+        return self._calendars.get(name)
+
+    def list_calendars(self) -> list[CalendarInfo]:
+        """Every stored calendar, by name."""
+        return self._calendars.list()
+
+    def delete_calendar(self, name: str) -> bool:
+        """Delete the calendar ``name``; False when there is none."""
+        return self._calendars.delete(name)
+
+    def calendar_holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
+        """Calendar ``name``'s holidays of ``year`` in date order: the listed dates (their
+        name is ``""``) and its country's public holidays, resolved and stored the first
+        time a year is asked for. ``ConfigError`` for an unknown calendar."""
+        return self._calendars.holidays(name, year)
+
     # -- API keys ------------------------------------------------------------------------
 
     def create_api_key(self, name: str) -> str:
@@ -526,10 +568,19 @@ class Engine:
         timezone: str = "UTC",
         after: datetime | None = None,
         count: int = 5,
+        dst_gap: str = "shift",
+        dst_repeat: str = "first",
     ) -> list[datetime]:
-        """The next ``count`` occurrences of a cadence after ``after`` (default: now)."""
+        """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
+        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
         return preview(
-            cron=cron, every=every, timezone=timezone, after=after or self.clock.now(), count=count
+            cron=cron,
+            every=every,
+            timezone=timezone,
+            after=after or self.clock.now(),
+            count=count,
+            dst_gap=dst_gap,
+            dst_repeat=dst_repeat,
         )
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -6,7 +6,7 @@ Enum values are the strings stored in the database and sent on the wire.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -14,6 +14,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "ApiKeyInfo",
     "Backfilled",
+    "CalendarInfo",
     "Decision",
     "Histogram",
     "HistoryEntry",
@@ -264,6 +265,20 @@ class ApiKeyInfo:
     name: str
     created_at: datetime
     revoked_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarInfo:
+    """A stored business calendar (DESIGN §3): the weekend's day names (``"SAT"``...),
+    the dates listed as holidays, and the ``country`` / ``subdivision`` whose public
+    holidays it adds (resolved per year and stored as they are needed)."""
+
+    name: str
+    weekend: tuple[str, ...]
+    holidays: tuple[date, ...]
+    country: str | None
+    subdivision: str | None
+    updated_at: datetime
 
 
 @dataclass(frozen=True)

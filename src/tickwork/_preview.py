@@ -1,22 +1,37 @@
 """Upcoming occurrences of a cadence without registering anything, and the DST helpers.
 
-``preview`` serves ``engine.preview`` and ``tickwork cron``; ``near_dst_transition`` and
-``utc_offset_text`` mark occurrences that daylight saving time moves (CLI, dashboard).
+``preview`` serves ``engine.preview`` and ``tickwork cron``; ``dst_marks`` says which of a
+cron expression's occurrences DST moved, skipped or doubled (DESIGN §2: the CLI, the API
+and the dashboard show it); ``near_dst_transition`` and ``utc_offset_text`` mark
+occurrences near an offset change (CLI, dashboard).
 """
 
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from enum import StrEnum
 
+from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, parse_duration
-from .cron import _aware_utc, load_zone, parse
+from .cron import CronExpr, _aware_utc, load_zone, parse
 from .errors import ConfigError
 
-__all__ = ["MAX_PREVIEW", "near_dst_transition", "preview", "utc_offset_text"]
+__all__ = [
+    "MAX_PREVIEW",
+    "DstMark",
+    "MarkedOccurrence",
+    "dst_marks",
+    "near_dst_transition",
+    "preview",
+    "utc_offset_text",
+]
 
 #: the most occurrences ``preview`` lists at once
 MAX_PREVIEW = 1000
+
+_ONE_SECOND = timedelta(seconds=1)
 
 
 def preview(
@@ -26,26 +41,116 @@ def preview(
     timezone: str = "UTC",
     after: datetime,
     count: int = 5,
+    dst_gap: DstGap | str = DstGap.SHIFT,
+    dst_repeat: DstRepeat | str = DstRepeat.FIRST,
 ) -> list[datetime]:
     """The first ``count`` occurrences strictly after ``after``, as aware UTC datetimes.
 
-    Exactly one of ``cron`` (an expression, read in ``timezone``) and ``every`` (a
-    duration: occurrences are ``after + k * every``). ``count`` is 1 to 1000. Anything
-    invalid raises ``ConfigError`` (``CronError`` for the expression).
+    Exactly one of ``cron`` (an expression, read in ``timezone`` under the DST policy
+    ``dst_gap`` / ``dst_repeat``) and ``every`` (a duration: occurrences are
+    ``after + k * every``). ``count`` is 1 to 1000. Anything invalid raises
+    ``ConfigError`` (``CronError`` for the expression).
     """
     if (cron is None) == (every is None):
         raise ConfigError("preview: pass exactly one of cron= and every=")
-    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PREVIEW:
-        raise ConfigError(f"Bad count {count!r}: expected an int from 1 to {MAX_PREVIEW}")
+    _check_count(count)
     start = _aware_utc(after, "after")
     if cron is not None:
-        return list(itertools.islice(parse(cron, timezone).iter(start), count))
+        expr = parse(cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
+        return list(itertools.islice(expr.iter(start), count))
     load_zone(timezone)
     step = parse_duration(every)  # type: ignore[arg-type]  # not None: checked above
     try:
         return [start + step * k for k in range(1, count + 1)]
     except OverflowError:
         raise ConfigError(f"Bad after {after!r}: occurrences would pass year 9999") from None
+
+
+def _check_count(count: object) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PREVIEW:
+        raise ConfigError(f"Bad count {count!r}: expected an int from 1 to {MAX_PREVIEW}")
+
+
+class DstMark(StrEnum):
+    """What daylight saving time did to an occurrence of a cron expression."""
+
+    #: a fixed local time a spring-forward gap skips, run at the first instant after it
+    MOVED = "moved"
+    #: such a time with ``dst_gap="skip"``: no run that day (``at`` is where shift would be)
+    SKIPPED = "skipped"
+    #: a local time a fall-back repeats, run at both instants (``dst_repeat="both"``, or
+    #: a wildcard minute or hour field, which follows the clock)
+    DOUBLED = "doubled"
+
+
+@dataclass(frozen=True)
+class MarkedOccurrence:
+    """One entry of ``dst_marks``: ``at`` (aware UTC), ``mark`` (``None`` when DST did not
+    touch it) and ``wall``, the local time the expression asked for (naive)."""
+
+    at: datetime
+    mark: DstMark | None
+    wall: datetime
+
+
+def dst_marks(
+    expr: CronExpr, after: datetime, occurrences: list[datetime]
+) -> list[MarkedOccurrence]:
+    """``occurrences`` (consecutive, from ``expr.iter(after)``) marked with what DST did
+    to them, and the ones ``dst_gap="skip"`` dropped between ``after`` and the last of
+    them put back in their place, marked skipped.
+
+    Pure: it reads only the zone's offsets and the expression's wall times.
+    """
+    zone = load_zone(expr.timezone)
+    # Which wall times the expression names, asked of the same expression read in UTC,
+    # where every wall time exists exactly once.
+    in_utc = parse(expr.expr, "UTC", calendar=expr.calendar)
+    marked: list[MarkedOccurrence] = []
+    if occurrences and expr.fixed_time and expr.dst_gap is DstGap.SKIP:
+        # Shift's occurrences in the same span: those it moved are skip's skips.
+        shifted = parse(
+            expr.expr, expr.timezone, dst_repeat=expr.dst_repeat, calendar=expr.calendar
+        )
+        for at in shifted.iter(after):
+            if at > occurrences[-1]:
+                break
+            wall = _moved_from(at, zone, in_utc)
+            if wall is not None:
+                marked.append(MarkedOccurrence(at, DstMark.SKIPPED, wall))
+    for at in occurrences:
+        moved = _moved_from(at, zone, in_utc) if expr.fixed_time else None
+        if moved is not None:
+            marked.append(MarkedOccurrence(at, DstMark.MOVED, moved))
+            continue
+        wall = at.astimezone(zone).replace(tzinfo=None, fold=0)
+        mark = DstMark.DOUBLED if _twice(wall, zone, expr) else None
+        marked.append(MarkedOccurrence(at, mark, wall))
+    return sorted(marked, key=lambda entry: entry.at)
+
+
+def _moved_from(at: datetime, zone: tzinfo, in_utc: CronExpr) -> datetime | None:
+    """The first skipped wall time that ``at`` stands in for, when ``at`` is the end of a
+    spring-forward gap whose own wall time the expression does not name."""
+    before = (at - _ONE_SECOND).astimezone(zone).utcoffset()
+    offset = at.astimezone(zone).utcoffset()
+    if before is None or offset is None or offset <= before:
+        return None
+    end = at.astimezone(zone).replace(tzinfo=UTC)  # wall time, labelled UTC
+    if in_utc.prev(end) == end:
+        return None  # the expression names the gap's end itself: nothing moved
+    start = end - (offset - before)
+    first = in_utc.next(start - _ONE_SECOND)
+    return first.replace(tzinfo=None) if first < end else None
+
+
+def _twice(wall: datetime, zone: tzinfo, expr: CronExpr) -> bool:
+    """Whether ``wall`` is a local time a fall-back repeats and the expression runs at
+    both times: with ``dst_repeat="both"``, or always when it follows the clock."""
+    first, second = wall.replace(tzinfo=zone), wall.replace(tzinfo=zone, fold=1)
+    if first.utcoffset() == second.utcoffset():
+        return False
+    return expr.dst_repeat is DstRepeat.BOTH or not expr.fixed_time
 
 
 def near_dst_transition(

@@ -555,6 +555,11 @@ class CronExpr:
             policy += f", calendar={self.calendar.name!r}"
         return f"CronExpr(expr={self.expr!r}, timezone={self.timezone!r}{policy})"
 
+    @property
+    def fixed_time(self) -> bool:
+        """Whether the DST policy applies: minute and hour fields not starting with ``*``."""
+        return self._fixed
+
     def next(self, after: datetime) -> datetime:
         """The first occurrence strictly after ``after``."""
         for occurrence in self.iter(after):

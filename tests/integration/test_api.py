@@ -613,6 +613,21 @@ def test_cron_preview_lists_occurrences_in_the_zone_and_in_words(api: Api) -> No
     assert [o["utc_offset"] for o in preview["occurrences"]] == ["+01:00", "+02:00", "+02:00"]
 
 
+def test_cron_preview_takes_the_dst_policy(api: Api) -> None:
+    params = {
+        "cron": "30 2 * * *",
+        "timezone": "Europe/Paris",
+        "count": 2,
+        "after": "2026-03-28T12:00:00Z",
+        "dst_gap": "skip",
+    }
+    preview = api.get("/api/v1/cron/preview", params=params).json()
+    assert [o["utc"] for o in preview["occurrences"]] == [
+        "2026-03-30T00:30:00.000Z",  # no run on the 29th, whose 02:30 DST skips
+        "2026-03-31T00:30:00.000Z",
+    ]
+
+
 def test_interval_preview_counts_from_now(api: Api) -> None:
     preview = api.get("/api/v1/cron/preview", params={"every": "90m", "count": 2}).json()
     assert preview["every"] == "1h30m" and preview["description"] == "every 1 h 30 min"
@@ -635,6 +650,7 @@ def test_interval_preview_counts_from_now(api: Api) -> None:
         ({"every": "1m", "count": 1001}, "CONFIG_ERROR"),
         ({"every": "1m", "after": "yesterday"}, "CONFIG_ERROR"),
         ({"every": "1m", "after": "2026-03-01T00:00:00"}, "CONFIG_ERROR"),
+        ({"cron": "0 2 * * *", "dst_repeat": "twice"}, "CONFIG_ERROR"),
     ],
 )
 def test_bad_previews_are_400(api: Api, params: dict[str, Any], code: str) -> None:

@@ -284,6 +284,8 @@ def test_workflows_and_preview_are_the_engines(client: Client, app_engine: Engin
     assert client.workflows() == app_engine.workflows()
     after = datetime(2026, 3, 28, tzinfo=UTC)
     for cadence in ({"cron": "30 2 * * *", "timezone": "Europe/Paris"}, {"every": "90m"},
+                    {"cron": "30 2 * * *", "timezone": "Europe/Paris", "dst_gap": "skip"},
+                    {"cron": "30 2 * * *", "timezone": "Europe/Paris", "dst_repeat": "both"},
                     {"every": timedelta(minutes=5), "timezone": "Asia/Kolkata"}):  # fmt: skip
         expected = app_engine.preview(**cadence, after=after, count=4)
         assert client.preview(**cadence, after=after, count=4) == expected

@@ -122,3 +122,46 @@ def test_errors_go_to_stderr_with_exit_code_2(args: list[str], message: str) -> 
 
 def test_command_is_named_cron() -> None:
     assert command.name == "cron"
+
+
+def test_says_which_time_dst_moved() -> None:
+    result = run("30 2 * * *", "--tz", "America/New_York", "-n", "1", "--after", "2024-03-09T12:00")
+    row = next(line for line in result.output.splitlines() if "2024-03-10" in line)
+    assert "Sun 2024-03-10 03:00" in row and "moved from 02:30" in row
+
+
+def test_a_skipped_time_is_listed_in_place_and_not_counted() -> None:
+    result = run(
+        "30 2 * * *", "--tz", "America/New_York", "-n", "2", "--after", "2024-03-09T12:00",
+        "--dst-gap", "skip",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "2024-03-1" in line]
+    assert rows[0].startswith("│ - ") and "Sun 2024-03-10 02:30" in rows[0]
+    assert "skipped 02:30: no run" in rows[0]
+    assert rows[1].startswith("│ 1 ") and "Mon 2024-03-11 02:30" in rows[1]
+    assert rows[2].startswith("│ 2 ") and "Tue 2024-03-12 02:30" in rows[2]
+
+
+def test_both_instants_of_a_repeated_time_are_marked_doubled() -> None:
+    result = run(
+        "30 1 * * *", "--tz", "America/New_York", "-n", "2", "--after", "2024-11-02T12:00",
+        "--dst-repeat", "both",
+    )  # fmt: skip
+    rows = [line for line in result.output.splitlines() if "2024-11-03" in line]
+    assert "01:30 -04:00" in rows[0] and "01:30 -05:00" in rows[1]
+    assert all("doubled: 01:30 runs twice" in row for row in rows)
+
+
+def test_json_lists_the_policys_occurrences() -> None:
+    result = run(
+        "30 1 * * *", "--tz", "America/New_York", "-n", "2", "--json",
+        "--after", "2024-11-02T12:00", "--dst-repeat", "last",
+    )  # fmt: skip
+    utc = [o["utc"] for o in json.loads(result.output)["occurrences"]]
+    assert utc == ["2024-11-03T06:30:00.000Z", "2024-11-04T06:30:00.000Z"]
+
+
+def test_an_unknown_dst_policy_is_refused() -> None:
+    result = run("30 1 * * *", "--dst-gap", "later")
+    assert result.exit_code == 2 and "'later' is not one of 'shift', 'skip'" in result.output

@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from .._clock import Reading
+from .._holidays import Holiday
 from .._models import (
     ApiKeyInfo,
+    CalendarInfo,
     HistoryEntry,
     RunInfo,
     RunStatus,
@@ -483,6 +485,35 @@ class Store(EventStore, Protocol):
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         """Revoke the live key with this id, else the live key with this name (never both);
         False when there is none."""
+        ...
+
+    # -- business calendars (migration 0016) --------------------------------------------
+
+    def put_calendar(self, calendar: CalendarInfo, *, now_ms: int) -> None:
+        """Store ``calendar`` (its ``updated_at`` is ``now_ms``), replacing the one with its
+        name whole, and drop that name's resolved years (its country may have changed)."""
+        ...
+
+    def get_calendar(self, name: str) -> CalendarInfo | None:
+        """The calendar with this name, or None."""
+        ...
+
+    def list_calendars(self) -> list[CalendarInfo]:
+        """Every calendar, by name."""
+        ...
+
+    def delete_calendar(self, name: str) -> bool:
+        """Delete the calendar and its resolved years; False when there is none."""
+        ...
+
+    def store_calendar_year(self, name: str, year: int, holidays: Sequence[Holiday]) -> None:
+        """Store a calendar's public holidays of ``year``; a year already stored is kept
+        (two processes resolving it at once store it once)."""
+        ...
+
+    def calendar_year(self, name: str, year: int) -> tuple[Holiday, ...] | None:
+        """A calendar's stored public holidays of ``year`` in date order; None when that
+        year is not stored."""
         ...
 
     # -- workers ---------------------------------------------------------------------------

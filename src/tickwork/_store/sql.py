@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
+from .._holidays import Holiday
 from .._models import (
     ApiKeyInfo,
+    CalendarInfo,
     HistoryEntry,
     RunInfo,
     RunStatus,
@@ -46,6 +48,7 @@ from .contract import (
 from .event_contract import StoredEvent
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .recent_runs import RecentRunsSql
+from .sql_calendars import CalendarsSql
 from .sql_events import EventsSql
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
@@ -81,6 +84,7 @@ class SqlStore:
         self._recent = RecentRunsSql(db)
         self._schedules = SchedulesSql(db)
         self._keys = ApiKeysSql(db)
+        self._calendars = CalendarsSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)
         self._events = EventsSql(db, self._runs.claim_in)
@@ -293,6 +297,24 @@ class SqlStore:
 
     def revoke_api_key(self, name_or_id: str, *, now_ms: int) -> bool:
         return self._keys.revoke_api_key(name_or_id, now_ms=now_ms)
+
+    def put_calendar(self, calendar: CalendarInfo, *, now_ms: int) -> None:
+        self._calendars.put_calendar(calendar, now_ms=now_ms)
+
+    def get_calendar(self, name: str) -> CalendarInfo | None:
+        return self._calendars.get_calendar(name)
+
+    def list_calendars(self) -> list[CalendarInfo]:
+        return self._calendars.list_calendars()
+
+    def delete_calendar(self, name: str) -> bool:
+        return self._calendars.delete_calendar(name)
+
+    def store_calendar_year(self, name: str, year: int, holidays: Sequence[Holiday]) -> None:
+        self._calendars.store_calendar_year(name, year, holidays)
+
+    def calendar_year(self, name: str, year: int) -> tuple[Holiday, ...] | None:
+        return self._calendars.calendar_year(name, year)
 
     # -- workers ---------------------------------------------------------------------------
 

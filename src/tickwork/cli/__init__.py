@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..errors import TickworkError
-from . import apikey, cron, db, events, runs, schedules, serve, worker, workers
+from . import apikey, calendars, cron, db, events, runs, schedules, serve, worker, workers
 from ._exit import fail_with
 
 __all__ = ["main"]
@@ -40,3 +40,4 @@ main.add_command(serve.command)
 main.add_command(apikey.command)
 main.add_command(workers.command)
 main.add_command(events.command)
+main.add_command(calendars.command)

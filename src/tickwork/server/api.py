@@ -313,13 +313,24 @@ class _Api:
         expr, every = params.get("cron"), params.get("every")
         timezone = params.get("timezone", "UTC")
         count = int_param(request, "count", 5, 1, 1000)
-        after = instant_param(request, "after")
+        after = instant_param(request, "after") or self.engine.clock.now()
+        policy = {key: params.get(key, default) for key, default in _DST_DEFAULTS.items()}
         occurrences = await self._call(
-            self.engine.preview, cron=expr, every=every, timezone=timezone, after=after, count=count
+            self.engine.preview,
+            cron=expr,
+            every=every,
+            timezone=timezone,
+            after=after,
+            count=count,
+            **policy,
         )
         return JSONResponse(
             preview_to_wire(cron=expr, every=every, timezone=timezone, occurrences=occurrences)
         )
+
+
+#: the DST policy a preview takes, and its defaults (Debian cron's)
+_DST_DEFAULTS = {"dst_gap": "shift", "dst_repeat": "first"}
 
 
 def _route(

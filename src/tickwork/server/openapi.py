@@ -334,6 +334,16 @@ def _paths() -> dict[str, Any]:
                         {"type": "string", "format": "date-time"},
                         "Start after this instant (default: now)",
                     ),
+                    _query(
+                        "dst_gap",
+                        {"type": "string", "enum": ["shift", "skip"], "default": "shift"},
+                        "A fixed time a DST gap skips: run at the gap's end, or not that day",
+                    ),
+                    _query(
+                        "dst_repeat",
+                        {"type": "string", "enum": ["first", "last", "both"], "default": "first"},
+                        "A fixed time a DST fall-back repeats: which of the two instants run",
+                    ),
                 ],
                 errors={"400": _BAD_PARAM},
             )

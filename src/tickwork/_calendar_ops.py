@@ -1,0 +1,93 @@
+"""Business calendars' operations (DESIGN §3): set, read, list, delete, and a year's
+holidays, resolving a country's public holidays once per year and storing them.
+
+Resolving needs the ``holidays`` extra; a stored year does not. Setting a country
+calendar resolves this year and the next right away, so workers without the extra
+decide the same way from the start.
+"""
+
+from __future__ import annotations
+
+from . import _clock
+from ._calendars import declared_calendar
+from ._holidays import Holiday, public_holidays
+from ._models import CalendarInfo
+from ._runtime import Runtime
+from ._store import Store
+from .errors import ConfigError
+
+__all__ = ["Calendars"]
+
+
+class Calendars:
+    """The calendar operations of one engine, over its store."""
+
+    __slots__ = ("_runtime",)
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    @property
+    def _store(self) -> Store:
+        # Read when used: the engine opens its store (creating a SQLite file) on first use.
+        return self._runtime.store
+
+    @property
+    def _clock(self) -> _clock.Clock:
+        return self._runtime.clock
+
+    def set(
+        self,
+        name: str,
+        *,
+        holidays: object,
+        weekend: object,
+        country: object,
+        subdivision: object,
+    ) -> CalendarInfo:
+        now = self._clock.now()
+        declared = declared_calendar(
+            name, holidays=holidays, weekend=weekend, country=country,
+            subdivision=subdivision, now=now,
+        )  # fmt: skip
+        # Resolved before anything is stored: a failure stores nothing.
+        years = {}
+        if declared.country is not None:
+            for year in (now.year, now.year + 1):
+                years[year] = public_holidays(declared.country, declared.subdivision, year)
+        now_ms = _clock.to_ms(now)
+        self._store.put_calendar(declared, now_ms=now_ms)
+        for year, found in years.items():
+            self._store.store_calendar_year(declared.name, year, found)
+        stored = self._store.get_calendar(declared.name)
+        assert stored is not None  # just written; a calendar is never deleted by tickwork
+        return stored
+
+    def get(self, name: str) -> CalendarInfo | None:
+        return self._store.get_calendar(name)
+
+    def list(self) -> list[CalendarInfo]:
+        return self._store.list_calendars()
+
+    def delete(self, name: str) -> bool:
+        return self._store.delete_calendar(name)
+
+    def holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
+        """The calendar's holidays of ``year`` in date order: its listed dates (named
+        ``""``) and its country's public holidays (stored, or resolved and stored now)."""
+        if isinstance(year, bool) or not isinstance(year, int) or not 1 <= year <= 9999:
+            raise ConfigError(f"Bad year {year!r}: expected an int from 1 to 9999")
+        calendar = self._store.get_calendar(name)
+        if calendar is None:
+            raise ConfigError(f"No calendar {name!r}: set it with engine.calendar({name!r}, ...)")
+        public: tuple[Holiday, ...] = ()
+        if calendar.country is not None:
+            stored = self._store.calendar_year(name, year)
+            if stored is None:
+                found = public_holidays(calendar.country, calendar.subdivision, year)
+                self._store.store_calendar_year(name, year, found)
+                stored = self._store.calendar_year(name, year)  # another process's, if first
+            public = stored or ()
+        named = {holiday.day for holiday in public}
+        listed = (Holiday(day, "") for day in calendar.holidays if day.year == year)
+        return tuple(sorted([*public, *(h for h in listed if h.day not in named)]))

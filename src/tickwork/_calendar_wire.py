@@ -1,0 +1,55 @@
+"""JSON forms of business calendars, both ways: what ``tickwork calendars ... --json``
+prints (and what the API and Client will speak: DESIGN §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from ._holidays import Holiday
+from ._models import CalendarInfo
+
+__all__ = [
+    "calendar_from_wire",
+    "calendar_list_to_wire",
+    "calendar_to_wire",
+    "holidays_to_wire",
+]
+
+
+def calendar_to_wire(calendar: CalendarInfo) -> dict[str, Any]:
+    return {
+        "name": calendar.name,
+        "weekend": list(calendar.weekend),
+        "holidays": [day.isoformat() for day in calendar.holidays],
+        "country": calendar.country,
+        "subdivision": calendar.subdivision,
+        "updated_at": calendar.updated_at.astimezone(UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z"),
+    }
+
+
+def calendar_from_wire(data: dict[str, Any]) -> CalendarInfo:
+    return CalendarInfo(
+        name=data["name"],
+        weekend=tuple(data["weekend"]),
+        holidays=tuple(date.fromisoformat(day) for day in data["holidays"]),
+        country=data["country"],
+        subdivision=data["subdivision"],
+        updated_at=datetime.fromisoformat(data["updated_at"]).astimezone(UTC),
+    )
+
+
+def calendar_list_to_wire(calendars: Sequence[CalendarInfo]) -> dict[str, Any]:
+    return {"calendars": [calendar_to_wire(calendar) for calendar in calendars]}
+
+
+def holidays_to_wire(name: str, year: int, holidays: Sequence[Holiday]) -> dict[str, Any]:
+    """A calendar's holidays of one year; a listed date's name is ``""``."""
+    return {
+        "calendar": name,
+        "year": year,
+        "holidays": [{"date": h.day.isoformat(), "name": h.name} for h in holidays],
+    }

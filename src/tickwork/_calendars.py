@@ -1,0 +1,81 @@
+"""A business calendar as a person declares it (DESIGN §3), checked once: its name, its
+weekend, the dates it lists and the country whose public holidays it adds.
+
+Pure: it turns ``engine.calendar(...)``'s arguments into a ``CalendarInfo`` or refuses
+them with a ``ConfigError`` before anything is stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import date, datetime
+
+from ._business_days import WEEKDAY_NAMES, BusinessDays
+from ._holidays import check_source
+from ._models import CalendarInfo
+from .errors import ConfigError
+
+__all__ = ["MAX_LISTED", "declared_calendar"]
+
+#: the most dates one calendar lists by hand
+MAX_LISTED = 10_000
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def declared_calendar(
+    name: object,
+    *,
+    holidays: object,
+    weekend: object,
+    country: object,
+    subdivision: object,
+    now: datetime,
+) -> CalendarInfo:
+    """``engine.calendar``'s arguments, checked: the weekend as day names in week order,
+    the listed dates sorted without repeats. A country is checked against the ``holidays``
+    package (a ``ConfigError`` naming the extra when it is not installed)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConfigError(
+            f"Bad calendar name {name!r}: 1-100 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    if isinstance(weekend, str) or not isinstance(weekend, Iterable):
+        raise ConfigError(f"Bad weekend {weekend!r}: expected day names, e.g. ('SAT', 'SUN')")
+    days = BusinessDays(name, weekend=BusinessDays.weekend_from_names(list(weekend))).weekend
+    if country is None and subdivision is not None:
+        raise ConfigError(f"subdivision={subdivision!r} needs a country, e.g. country='GB'")
+    if country is not None:
+        check_source(country, subdivision)
+    return CalendarInfo(
+        name=name,
+        weekend=tuple(WEEKDAY_NAMES[day] for day in sorted(days)),
+        holidays=_listed(holidays),
+        country=None if country is None else str(country),
+        subdivision=None if subdivision is None else str(subdivision),
+        updated_at=now,
+    )
+
+
+def _listed(holidays: object) -> tuple[date, ...]:
+    if isinstance(holidays, str | bytes) or not isinstance(holidays, Iterable):
+        raise ConfigError(f"Bad holidays {holidays!r}: expected dates, e.g. ['2025-12-25']")
+    found = set()
+    for item in holidays:
+        found.add(_day(item))
+        if len(found) > MAX_LISTED:
+            raise ConfigError(f"Too many holidays: a calendar lists at most {MAX_LISTED}")
+    return tuple(sorted(found))
+
+
+def _day(item: object) -> date:
+    if isinstance(item, datetime):  # a datetime is a date too, but its time would be lost
+        raise ConfigError(f"Bad holiday {item!r}: expected a date, not a datetime")
+    if isinstance(item, date):
+        return item
+    if isinstance(item, str):
+        try:
+            return date.fromisoformat(item)
+        except ValueError:
+            pass
+    raise ConfigError(f"Bad holiday {item!r}: expected a date or 'YYYY-MM-DD'")

@@ -1,0 +1,60 @@
+"""``tickwork calendars list|show|set|delete`` (DESIGN §3, §5): tables for people,
+``--json`` for scripts, exit 3 for a calendar that is not there, 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tickwork.cli import main
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def run(sqlite_url: str) -> Invoke:
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(main, ["calendars", *args, "--database", sqlite_url])
+
+    return invoke
+
+
+def test_set_then_list_and_show(run: Invoke) -> None:
+    assert run("set", "uk", "--country", "GB", "--subdivision", "ENG").exit_code == 0
+    made = run("set", "acme", "--weekend", "FRI,SAT", "--holiday", "2026-12-24", "--json")
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.output)["weekend"] == ["FRI", "SAT"]
+    listed = run("list", "--json")
+    assert [c["name"] for c in json.loads(listed.output)["calendars"]] == ["acme", "uk"]
+    table = run("list").output
+    assert "GB-ENG" in table and "FRI,SAT" in table
+    shown = run("show", "uk", "--year", "2026")
+    assert "Fri 2026-12-25" in shown.output and "Christmas Day" in shown.output
+    as_json = json.loads(run("show", "acme", "--year", "2026", "--json").output)
+    assert as_json["holidays"] == [{"date": "2026-12-24", "name": ""}]
+
+
+def test_delete_and_the_missing_calendar(run: Invoke) -> None:
+    run("set", "acme")
+    assert run("delete", "acme").exit_code == 0
+    gone = run("delete", "acme")
+    assert gone.exit_code == 3 and "no calendar 'acme'" in gone.output
+    assert run("show", "acme").exit_code == 3
+
+
+def test_bad_input_exits_2_and_stores_nothing(run: Invoke) -> None:
+    run("set", "acme", "--holiday", "2026-12-24")
+    bad = run("set", "acme", "--holiday", "24/12/2026")
+    assert bad.exit_code == 2 and "Bad holiday '24/12/2026'" in bad.output
+    listed = json.loads(run("list", "--json").output)["calendars"]
+    assert [c["holidays"] for c in listed] == [["2026-12-24"]]
+
+
+def test_a_country_without_the_extra_names_it(run: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "holidays", None)
+    result = run("set", "uk", "--country", "GB")
+    assert result.exit_code == 2 and "pip install 'tickwork[holidays]'" in result.output
