@@ -13,7 +13,7 @@ joins the queue. ``plan_backfill`` decides a backfill's occurrences by the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ._ids import jitter_ms, occurrence_run_id
@@ -26,8 +26,11 @@ __all__ = [
     "PlanInput",
     "PlannedDecision",
     "PlannedRun",
+    "Settled",
+    "fires_ahead",
     "plan",
     "plan_backfill",
+    "settle",
 ]
 
 #: occurrences started per schedule per pass with ``catchup="all"``, so that an outage
@@ -37,6 +40,8 @@ CATCHUP_BATCH = 100
 COUNT_CAP = 10_000
 #: occurrences ``overlap="buffer_all"`` keeps waiting; past that each is dropped (recorded)
 MAX_WAITING = 1000
+#: why an occurrence starts nothing: its run exists (a trigger or another worker got there)
+ALREADY_STARTED = "the occurrence already has this run"
 
 
 class Occurrences(Protocol):
@@ -114,6 +119,12 @@ class Plan:
     #: a backfill's answer: the run id of each occurrence it started, queued or found
     #: started already, oldest first
     backfilled: list[str] = field(default_factory=list)
+
+
+def fires_ahead(overlap: Overlap) -> bool:
+    """Whether a schedule may be fired before its occurrence (``fire_ahead``): only
+    ``allow``, whose decision does not depend on the run in flight when it comes due."""
+    return overlap is Overlap.ALLOW
 
 
 def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
@@ -379,7 +390,7 @@ def plan_backfill(
     for occurrence in occurrences:
         own = occurrence_run_id(state.key, occurrence)
         if taken(occurrence):
-            why = "backfill: the occurrence already has this run"
+            why = f"backfill: {ALREADY_STARTED}"
             if occurrence in queued:
                 why = "backfill: the occurrence already waits its turn (overlap=buffer_all)"
             result.backfilled.append(own)
@@ -434,3 +445,32 @@ def _backfill_start(
     result.decisions.append(PlannedDecision(Decision.BACKFILLED, occurrence, why, run_id))
     result.backfilled.append(run_id)
     active.append(run_id)
+
+
+# -- settling ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A plan as it is written: its decisions, and the runs it really inserts."""
+
+    decisions: list[PlannedDecision]
+    starts: list[PlannedRun]
+
+
+def settle(plan: Plan, existing: frozenset[str] | set[str]) -> Settled:
+    """``plan`` once the store has seen which of its runs ``existing`` already holds: a
+    start (or trigger) of a run that exists becomes ``already_started`` and inserts
+    nothing. A trigger keeps its own reason before the explanation."""
+    if not existing:
+        return Settled(plan.decisions, plan.starts)
+    decisions = []
+    for decision in plan.decisions:
+        kind = decision.decision
+        if decision.run_id in existing and kind in (Decision.STARTED, Decision.TRIGGERED):
+            why = ALREADY_STARTED
+            if kind is Decision.TRIGGERED:
+                why = f"{decision.reason}: {ALREADY_STARTED}"
+            decision = replace(decision, decision=Decision.ALREADY_STARTED, reason=why)
+        decisions.append(decision)
+    return Settled(decisions, [run for run in plan.starts if run.run_id not in existing])

@@ -95,23 +95,6 @@ class ScheduleRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class DueSchedule:
-    """A claimed schedule as the planner sees it, with its unfinished runs (oldest first)."""
-
-    record: ScheduleRecord
-    revision: int
-    anchor_ms: int
-    next_fire_ms: int | None
-    buffered_ms: int | None
-    paused_from_ms: int | None
-    resumed_ms: int | None
-    active_run_ids: tuple[str, ...]
-    #: occurrences waiting in the ``buffer_all`` queue, and the oldest two of them
-    waiting: int = 0
-    queued_ms: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class FiringState:
     """Where a stored schedule stands, as ``_policy.transition`` reads and writes it.
 
@@ -137,6 +120,34 @@ class StoredSchedule:
     revision: int
     anchor_ms: int
     firing: FiringState
+
+
+@dataclass(frozen=True, slots=True)
+class DueSchedule:
+    """A claimed schedule as the planner sees it: its row, its unfinished runs (oldest
+    first), and how many occurrences wait in its ``buffer_all`` queue with the oldest two.
+    The row's values keep their one name each (``stored.firing.resumed_ms``)."""
+
+    stored: StoredSchedule
+    active_run_ids: tuple[str, ...] = ()
+    waiting: int = 0
+    queued_ms: tuple[int, ...] = ()
+
+    @property
+    def record(self) -> ScheduleRecord:
+        return self.stored.record
+
+    @property
+    def revision(self) -> int:
+        return self.stored.revision
+
+    @property
+    def anchor_ms(self) -> int:
+        return self.stored.anchor_ms
+
+    @property
+    def firing(self) -> FiringState:
+        return self.stored.firing
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from ._models import (
     Triggered,
 )
 from ._occurrences import occurrences_between, occurrences_of
-from ._planning import Plan, PlanInput, plan, plan_backfill
+from ._planning import Plan, PlanInput, fires_ahead, plan, plan_backfill
 from ._policy import current_occurrence
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
@@ -398,12 +398,12 @@ class Schedules:
         """``_decide``, but an ``allow`` schedule that the store handed over early (nothing
         of it is due now) starts every occurrence within ``fire_ahead``, at most
         ``CATCHUP_BATCH`` a pass: none of them is missed, so catch-up drops none."""
-        upcoming = due.next_fire_ms
+        upcoming = due.firing.next_fire_ms
         if (
             upcoming is None
             or upcoming <= now_ms
             or upcoming > now_ms + self._ahead_ms
-            or due.record.overlap != Overlap.ALLOW
+            or not fires_ahead(due.record.overlap)
         ):
             return self._decide(due, now_ms)
         ahead = replace(
@@ -429,7 +429,7 @@ def _definition(record: ScheduleRecord) -> str:
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
     """What the planner needs of a stored schedule at ``now_ms``."""
-    record = due.record
+    record, firing = due.record, due.firing
     return PlanInput(
         key=record.key,
         overlap=record.overlap,
@@ -437,10 +437,10 @@ def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
         catchup_window_ms=record.catchup_window_ms,
         jitter_ms=record.jitter_ms,
         end_ms=record.end_ms,
-        next_fire_ms=due.next_fire_ms,
-        buffered_ms=due.buffered_ms,
-        paused_from_ms=due.paused_from_ms,
-        paused_until_ms=due.resumed_ms,
+        next_fire_ms=firing.next_fire_ms,
+        buffered_ms=firing.buffered_ms,
+        paused_from_ms=firing.paused_ms,
+        paused_until_ms=firing.resumed_ms,
         active_run_ids=due.active_run_ids,
         now_ms=now_ms,
         waiting=due.waiting,

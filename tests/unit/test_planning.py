@@ -9,7 +9,17 @@ import pytest
 from tickwork._ids import jitter_ms, occurrence_run_id
 from tickwork._models import Decision, Overlap
 from tickwork._occurrences import IntervalOccurrences
-from tickwork._planning import CATCHUP_BATCH, PlanInput, plan
+from tickwork._planning import (
+    ALREADY_STARTED,
+    CATCHUP_BATCH,
+    Plan,
+    PlanInput,
+    PlannedDecision,
+    PlannedRun,
+    fires_ahead,
+    plan,
+    settle,
+)
 
 MIN = 60_000
 EVERY_MINUTE = IntervalOccurrences(anchor_ms=0, every_ms=MIN)
@@ -222,3 +232,33 @@ def test_huge_outage_is_summarised_not_enumerated() -> None:
     assert dropped.decision is Decision.DROPPED_CATCHUP
     assert dropped.count == 10_000 and "at least" in dropped.reason
     assert started.occurrence_ms == 10 * MIN + year
+
+
+def test_settle_turns_a_start_whose_run_exists_into_already_started() -> None:
+    planned = Plan(
+        starts=[PlannedRun(1, "r1", 1), PlannedRun(2, "r2", 2)],
+        decisions=[
+            PlannedDecision(Decision.STARTED, 1, "due", "r1"),
+            PlannedDecision(Decision.STARTED, 2, "due", "r2"),
+            PlannedDecision(Decision.SKIPPED_OVERLAP, 3, "busy"),
+        ],
+    )
+    settled = settle(planned, {"r1"})
+    assert [run.run_id for run in settled.starts] == ["r2"]
+    assert [(d.decision, d.reason) for d in settled.decisions] == [
+        (Decision.ALREADY_STARTED, ALREADY_STARTED),
+        (Decision.STARTED, "due"),
+        (Decision.SKIPPED_OVERLAP, "busy"),
+    ]
+    assert settle(planned, set()).starts == planned.starts
+
+
+def test_settle_keeps_a_triggers_reason_before_the_explanation() -> None:
+    planned = Plan(decisions=[PlannedDecision(Decision.TRIGGERED, 1, "manual: ops", "r1")])
+    (decision,) = settle(planned, {"r1"}).decisions
+    assert decision.decision is Decision.ALREADY_STARTED
+    assert decision.reason == "manual: ops: the occurrence already has this run"
+
+
+def test_only_allow_fires_ahead() -> None:
+    assert [o for o in Overlap if fires_ahead(o)] == [Overlap.ALLOW]

@@ -142,18 +142,7 @@ def due_from_row(
 ) -> DueSchedule:
     """The schedule a row of ``STORED_COLUMNS`` holds, as the planner sees it, with its
     unfinished runs and the oldest occurrences of its buffer_all queue."""
-    return DueSchedule(
-        record=_record(row),
-        revision=row[_REVISION],
-        anchor_ms=row[_ANCHOR_AT],
-        next_fire_ms=row[_NEXT_FIRE_AT],
-        buffered_ms=row[_BUFFERED_FOR],
-        paused_from_ms=row[_PAUSED_AT],
-        resumed_ms=row[_RESUMED_AT],
-        active_run_ids=active_run_ids,
-        waiting=row[_WAITING],
-        queued_ms=queued_ms,
-    )
+    return DueSchedule(stored_from_row(row), active_run_ids, row[_WAITING], queued_ms)
 
 
 def stored_from_row(row: Sequence[Any]) -> StoredSchedule:

@@ -24,8 +24,16 @@ from collections.abc import Callable, Sequence
 from .. import _policy
 from .._clock import from_ms
 from .._ids import occurrence_run_id
-from .._models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleInfo, Triggered
-from .._planning import Plan, PlannedDecision, PlannedRun
+from .._models import (
+    Decision,
+    HistoryEntry,
+    Overlap,
+    RunStatus,
+    ScheduleAction,
+    ScheduleInfo,
+    Triggered,
+)
+from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import BackfillDecide, FireResult, Registration
 from .counters import count_firings, observe_lateness
@@ -110,11 +118,11 @@ WHERE due_at <= ? AND state = 'active' {{filters}}
 ORDER BY due_at
 LIMIT ?
 """
-# The same with fire_ahead: the first ? is now plus fire_ahead, the second now; only
-# overlap="allow" is decided before its occurrence (the others depend on the run then
-# in flight).
+#: the policies that are decided before their occurrence (``_planning.fires_ahead``), as SQL
+_FIRES_AHEAD = " OR ".join(f"overlap = '{o.value}'" for o in Overlap if fires_ahead(o))
+# The same with fire_ahead: the first ? is now plus fire_ahead, the second now.
 SELECT_DUE_AHEAD = SELECT_DUE.replace(
-    "{filters}", "AND (due_at <= ? OR overlap = 'allow') {filters}"
+    "{filters}", f"AND (due_at <= ? OR {_FIRES_AHEAD}) {{filters}}"
 )
 # Unfinished runs of some schedules, oldest first; {marks} is one placeholder per key.
 # tickwork_queue_schedule serves it.
@@ -195,8 +203,8 @@ NEXT_SCHEDULE_DUE = """
 SELECT MIN(due_at) FROM tickwork_schedules
 WHERE due_at IS NOT NULL AND state = 'active' {filters}
 """
-# The same with fire_ahead: the first due schedules in order, with their policy (only
-# overlap="allow" is due fire_ahead early); {filters} as in SELECT_DUE.
+# The same with fire_ahead: the first due schedules in order, with their policy (those
+# that fire ahead are due fire_ahead early); {filters} as in SELECT_DUE.
 FIRST_SCHEDULES_DUE = """
 SELECT due_at, overlap FROM tickwork_schedules
 WHERE due_at IS NOT NULL AND state = 'active' {filters}
@@ -438,22 +446,25 @@ class SchedulesSql:
             if row is None:
                 return None
             inserted = insert_run_row(tx, run)
+            planned = Plan(
+                decisions=[PlannedDecision(Decision.TRIGGERED, occurrence_ms, reason, run.id)]
+            )
+            (decision,) = settle(planned, frozenset() if inserted else {run.id}).decisions
             if inserted:
                 self._db.notify(tx, "runs")
                 # A new_run=True run has an id of its own, not the occurrence's.
                 own = run.id == occurrence_run_id(key, occurrence_ms)
                 occurrence = occurrence_ms if own else None
                 tx.execute(RECORD_TRIGGER, now_ms, run.id, occurrence, occurrence, key)
-                status, why = RunStatus.PENDING, reason
+                status = RunStatus.PENDING
             else:
-                why = f"{reason}: the occurrence already has this run"
                 status = RunStatus(tx.execute(SELECT_RUN_STATUS, run.id).fetchone()[0])
-            decision = Decision.TRIGGERED if inserted else Decision.ALREADY_STARTED
+            kind = decision.decision.value
             tx.execute(
-                INSERT_HISTORY, key, occurrence_ms, None, decision.value, why, run.id,
+                INSERT_HISTORY, key, occurrence_ms, None, kind, decision.reason, run.id,
                 row[0], 1, now_ms,
             )  # fmt: skip
-            count_firings(tx, decision.value, 1)
+            count_firings(tx, kind, 1)
             return Triggered(run.id, inserted, status)
 
         return self._db.write(work)
@@ -508,14 +519,14 @@ class SchedulesSql:
 
 def _first_due(rows: Sequence[tuple[int, str]], ahead_ms: int) -> int | None:
     """When the first of ``rows`` (due schedules in ``due_at`` order) is due to be fired:
-    an ``allow`` one ``ahead_ms`` early. A later row can only be earlier if it is due
+    one that ``fires_ahead`` ``ahead_ms`` early. A later row can only be earlier if it is due
     within ``ahead_ms`` of the best so far."""
     best: int | None = None
     for due_at, overlap in rows:
         due = int(due_at)
         if best is not None and due - ahead_ms >= best:
             break
-        when = due - ahead_ms if overlap == "allow" else due
+        when = due - ahead_ms if fires_ahead(Overlap(overlap)) else due
         best = when if best is None else min(best, when)
     return best
 
@@ -642,8 +653,8 @@ def _apply(
 
     Statements go in bulk (``executemany``): one firing pass may decide thousands of
     schedules. Planned runs that already exist (a trigger got there first) are found
-    first, so their decisions are recorded as "already_started"; ``ON CONFLICT DO
-    NOTHING`` still guards the insert itself.
+    first, so that ``settle`` records their decisions as "already_started"; ``ON CONFLICT
+    DO NOTHING`` still guards the insert itself.
     """
     for _, plan in plans:
         for run_id in plan.cancel_run_ids:
@@ -655,15 +666,14 @@ def _apply(
     noted: list[HistoryEntry] = []
     for due, plan in plans:
         record = due.record
-        for run in plan.starts:
+        settled = settle(plan, existing)
+        for run in plan.starts:  # all of them: ON CONFLICT DO NOTHING guards each
             runs.append(_run_values(due, run, now_ms))
             queued.append((run.available_ms, run.run_id))
-            if run.run_id not in existing:
-                observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
-        for decision in plan.decisions:
+        for run in settled.starts:
+            observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
+        for decision in settled.decisions:
             kind, reason = decision.decision, decision.reason
-            if decision.run_id in existing and kind is Decision.STARTED:
-                kind, reason = Decision.ALREADY_STARTED, "the occurrence already has this run"
             history.append((
                 record.key, decision.occurrence_ms, decision.last_occurrence_ms, kind.value,
                 reason, decision.run_id, due.revision, decision.count, now_ms,
@@ -673,7 +683,7 @@ def _apply(
                 noted.append(_entry(record.key, decision, kind, reason, due.revision, now_ms))
         # The last run this plan inserted is the schedule's last, created now (a run a
         # trigger got in first was recorded as last by the trigger).
-        new = [run for run in plan.starts if run.run_id not in existing]
+        new = settled.starts
         waiting = _update_queue(tx, record.key, plan)
         latest = max((run.occurrence_ms for run in new), default=None)
         advances.append((
@@ -700,13 +710,14 @@ def _apply_backfill(
     for run_id in plan.cancel_run_ids:
         if not cancel_idle_run(tx, run_id, now_ms)[0]:
             tx.execute(REQUEST_CANCEL, run_id)
-    new = [run for run in plan.starts if run.run_id not in has_run]
+    settled = settle(plan, has_run)
+    new = settled.starts
     if new:
         tx.executemany(INSERT_RUN, [_run_values(due, run, now_ms) for run in new])
         tx.executemany(QUEUE_INSERTED, [(run.available_ms, run.run_id) for run in new])
     waiting = _update_queue(tx, record.key, plan)
     history = []
-    for decision in plan.decisions:
+    for decision in settled.decisions:
         history.append((
             record.key, decision.occurrence_ms, decision.last_occurrence_ms,
             decision.decision.value, decision.reason, decision.run_id, due.revision,
