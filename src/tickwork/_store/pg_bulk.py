@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .schedule_rows import DEFINITION_COLUMNS, FIRING_COLUMNS
+from .run_rows import NEW_RUN
+from .schedule_rows import CHANGEABLE, FIRING
 from .sql_runs import INSERT_RUN, QUEUE_INSERTED
 from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
 from .transaction import SOUGHT, Settings, Transaction
@@ -56,28 +57,22 @@ def _set(columns: Sequence[str]) -> str:
     return ", ".join(f"{column} = n.{column}" for column in columns)
 
 
-_RUN_COLUMNS = (
-    "id", "workflow", "version", "input", "priority", "pool", "schedule_key",
-    "schedule_revision", "scheduled_for", "retry", "created_at",
-)  # fmt: skip
 _HISTORY_COLUMNS = (
     "key", "occurrence", "last_occurrence", "decision", "reason", "run_id", "revision",
     "count", "decided_at",
 )  # fmt: skip
 _ADVANCED = ("next_fire_at", "due_at", "buffered_for", "waiting")
-_UPDATED = (*DEFINITION_COLUMNS[1:], "anchor_at", *FIRING_COLUMNS, "updated_at")
+_UPDATED = (*CHANGEABLE.names, "anchor_at", *FIRING.names, "updated_at")
 
 #: the bulk form of each statement the store writes many rows with (``executemany``)
 BULK: dict[str, Bulk] = {
     INSERT_RUN: Bulk(
         f"""
-INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, retry, created_at)
-SELECT id, workflow, version, 'pending', input, 1, priority, pool, schedule_key,
-    schedule_revision, scheduled_for, retry, created_at FROM {_rows("tickwork_runs")}
+INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
+SELECT {NEW_RUN.select()}, 'pending', 1 FROM {_rows("tickwork_runs")}
 ON CONFLICT (id) DO NOTHING
 """,
-        _RUN_COLUMNS,
+        NEW_RUN.names,
     ),
     QUEUE_INSERTED: Bulk(
         f"""
@@ -132,10 +127,10 @@ FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
     ),
     SET_STATE: Bulk(
         f"""
-UPDATE tickwork_schedules s SET {_set((*FIRING_COLUMNS, "updated_at"))}
+UPDATE tickwork_schedules s SET {_set((*FIRING.names, "updated_at"))}
 FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
 """,
-        (*FIRING_COLUMNS, "updated_at", "key"),
+        (*FIRING.names, "updated_at", "key"),
         key="key",
         settings=SOUGHT,
     ),

@@ -1,8 +1,11 @@
-"""Run and checkpoint rows, read by column name.
+"""Run and checkpoint rows, read and written by column name.
 
-Each column list is a tuple; a position in a row is looked up in it once, at import, so
-reading stays as cheap as indexing a tuple (claiming and finishing runs is the hot path)
-and a reordered list cannot mislabel a value.
+The runs, queue and steps tables are declared as ``Columns`` of their records
+(``columns.py``): ``RUN`` reads a ``RunInfo``, ``STEP`` a ``StepInfo``, ``NEW_RUN`` and
+``QUEUED_RUN`` write a ``NewRun`` into the runs table and the queue. A claim candidate
+is a run row followed by what its executor needs besides; those columns' positions are
+looked up by name once, at import, so reading stays as cheap as indexing a tuple
+(claiming and finishing runs is the hot path).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from .._clock import from_ms
 from .._ids import from_json
 from .._models import RunInfo, RunStatus, StepInfo
 from .._records import NewRun, tries_from_json
+from .columns import Columns
 from .contract import ClaimedRun
 
 __all__ = [
@@ -25,7 +29,11 @@ __all__ = [
     "COL_SCHEDULE_KEY",
     "COL_STARTED_AT",
     "COL_WORKFLOW",
+    "NEW_RUN",
+    "QUEUED_RUN",
+    "RUN",
     "RUN_COLUMNS",
+    "STEP",
     "STEP_COLUMNS",
     "TakenRun",
     "claimed_runs",
@@ -39,11 +47,38 @@ __all__ = [
     "step_from_row",
 ]
 
-#: a run as stored, in the order of ``RunInfo``'s fields
-RUN_COLUMNS = (
-    "id", "workflow", "version", "status", "input", "result", "error", "attempt", "priority",
-    "pool", "schedule_key", "scheduled_for", "created_at", "started_at", "finished_at",
-    "schedule_revision", "traceback",
+
+def _instant(ms: int | None) -> Any:
+    return None if ms is None else from_ms(ms)
+
+
+#: a run as stored
+RUN: Columns[RunInfo] = Columns(
+    RunInfo,
+    read={"status": RunStatus, "input": from_json, "result": from_json,
+          "scheduled_for": _instant, "created_at": from_ms, "started_at": _instant,
+          "finished_at": _instant},
+)  # fmt: skip
+RUN_COLUMNS = RUN.names
+#: a new run as inserted (its status, attempt and the rest start as the table says)
+NEW_RUN: Columns[NewRun] = Columns(
+    NewRun,
+    fields=("id", "workflow", "version", "input_json", "priority", "pool", "schedule_key",
+            "schedule_revision", "scheduled_for_ms", "retry_json", "created_ms"),
+    column={"input_json": "input", "scheduled_for_ms": "scheduled_for", "retry_json": "retry",
+            "created_ms": "created_at"},
+)  # fmt: skip
+#: a new run's place in the queue
+QUEUED_RUN: Columns[NewRun] = Columns(
+    NewRun,
+    fields=("id", "workflow", "pool", "priority", "available_ms", "schedule_key", "created_ms"),
+    column={"available_ms": "available_at", "created_ms": "created_at"},
+)
+#: a checkpoint as stored
+STEP: Columns[StepInfo] = Columns(
+    StepInfo,
+    read={"result": from_json, "started_at": from_ms, "finished_at": from_ms,
+          "tries": tries_from_json},
 )  # fmt: skip
 #: a candidate for claiming: the run, then what its executor needs besides, then what
 #: tells a take-over (``lease_token`` of a running run) and its lost workers (0006, 0014)
@@ -58,30 +93,15 @@ QUEUED_COLUMNS = frozenset({"lease_token", "cancel_requested", "suspect"})
 CLAIM_SELECT = ", ".join(
     f"{'q' if name in QUEUED_COLUMNS else 'r'}.{name}" for name in CLAIM_COLUMNS
 )
-#: a checkpoint as stored, in the order of ``StepInfo``'s fields
-STEP_COLUMNS = (
-    "run_id", "name", "kind", "status", "result", "error", "attempts", "started_at",
-    "finished_at", "tries",
-)  # fmt: skip
+STEP_COLUMNS = STEP.names
 
-#: positions in a run row (a claim candidate begins like one)
+#: positions in a claim candidate's row (it begins like a run row)
 COL_ID = CLAIM_COLUMNS.index("id")
 COL_WORKFLOW = CLAIM_COLUMNS.index("workflow")
-COL_VERSION = CLAIM_COLUMNS.index("version")
 COL_STATUS = CLAIM_COLUMNS.index("status")
-COL_INPUT = CLAIM_COLUMNS.index("input")
-COL_RESULT = CLAIM_COLUMNS.index("result")
-COL_ERROR = CLAIM_COLUMNS.index("error")
-COL_ATTEMPT = CLAIM_COLUMNS.index("attempt")
 COL_PRIORITY = CLAIM_COLUMNS.index("priority")
-COL_POOL = CLAIM_COLUMNS.index("pool")
 COL_SCHEDULE_KEY = CLAIM_COLUMNS.index("schedule_key")
-COL_SCHEDULED_FOR = CLAIM_COLUMNS.index("scheduled_for")
-COL_CREATED_AT = CLAIM_COLUMNS.index("created_at")
 COL_STARTED_AT = CLAIM_COLUMNS.index("started_at")
-COL_FINISHED_AT = CLAIM_COLUMNS.index("finished_at")
-COL_SCHEDULE_REVISION = CLAIM_COLUMNS.index("schedule_revision")
-COL_TRACEBACK = CLAIM_COLUMNS.index("traceback")
 COL_ATTEMPT_STARTED_AT = CLAIM_COLUMNS.index("attempt_started_at")
 COL_CANCEL_REQUESTED = CLAIM_COLUMNS.index("cancel_requested")
 COL_RETRY = CLAIM_COLUMNS.index("retry")
@@ -90,61 +110,23 @@ COL_RECOVERIES = CLAIM_COLUMNS.index("recoveries")
 COL_RECOVERY_MARK = CLAIM_COLUMNS.index("recovery_mark")
 COL_SUSPECT = CLAIM_COLUMNS.index("suspect")
 #: positions in a checkpoint row
-STEP_COL_RUN_ID = STEP_COLUMNS.index("run_id")
-STEP_COL_NAME = STEP_COLUMNS.index("name")
-STEP_COL_KIND = STEP_COLUMNS.index("kind")
-STEP_COL_STATUS = STEP_COLUMNS.index("status")
-STEP_COL_RESULT = STEP_COLUMNS.index("result")
-STEP_COL_ERROR = STEP_COLUMNS.index("error")
-STEP_COL_ATTEMPTS = STEP_COLUMNS.index("attempts")
-STEP_COL_STARTED_AT = STEP_COLUMNS.index("started_at")
-STEP_COL_FINISHED_AT = STEP_COLUMNS.index("finished_at")
-STEP_COL_TRIES = STEP_COLUMNS.index("tries")
+STEP_COL_RUN_ID = STEP.index("run_id")
+STEP_COL_STATUS = STEP.index("status")
 
 
 def run_from_row(row: Sequence[Any]) -> RunInfo:
     """The run a row of ``RUN_COLUMNS`` (or ``CLAIM_COLUMNS``) holds."""
-    return running_from_row(row, RunStatus(row[COL_STATUS]), row[COL_STARTED_AT])
+    return RUN.read(row)
 
 
 def running_from_row(row: Sequence[Any], status: RunStatus, started_ms: int | None) -> RunInfo:
     """The run a row holds, with its status and start given (as a claim leaves them)."""
-    scheduled_ms, finished_ms = row[COL_SCHEDULED_FOR], row[COL_FINISHED_AT]
-    return RunInfo(
-        id=row[COL_ID],
-        workflow=row[COL_WORKFLOW],
-        version=row[COL_VERSION],
-        status=status,
-        input=from_json(row[COL_INPUT]),
-        result=from_json(row[COL_RESULT]),
-        error=row[COL_ERROR],
-        attempt=row[COL_ATTEMPT],
-        priority=row[COL_PRIORITY],
-        pool=row[COL_POOL],
-        schedule_key=row[COL_SCHEDULE_KEY],
-        scheduled_for=None if scheduled_ms is None else from_ms(scheduled_ms),
-        created_at=from_ms(row[COL_CREATED_AT]),
-        started_at=None if started_ms is None else from_ms(started_ms),
-        finished_at=None if finished_ms is None else from_ms(finished_ms),
-        schedule_revision=row[COL_SCHEDULE_REVISION],
-        traceback=row[COL_TRACEBACK],
-    )
+    return replace(RUN.read(row), status=status, started_at=_instant(started_ms))
 
 
 def step_from_row(row: Sequence[Any]) -> StepInfo:
     """The checkpoint a row of ``STEP_COLUMNS`` holds."""
-    return StepInfo(
-        run_id=row[STEP_COL_RUN_ID],
-        name=row[STEP_COL_NAME],
-        kind=row[STEP_COL_KIND],
-        status=row[STEP_COL_STATUS],
-        result=from_json(row[STEP_COL_RESULT]),
-        error=row[STEP_COL_ERROR],
-        attempts=row[STEP_COL_ATTEMPTS],
-        started_at=from_ms(row[STEP_COL_STARTED_AT]),
-        finished_at=from_ms(row[STEP_COL_FINISHED_AT]),
-        tries=tries_from_json(row[STEP_COL_TRIES]),
-    )
+    return STEP.read(row)
 
 
 def inserted_run(run: NewRun) -> RunInfo:

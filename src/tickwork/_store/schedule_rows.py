@@ -1,7 +1,10 @@
 """Schedule rows, read and written by column name.
 
-Each column list is a tuple; a position in a row is looked up in it once, at import, so
-reading stays as cheap as indexing a tuple and a reordered list cannot mislabel a value.
+The schedules table is declared once, as ``Columns`` of its records (``columns.py``):
+``DEFINITION`` (a ``ScheduleRecord``), ``FIRING`` (a ``FiringState``) and ``STORED`` (a
+``StoredSchedule``: both, with the revision and anchor). Reads and writes take their
+column lists and values from them, so that a new column is one field. The listed and
+history rows are joins and summaries; their positions are looked up by name once.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ from .._clock import from_ms
 from .._ids import from_json
 from .._models import Decision, HistoryEntry, Overlap, RunStatus, ScheduleInfo, ScheduleState
 from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
+from .columns import Columns
 
 __all__ = [
-    "DEFINITION_COLUMNS",
-    "FIRING_COLUMNS",
+    "CHANGEABLE",
+    "DEFINITION",
+    "FIRING",
     "HISTORY_COLUMNS",
     "INFO_COLUMNS",
+    "SELECT_STORED",
+    "STORED",
     "STORED_COLUMNS",
-    "definition_values",
     "due_from_row",
-    "firing_values",
     "history_from_row",
     "info_from_row",
     "key_from_row",
@@ -31,17 +36,36 @@ __all__ = [
     "waiting_from_row",
 ]
 
-#: a schedule's definition, in the order of ``ScheduleRecord``'s fields
-DEFINITION_COLUMNS = (
-    "key", "workflow", "version", "input", "cron", "every_ms", "timezone", "overlap",
-    "catchup", "catchup_window_ms", "jitter_ms", "pool", "priority", "retry", "start_at",
-    "end_at", "definition", "pause_after_failures",
+#: a schedule's definition
+DEFINITION: Columns[ScheduleRecord] = Columns(
+    ScheduleRecord,
+    column={"input_json": "input", "retry_json": "retry", "start_ms": "start_at",
+            "end_ms": "end_at"},
+    read={"overlap": Overlap},
+    write={"overlap": lambda overlap: overlap.value},
 )  # fmt: skip
-#: where a schedule stands, in the order of ``FiringState``'s fields
-FIRING_COLUMNS = ("state", "next_fire_at", "due_at", "buffered_for", "paused_at", "resumed_at")
+#: what replacing a definition writes: all of it but its key
+CHANGEABLE = DEFINITION.without("key")
+#: where a schedule stands
+FIRING: Columns[FiringState] = Columns(
+    FiringState,
+    column={"next_fire_ms": "next_fire_at", "due_ms": "due_at", "buffered_ms": "buffered_for",
+            "paused_ms": "paused_at", "resumed_ms": "resumed_at"},
+    read={"state": ScheduleState},
+    write={"state": lambda state: state.value},
+)  # fmt: skip
+#: a schedule's row: its definition, revision, interval anchor and firing state
+STORED: Columns[StoredSchedule] = Columns(
+    StoredSchedule,
+    column={"anchor_ms": "anchor_at"},
+    parts={"record": DEFINITION, "firing": FIRING},
+)
 #: a stored schedule as firing and state changes read it (``waiting``: how many
 #: occurrences wait in its buffer_all queue, migration 0009)
-STORED_COLUMNS = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS, "waiting")
+STORED_COLUMNS = (*STORED.names, "waiting")
+#: one schedule's row (a write appends the dialect's row lock, so that its
+#: read-modify-write of the row cannot race another's)
+SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
 #: a state change's note and instant (never changed: its creation), and the option that
 #: pauses it after failures (migration 0010)
 NOTE_COLUMNS = (
@@ -66,19 +90,7 @@ def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
     return tuple(columns.index(name) for name in names)
 
 
-# Positions in a row of STORED_COLUMNS.
-(
-    _KEY, _WORKFLOW, _VERSION, _INPUT, _CRON, _EVERY_MS, _TIMEZONE, _OVERLAP, _CATCHUP,
-    _CATCHUP_WINDOW_MS, _JITTER_MS, _POOL, _PRIORITY, _RETRY, _START_AT, _END_AT,
-    _DEFINITION, _REVISION, _ANCHOR_AT, _STATE, _NEXT_FIRE_AT, _DUE_AT, _BUFFERED_FOR,
-    _PAUSED_AT, _RESUMED_AT,
-) = _at(
-    STORED_COLUMNS, "key", "workflow", "version", "input", "cron", "every_ms", "timezone",
-    "overlap", "catchup", "catchup_window_ms", "jitter_ms", "pool", "priority", "retry",
-    "start_at", "end_at", "definition", "revision", "anchor_at", "state", "next_fire_at",
-    "due_at", "buffered_for", "paused_at", "resumed_at",
-)  # fmt: skip
-(_WAITING,) = _at(STORED_COLUMNS, "waiting")
+_KEY, _WAITING = STORED_COLUMNS.index("key"), STORED_COLUMNS.index("waiting")
 # Positions in a row of INFO_COLUMNS.
 (
     _I_KEY, _I_WORKFLOW, _I_INPUT, _I_CRON, _I_EVERY_MS, _I_TIMEZONE, _I_OVERLAP,
@@ -90,7 +102,6 @@ def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
     "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
     "s.updated_at",
 )  # fmt: skip
-(_PAUSE_AFTER,) = _at(STORED_COLUMNS, "pause_after_failures")
 (_I_NOTE, _I_STATE_CHANGED_AT, _I_PAUSE_AFTER) = _at(INFO_COLUMNS, *NOTE_COLUMNS)
 # Positions in a row of HISTORY_COLUMNS.
 (
@@ -100,29 +111,6 @@ def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
     HISTORY_COLUMNS, "key", "occurrence", "decision", "reason", "run_id", "revision",
     "decided_at", "count", "last_occurrence",
 )  # fmt: skip
-
-
-def _record(row: Sequence[Any]) -> ScheduleRecord:
-    return ScheduleRecord(
-        key=row[_KEY],
-        workflow=row[_WORKFLOW],
-        version=row[_VERSION],
-        input_json=row[_INPUT],
-        cron=row[_CRON],
-        every_ms=row[_EVERY_MS],
-        timezone=row[_TIMEZONE],
-        overlap=Overlap(row[_OVERLAP]),
-        catchup=row[_CATCHUP],
-        catchup_window_ms=row[_CATCHUP_WINDOW_MS],
-        jitter_ms=row[_JITTER_MS],
-        pool=row[_POOL],
-        priority=row[_PRIORITY],
-        retry_json=row[_RETRY],
-        start_ms=row[_START_AT],
-        end_ms=row[_END_AT],
-        definition=row[_DEFINITION],
-        pause_after_failures=row[_PAUSE_AFTER],
-    )
 
 
 def waiting_from_row(row: Sequence[Any]) -> int:
@@ -147,34 +135,7 @@ def due_from_row(
 
 def stored_from_row(row: Sequence[Any]) -> StoredSchedule:
     """The schedule a row of ``STORED_COLUMNS`` holds, as ``_policy`` reads it."""
-    firing = FiringState(
-        state=ScheduleState(row[_STATE]),
-        next_fire_ms=row[_NEXT_FIRE_AT],
-        due_ms=row[_DUE_AT],
-        buffered_ms=row[_BUFFERED_FOR],
-        paused_ms=row[_PAUSED_AT],
-        resumed_ms=row[_RESUMED_AT],
-    )
-    return StoredSchedule(_record(row), row[_REVISION], row[_ANCHOR_AT], firing)
-
-
-def definition_values(record: ScheduleRecord) -> tuple[Any, ...]:
-    """``record`` as the values of ``DEFINITION_COLUMNS``."""
-    return (
-        record.key, record.workflow, record.version, record.input_json, record.cron,
-        record.every_ms, record.timezone, record.overlap, record.catchup,
-        record.catchup_window_ms, record.jitter_ms, record.pool, record.priority,
-        record.retry_json, record.start_ms, record.end_ms, record.definition,
-        record.pause_after_failures,
-    )  # fmt: skip
-
-
-def firing_values(firing: FiringState) -> tuple[Any, ...]:
-    """``firing`` as the values of ``FIRING_COLUMNS``."""
-    return (
-        firing.state.value, firing.next_fire_ms, firing.due_ms, firing.buffered_ms,
-        firing.paused_ms, firing.resumed_ms,
-    )  # fmt: skip
+    return STORED.read(row)
 
 
 def _instant(ms: int | None) -> Any:

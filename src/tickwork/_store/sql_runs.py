@@ -33,6 +33,8 @@ from .run_rows import (
     COL_STARTED_AT,
     COL_SUSPECT,
     COL_WORKFLOW,
+    NEW_RUN,
+    QUEUED_RUN,
     RUN_COLUMNS,
     STEP_COLUMNS,
     TakenRun,
@@ -67,17 +69,15 @@ SELECT_RUN = f"SELECT {_RUN_LIST} FROM tickwork_runs WHERE id = ?"
 SELECT_STEPS = f"SELECT {', '.join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
 # Insert a new run unless one with the same id exists (start is idempotent by id; an
 # occurrence's run id is unique).
-INSERT_RUN = """
-INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,
-    schedule_key, schedule_revision, scheduled_for, retry, created_at)
-VALUES (?, ?, ?, 'pending', ?, 1, ?, ?, ?, ?, ?, ?, ?)
+INSERT_RUN = f"""
+INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
+VALUES ({marks(len(NEW_RUN.names))}, 'pending', 1)
 ON CONFLICT (id) DO NOTHING
 """
 # ... and its place in the queue (only when the run was inserted).
-QUEUE_RUN = """
-INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
-    created_at)
-VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
+QUEUE_RUN = f"""
+INSERT INTO tickwork_queue ({QUEUED_RUN.select()}, status)
+VALUES ({marks(len(QUEUED_RUN.names))}, 'pending')
 """
 # The same for runs inserted in bulk (executemany, where no row count tells which ids
 # were new): a pending run without its queue row can only be one this transaction just
@@ -241,17 +241,10 @@ NEXT_DUE = levels(one_workflow=True) + NEXT_DUE_OF_LEVELS
 
 def insert_run_row(tx: Transaction, run: NewRun) -> bool:
     """Insert ``run`` in the transaction ``tx``; False if its id exists already."""
-    tx.execute(
-        INSERT_RUN, run.id, run.workflow, run.version, run.input_json, run.priority, run.pool,
-        run.schedule_key, run.schedule_revision, run.scheduled_for_ms, run.retry_json,
-        run.created_ms,
-    )  # fmt: skip
+    tx.execute(INSERT_RUN, *NEW_RUN.values(run))
     if tx.rowcount != 1:
         return False
-    tx.execute(
-        QUEUE_RUN, run.id, run.workflow, run.pool, run.priority, run.available_ms,
-        run.schedule_key, run.created_ms,
-    )  # fmt: skip
+    tx.execute(QUEUE_RUN, *QUEUED_RUN.values(run))
     if run.scheduled_for_ms is not None:
         observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
     return True

@@ -37,15 +37,16 @@ from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import BackfillDecide, FireResult, Registration
 from .counters import count_firings, observe_lateness
+from .run_rows import NEW_RUN
 from .schedule_rows import (
-    DEFINITION_COLUMNS,
-    FIRING_COLUMNS,
+    CHANGEABLE,
+    FIRING,
     HISTORY_COLUMNS,
     INFO_COLUMNS,
+    SELECT_STORED,
+    STORED,
     STORED_COLUMNS,
-    definition_values,
     due_from_row,
-    firing_values,
     history_from_row,
     info_from_row,
     key_from_row,
@@ -71,9 +72,6 @@ ORDER BY s.key{{page}}
 """
 # One schedule with its last run's status.
 GET_INFO = LIST_INFO.format(where=" WHERE s.key = ?", page="")
-# One schedule's definition and firing state (a write appends the dialect's row lock, so
-# that its read-modify-write of the row cannot race another's).
-SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
 # Some schedules' rows, by key (the order their locks are taken in); {keys} is the key's
 # condition (Database.select_among).
 SELECT_STORED_MANY = f"""
@@ -83,16 +81,14 @@ ORDER BY key
 # One schedule's revision (a trigger records it).
 SELECT_REVISION = "SELECT revision FROM tickwork_schedules WHERE key = ?"
 # Register a new schedule, unless another transaction registered the key meanwhile.
+_INSERTED = (*STORED.names, "created_at", "updated_at")
 INSERT_SCHEDULE = f"""
-INSERT INTO tickwork_schedules ({", ".join(DEFINITION_COLUMNS)}, revision, anchor_at,
-    {", ".join(FIRING_COLUMNS)}, created_at, updated_at)
-VALUES ({marks(len(DEFINITION_COLUMNS) + 2 + len(FIRING_COLUMNS) + 2)})
+INSERT INTO tickwork_schedules ({", ".join(_INSERTED)})
+VALUES ({marks(len(_INSERTED))})
 ON CONFLICT (key) DO NOTHING
 """
 # Register new schedules, unless another transaction registered their keys meanwhile (the
 # keys returned are those inserted). {rows} is the rows' source (Database.insert_many).
-_INSERTED = (*DEFINITION_COLUMNS, "revision", "anchor_at", *FIRING_COLUMNS, "created_at",
-             "updated_at")  # fmt: skip
 INSERT_SCHEDULES = f"""
 INSERT INTO tickwork_schedules ({", ".join(_INSERTED)})
 {{rows}}
@@ -100,14 +96,13 @@ ON CONFLICT (key) DO NOTHING RETURNING key
 """
 # Replace a definition in place, with its anchor and firing state (from _policy).
 UPDATE_SCHEDULE = f"""
-UPDATE tickwork_schedules SET {" = ?, ".join(DEFINITION_COLUMNS[1:])} = ?,
-    revision = revision + 1, anchor_at = ?, {" = ?, ".join(FIRING_COLUMNS)} = ?,
-    updated_at = ?
+UPDATE tickwork_schedules SET {CHANGEABLE.assign()},
+    revision = revision + 1, anchor_at = ?, {FIRING.assign()}, updated_at = ?
 WHERE key = ?
 """
 # Change the firing state (from _policy); due_at follows the state.
 SET_STATE = f"""
-UPDATE tickwork_schedules SET {" = ?, ".join(FIRING_COLUMNS)} = ?, updated_at = ?
+UPDATE tickwork_schedules SET {FIRING.assign()}, updated_at = ?
 WHERE key = ?
 """
 # Due schedules, earliest first; the partial index tickwork_schedules_due serves it.
@@ -286,11 +281,10 @@ class SchedulesSql:
         """Insert new schedules (their plans' rows) in the order of their keys; the keys
         inserted (not those another transaction registered first)."""
         rows: list[tuple[object, ...]] = []
-        for record, plan in sorted(new, key=lambda pair: pair[0].key):
+        for _, plan in sorted(new, key=lambda pair: pair[0].key):
             row = plan.row
             assert row is not None  # a new key's plan is its whole row
-            rows.append((*definition_values(record), row.revision, row.anchor_ms,
-                         *firing_values(row.firing), now_ms, now_ms))  # fmt: skip
+            rows.append((*STORED.values(row), now_ms, now_ms))
         if not rows:
             return set()
         found = self._db.insert_many(tx, INSERT_SCHEDULES, "tickwork_schedules", _INSERTED, rows)
@@ -311,10 +305,7 @@ class SchedulesSql:
                 record, None, now_ms=now_ms, on_conflict=on_conflict, paused=paused
             )
             assert new.row is not None
-            tx.execute(
-                INSERT_SCHEDULE, *definition_values(record), new.row.revision,
-                new.row.anchor_ms, *firing_values(new.row.firing), now_ms, now_ms,
-            )  # fmt: skip
+            tx.execute(INSERT_SCHEDULE, *STORED.values(new.row), now_ms, now_ms)
             if tx.rowcount == 1:
                 self._db.notify(tx, "schedules")
                 return Registration(new.outcome, new.revision)
@@ -329,10 +320,7 @@ class SchedulesSql:
         row = plan.row
         if row is not None:
             if plan.outcome == "updated":
-                tx.execute(
-                    UPDATE_SCHEDULE, *definition_values(record)[1:], row.anchor_ms,
-                    *firing_values(row.firing), now_ms, record.key,
-                )  # fmt: skip
+                tx.execute(UPDATE_SCHEDULE, *_updated_values(row, now_ms))
             else:
                 _set_state(tx, record.key, row.firing, now_ms)
             if row.firing.state is not stored.firing.state:  # paused= changed it
@@ -532,7 +520,13 @@ def _first_due(rows: Sequence[tuple[int, str]], ahead_ms: int) -> int | None:
 
 
 def _set_state(tx: Transaction, key: str, firing: FiringState, now_ms: int) -> None:
-    tx.execute(SET_STATE, *firing_values(firing), now_ms, key)
+    tx.execute(SET_STATE, *FIRING.values(firing), now_ms, key)
+
+
+def _updated_values(row: StoredSchedule, now_ms: int) -> tuple[object, ...]:
+    """``UPDATE_SCHEDULE``'s values for a replaced definition's row."""
+    changed = CHANGEABLE.values(row.record)
+    return (*changed, row.anchor_ms, *FIRING.values(row.firing), now_ms, row.record.key)
 
 
 def _plan(
@@ -567,10 +561,9 @@ def _write_registered(
         row = plan.row
         assert row is not None
         if plan.outcome == "updated":
-            updated.append((*definition_values(record)[1:], row.anchor_ms,
-                            *firing_values(row.firing), now_ms, record.key))  # fmt: skip
+            updated.append(_updated_values(row, now_ms))
         else:
-            states.append((*firing_values(row.firing), now_ms, record.key))
+            states.append((*FIRING.values(row.firing), now_ms, record.key))
     if updated:
         tx.executemany(UPDATE_SCHEDULE, updated)
     if states:
@@ -737,7 +730,11 @@ def _apply_backfill(
 def _run_values(due: DueSchedule, run: PlannedRun, now_ms: int) -> tuple[object, ...]:
     """A planned run of the schedule as ``INSERT_RUN``'s values."""
     record = due.record
-    return (
-        run.run_id, record.workflow, record.version, record.input_json, record.priority,
-        record.pool, record.key, due.revision, run.occurrence_ms, record.retry_json, now_ms,
+    new = NewRun(
+        id=run.run_id, workflow=record.workflow, version=record.version,
+        input_json=record.input_json, priority=record.priority, pool=record.pool,
+        created_ms=now_ms, available_ms=run.available_ms, schedule_key=record.key,
+        schedule_revision=due.revision, scheduled_for_ms=run.occurrence_ms,
+        retry_json=record.retry_json,
     )  # fmt: skip
+    return NEW_RUN.values(new)

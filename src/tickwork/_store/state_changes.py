@@ -23,7 +23,7 @@ from .. import _policy
 from .._clock import from_ms
 from .._models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleState
 from .._records import FiringState, StoredSchedule
-from .schedule_rows import FIRING_COLUMNS, STORED_COLUMNS, firing_values, stored_from_row
+from .schedule_rows import FIRING, SELECT_STORED, stored_from_row
 from .transaction import Transaction
 
 __all__ = ["change_state", "count_run_end_of_schedule", "mark_state_changed"]
@@ -31,7 +31,7 @@ __all__ = ["change_state", "count_run_end_of_schedule", "mark_state_changed"]
 # Write a state change (from _policy.transition): the firing state, the note and when;
 # failures in a row count afresh.
 CHANGE_STATE = f"""
-UPDATE tickwork_schedules SET {" = ?, ".join(FIRING_COLUMNS)} = ?, note = ?,
+UPDATE tickwork_schedules SET {FIRING.assign()}, note = ?,
     state_changed_at = ?, failed_in_row = 0, updated_at = ?
 WHERE key = ?
 """
@@ -50,8 +50,6 @@ COUNT_FAILURE = """
 UPDATE tickwork_schedules SET failed_in_row = failed_in_row + 1 WHERE key = ?
 RETURNING failed_in_row, pause_after_failures, state
 """
-# The schedule's row (locked already: COUNT_FAILURE wrote it in this transaction).
-SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHERE key = ?"
 # A state change in the history: at the instant it was made, the note as its reason.
 INSERT_STATE_CHANGE = """
 INSERT INTO tickwork_schedule_history (key, occurrence, last_occurrence, decision, reason,
@@ -74,7 +72,7 @@ def change_state(
     note as its reason, empty without one). Returns the entry recorded."""
     key = stored.record.key
     reason = note or ""
-    tx.execute(CHANGE_STATE, *firing_values(firing), note, now_ms, now_ms, key)
+    tx.execute(CHANGE_STATE, *FIRING.values(firing), note, now_ms, now_ms, key)
     tx.execute(
         INSERT_STATE_CHANGE, key, now_ms, decision.value, reason, run_id, stored.revision, now_ms
     )
@@ -118,6 +116,7 @@ def count_run_end_of_schedule(
     failed_in_row, pause_after, state = counted
     if not _policy.auto_pauses(ScheduleState(state), failed_in_row, pause_after):
         return None
+    # locked already: COUNT_FAILURE wrote the row in this transaction
     stored = stored_from_row(tx.execute(SELECT_STORED, key).fetchone())
     paused = _policy.transition(stored, ScheduleAction.PAUSE, now_ms)
     assert paused is not None  # it was active
