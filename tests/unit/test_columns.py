@@ -1,15 +1,25 @@
-"""The schedules table's columns helper: rows read into records and records written as
+"""The tables' columns helpers: rows read into records and records written as
 values by field name, so that a column cannot be read or written at another's place."""
 
 from __future__ import annotations
 
-from tickwork._models import ScheduleState
-from tickwork._records import FiringState, ScheduleRecord, StoredSchedule
+from tickwork._clock import from_ms
+from tickwork._models import Decision, ScheduleState
+from tickwork._records import FiringState, NewRun, ScheduleRecord, StoredSchedule
+from tickwork._store.run_rows import (
+    NEW_RUN,
+    QUEUED_RUN,
+    RUN_COLUMNS,
+    inserted_run,
+    run_from_row,
+)
 from tickwork._store.schedule_rows import (
     CHANGEABLE,
     FIRING,
+    HISTORY_COLUMNS,
     STORED,
     STORED_COLUMNS,
+    history_from_row,
     stored_from_row,
 )
 
@@ -45,3 +55,30 @@ def test_a_replaced_definition_writes_everything_but_its_key() -> None:
     written = dict(zip(CHANGEABLE.names, CHANGEABLE.values(RECORD), strict=True))
     assert written["workflow"] == "report" and written["catchup_window_ms"] == 60_000
     assert FIRING.assign().startswith("state = ?, next_fire_at = ?")
+
+
+def test_a_history_row_reads_into_its_entry_by_column_name() -> None:
+    stored = {"key": "nightly", "occurrence": 60_000, "decision": "skipped_overlap",
+              "reason": "busy", "run_id": None, "revision": 2, "decided_at": 61_000,
+              "count": 3, "last_occurrence": 180_000}  # fmt: skip
+    entry = history_from_row(tuple(stored[name] for name in HISTORY_COLUMNS))
+    assert entry.decision is Decision.SKIPPED_OVERLAP
+    assert (entry.occurrence, entry.last_occurrence) == (from_ms(60_000), from_ms(180_000))
+    assert (entry.count, entry.revision, entry.reason) == (3, 2, "busy")
+
+
+def test_a_new_run_is_written_under_its_columns_names_and_read_back_as_stored() -> None:
+    new = NewRun(
+        id="r1", workflow="report", version="v1", input_json='{"a": 1}', priority=2,
+        pool="default", created_ms=5_000, available_ms=6_000, schedule_key="nightly",
+        schedule_revision=3, scheduled_for_ms=4_000, retry_json=None,
+    )  # fmt: skip
+    written = dict(zip(NEW_RUN.names, NEW_RUN.values(new), strict=True))
+    assert written["input"] == '{"a": 1}' and written["created_at"] == 5_000
+    assert written["scheduled_for"] == 4_000 and written["schedule_revision"] == 3
+    queued = dict(zip(QUEUED_RUN.names, QUEUED_RUN.values(new), strict=True))
+    assert queued["available_at"] == 6_000 and queued["id"] == "r1"
+    row = {**written, "status": "pending", "result": None, "error": None, "attempt": 1,
+           "started_at": None, "finished_at": None, "traceback": None}  # fmt: skip
+    run = run_from_row(tuple(row[name] for name in RUN_COLUMNS))
+    assert run == inserted_run(new)

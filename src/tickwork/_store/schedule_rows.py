@@ -23,6 +23,7 @@ __all__ = [
     "CHANGEABLE",
     "DEFINITION",
     "FIRING",
+    "HISTORY",
     "HISTORY_COLUMNS",
     "INFO_COLUMNS",
     "SELECT_STORED",
@@ -35,6 +36,11 @@ __all__ = [
     "stored_from_row",
     "waiting_from_row",
 ]
+
+
+def _instant(ms: int | None) -> Any:
+    return None if ms is None else from_ms(ms)
+
 
 #: a schedule's definition
 DEFINITION: Columns[ScheduleRecord] = Columns(
@@ -79,10 +85,12 @@ INFO_COLUMNS = (
     "s.updated_at", *NOTE_COLUMNS,
 )  # fmt: skip
 #: one decision of a schedule's history
-HISTORY_COLUMNS = (
-    "key", "occurrence", "decision", "reason", "run_id", "revision", "decided_at", "count",
-    "last_occurrence",
+HISTORY: Columns[HistoryEntry] = Columns(
+    HistoryEntry,
+    read={"occurrence": from_ms, "decision": Decision, "decided_at": from_ms,
+          "last_occurrence": _instant},
 )  # fmt: skip
+HISTORY_COLUMNS = HISTORY.names
 
 
 def _at(columns: tuple[str, ...], *names: str) -> tuple[int, ...]:
@@ -103,14 +111,6 @@ _KEY, _WAITING = STORED_COLUMNS.index("key"), STORED_COLUMNS.index("waiting")
     "s.updated_at",
 )  # fmt: skip
 (_I_NOTE, _I_STATE_CHANGED_AT, _I_PAUSE_AFTER) = _at(INFO_COLUMNS, *NOTE_COLUMNS)
-# Positions in a row of HISTORY_COLUMNS.
-(
-    _H_KEY, _H_OCCURRENCE, _H_DECISION, _H_REASON, _H_RUN_ID, _H_REVISION, _H_DECIDED_AT,
-    _H_COUNT, _H_LAST_OCCURRENCE,
-) = _at(
-    HISTORY_COLUMNS, "key", "occurrence", "decision", "reason", "run_id", "revision",
-    "decided_at", "count", "last_occurrence",
-)  # fmt: skip
 
 
 def waiting_from_row(row: Sequence[Any]) -> int:
@@ -136,10 +136,6 @@ def due_from_row(
 def stored_from_row(row: Sequence[Any]) -> StoredSchedule:
     """The schedule a row of ``STORED_COLUMNS`` holds, as ``_policy`` reads it."""
     return STORED.read(row)
-
-
-def _instant(ms: int | None) -> Any:
-    return None if ms is None else from_ms(ms)
 
 
 def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
@@ -174,14 +170,4 @@ def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
 
 def history_from_row(row: Sequence[Any]) -> HistoryEntry:
     """The decision a row of ``HISTORY_COLUMNS`` holds."""
-    return HistoryEntry(
-        key=row[_H_KEY],
-        occurrence=from_ms(row[_H_OCCURRENCE]),
-        decision=Decision(row[_H_DECISION]),
-        reason=row[_H_REASON],
-        run_id=row[_H_RUN_ID],
-        revision=row[_H_REVISION],
-        decided_at=from_ms(row[_H_DECIDED_AT]),
-        count=row[_H_COUNT],
-        last_occurrence=_instant(row[_H_LAST_OCCURRENCE]),
-    )
+    return HISTORY.read(row)
