@@ -65,8 +65,8 @@ class PlanInput:
     """What the planner needs to know of one schedule at ``now_ms``.
 
     ``next_fire_ms`` is the earliest occurrence not yet decided; ``catchup`` None means
-    "all"; ``paused_from_ms`` and ``paused_until_ms`` bound the last pause whose misses
-    are not yet decided (``paused_until_ms`` None: up to now); ``active_run_ids`` are the
+    "all"; ``paused_ms`` and ``resumed_ms`` bound the last pause whose misses
+    are not yet decided (``resumed_ms`` None: up to now); ``active_run_ids`` are the
     schedule's unfinished runs, oldest first.
     """
 
@@ -78,10 +78,10 @@ class PlanInput:
     end_ms: int | None
     next_fire_ms: int | None
     buffered_ms: int | None
-    paused_from_ms: int | None
+    paused_ms: int | None
     active_run_ids: tuple[str, ...]
     now_ms: int
-    paused_until_ms: int | None = None
+    resumed_ms: int | None = None
     #: occurrences waiting in the buffer_all queue, and the oldest two of them (the oldest
     #: is also ``buffered_ms``)
     waiting: int = 0
@@ -201,7 +201,7 @@ def _record_dropped(
 ) -> None:
     """Summarise the occurrences in ``[first, last]`` that will never run."""
     spans = [(first, last, Decision.DROPPED_CATCHUP)]
-    pause, resumed = state.paused_from_ms, state.paused_until_ms
+    pause, resumed = state.paused_ms, state.resumed_ms
     if pause is not None and pause <= last:
         until = last if resumed is None else min(last, resumed)
         spans = [

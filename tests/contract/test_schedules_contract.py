@@ -53,7 +53,7 @@ def decide(due: DueSchedule, now_ms: int) -> Plan:
         key=rec.key, overlap=Overlap(rec.overlap), catchup=rec.catchup,
         catchup_window_ms=rec.catchup_window_ms, jitter_ms=rec.jitter_ms, end_ms=rec.end_ms,
         next_fire_ms=due.firing.next_fire_ms, buffered_ms=due.firing.buffered_ms,
-        paused_from_ms=due.firing.paused_ms, paused_until_ms=due.firing.resumed_ms,
+        paused_ms=due.firing.paused_ms, resumed_ms=due.firing.resumed_ms,
         active_run_ids=due.active_run_ids, now_ms=now_ms,
     )  # fmt: skip
     return plan(state, occurrences_of(rec, due.anchor_ms))

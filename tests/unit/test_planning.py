@@ -35,7 +35,7 @@ def state(**changes: object) -> PlanInput:
         end_ms=None,
         next_fire_ms=10 * MIN,
         buffered_ms=None,
-        paused_from_ms=None,
+        paused_ms=None,
         active_run_ids=(),
         now_ms=10 * MIN,
     )
@@ -57,7 +57,7 @@ SITUATIONS = {
     "on time": dict(now_ms=10 * MIN),
     "late by 30 s": dict(now_ms=10 * MIN + 30_000),
     "long outage": dict(now_ms=20 * MIN),
-    "paused": dict(now_ms=20 * MIN, paused_from_ms=12 * MIN + 1),
+    "paused": dict(now_ms=20 * MIN, paused_ms=12 * MIN + 1),
     "run in flight": dict(active_run_ids=("earlier",)),
     "buffered present": dict(active_run_ids=("earlier",), buffered_ms=9 * MIN),
 }

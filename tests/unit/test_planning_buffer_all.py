@@ -26,7 +26,7 @@ def state(**changes: object) -> PlanInput:
         end_ms=None,
         next_fire_ms=10 * MIN,
         buffered_ms=None,
-        paused_from_ms=None,
+        paused_ms=None,
         active_run_ids=(),
         now_ms=10 * MIN,
     )
