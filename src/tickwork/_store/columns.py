@@ -25,7 +25,10 @@ R = TypeVar("R")
 class Columns(Generic[R]):
     """The columns of ``record``'s fields (all of them, in order, unless ``fields``)."""
 
-    __slots__ = ("_get", "_make", "_options", "_reads", "_whole", "_writes", "fields", "names")
+    __slots__ = (
+        "_converts", "_flat", "_get", "_make", "_options", "_parts", "_position", "_stores",
+        "fields", "names",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -43,18 +46,21 @@ class Columns(Generic[R]):
             fields or [field.name for field in dataclass_fields(record)]  # type: ignore[arg-type]
         )
         self._make = record
+        self._position = {name: i for i, name in enumerate(self.fields)}
         names: list[str] = []
-        #: per field: its first position in a row, and its part or reading converter
-        self._reads: list[tuple[int, Columns[Any] | None, Callable[[Any], Any] | None]] = []
-        self._writes: list[tuple[str, Columns[Any] | None, Callable[[Any], Any] | None]] = []
+        #: per field: its first column in a row and its part (None: a column of its own)
+        self._parts: list[tuple[int, Columns[Any] | None]] = []
         for name in self.fields:
             part = parts.get(name)
-            self._reads.append((len(names), part, read.get(name)))
-            self._writes.append((name, part, write.get(name)))
+            self._parts.append((len(names), part))
             names.extend(part.names if part else [column.get(name, name)])
         self.names: tuple[str, ...] = tuple(names)
-        #: no part and no converter: a row slice is the record's arguments as they are
-        self._whole = not (parts or read or write)
+        #: no part: field i is column i, so a row's slice is the record's arguments, but
+        #: for the few converted (reading) or stored otherwise (writing)
+        self._flat = not any(name in parts for name in self.fields)
+        kept = self.fields
+        self._converts = [(i, read[name]) for i, name in enumerate(kept) if name in read]
+        self._stores = [(i, write[name]) for i, name in enumerate(kept) if name in write]
         self._get = attrgetter(*self.fields)
 
     def select(self, alias: str = "") -> str:
@@ -71,34 +77,42 @@ class Columns(Generic[R]):
         kept = [name for name in self.fields if name not in fields]
         return Columns(self._make, fields=kept, **self._options)  # type: ignore[arg-type]
 
-    def read(self, row: Sequence[Any], start: int = 0) -> R:
-        """The record whose columns begin at ``start`` in ``row``."""
-        if self._whole:
-            return self._make(*row[start : start + len(self.names)])
-        args = []
-        for at, part, convert in self._reads:
-            if part is not None:
-                args.append(part.read(row, start + at))
-            elif convert is not None:
-                args.append(convert(row[start + at]))
-            else:
-                args.append(row[start + at])
+    def read(self, row: Sequence[Any], start: int = 0, **given: Any) -> R:
+        """The record whose columns begin at ``start`` in ``row``; ``given`` fields take
+        the values given instead of the row's (as a claim leaves a run)."""
+        if self._flat:
+            args = list(row[start : start + len(self.names)])
+            for i, convert in self._converts:
+                args[i] = convert(args[i])
+        else:
+            args = [
+                row[start + at] if part is None else part.read(row, start + at)
+                for at, part in self._parts
+            ]
+            for i, convert in self._converts:
+                args[i] = convert(args[i])
+        for name, value in given.items():
+            args[self._position[name]] = value
         return self._make(*args)
 
     def values(self, record: R) -> tuple[Any, ...]:
         """``record``'s values, in the order of ``names``."""
-        if self._whole:
-            got = self._get(record)
-            return got if len(self.fields) > 1 else (got,)
-        values: list[Any] = []
-        for name, part, convert in self._writes:
-            value = getattr(record, name)
-            if part is not None:
-                values.extend(part.values(value))
-            else:
-                values.append(value if convert is None else convert(value))
-        return tuple(values)
+        if not self._flat:
+            values: list[Any] = []
+            for (_, part), value in zip(self._parts, self._get_all(record), strict=True):
+                values.extend((value,) if part is None else part.values(value))
+            return tuple(values)
+        if not self._stores:
+            return self._get_all(record)
+        stored = list(self._get_all(record))
+        for i, convert in self._stores:
+            stored[i] = convert(stored[i])
+        return tuple(stored)
 
     def index(self, name: str) -> int:
         """The position of column ``name`` in a row of these columns."""
         return self.names.index(name)
+
+    def _get_all(self, record: R) -> tuple[Any, ...]:
+        got = self._get(record)
+        return got if len(self.fields) > 1 else (got,)

@@ -121,7 +121,7 @@ def run_from_row(row: Sequence[Any]) -> RunInfo:
 
 def running_from_row(row: Sequence[Any], status: RunStatus, started_ms: int | None) -> RunInfo:
     """The run a row holds, with its status and start given (as a claim leaves them)."""
-    return replace(RUN.read(row), status=status, started_at=_instant(started_ms))
+    return RUN.read(row, status=status, started_at=_instant(started_ms))
 
 
 def step_from_row(row: Sequence[Any]) -> StepInfo:
