@@ -4,7 +4,7 @@ values by field name, so that a column cannot be read or written at another's pl
 from __future__ import annotations
 
 from tickwork._clock import from_ms
-from tickwork._models import Decision, ScheduleState
+from tickwork._models import Decision, Overlap, ScheduleState
 from tickwork._records import FiringState, NewRun, ScheduleRecord, StoredSchedule
 from tickwork._store.run_rows import (
     NEW_RUN,
@@ -24,10 +24,10 @@ from tickwork._store.schedule_rows import (
 )
 
 RECORD = ScheduleRecord(
-    key="nightly", workflow="report", version="v1", input_json='{"a": 1}', cron="0 3 * * *",
-    every_ms=None, timezone="Europe/London", overlap="skip", catchup=3, catchup_window_ms=60_000,
-    jitter_ms=500, pool="default", priority=2, retry_json=None, start_ms=1, end_ms=None,
-    definition="{}", pause_after_failures=4,
+    key="nightly", workflow="report", version="v1", input_json='{"a": 1}',
+    cron="0 3 * * *", every_ms=None, timezone="Europe/London", overlap=Overlap.SKIP,
+    catchup=3, catchup_window_ms=60_000, jitter_ms=500, pool="default", priority=2,
+    retry_json=None, start_ms=1, end_ms=None, definition="{}", pause_after_failures=4,
 )  # fmt: skip
 FIRING_STATE = FiringState(ScheduleState.PAUSED, 10, None, 7, 8, 9)
 STORED_ROW = StoredSchedule(RECORD, 3, 1_000, FIRING_STATE)
@@ -44,8 +44,9 @@ def test_each_value_is_written_under_its_own_columns_name() -> None:
     assert by_column["input"] == '{"a": 1}'
     assert by_column["start_at"] == 1
     assert by_column["anchor_at"] == 1_000
-    assert by_column["state"] == "paused"  # the enum's stored text, not the enum
+    assert by_column["state"] == "paused"  # the enums' stored text, not the enums
     assert type(by_column["state"]) is str
+    assert (by_column["overlap"], type(by_column["overlap"])) == ("skip", str)
     assert (by_column["paused_at"], by_column["resumed_at"]) == (8, 9)
     assert by_column["pause_after_failures"] == 4
 
