@@ -48,7 +48,7 @@ DEFINITION: Columns[ScheduleRecord] = Columns(
     column={"input_json": "input", "retry_json": "retry", "start_ms": "start_at",
             "end_ms": "end_at"},
     read={"overlap": Overlap},
-    write={"overlap": lambda overlap: overlap.value},
+    write={"overlap": lambda overlap: Overlap(overlap).value},  # tests still pass text
 )  # fmt: skip
 #: what replacing a definition writes: all of it but its key
 CHANGEABLE = DEFINITION.without("key")
