@@ -82,15 +82,13 @@ class Columns(Generic[R]):
         the values given instead of the row's (as a claim leaves a run)."""
         if self._flat:
             args = list(row[start : start + len(self.names)])
-            for i, convert in self._converts:
-                args[i] = convert(args[i])
         else:
             args = [
                 row[start + at] if part is None else part.read(row, start + at)
                 for at, part in self._parts
             ]
-            for i, convert in self._converts:
-                args[i] = convert(args[i])
+        for i, convert in self._converts:
+            args[i] = convert(args[i])
         for name, value in given.items():
             args[self._position[name]] = value
         return self._make(*args)
