@@ -35,6 +35,7 @@ from ._models import Triggered as Triggered
 from ._models import WorkerInfo as WorkerInfo
 from ._registry import WorkflowDef as WorkflowDef
 from ._retry import Retry as Retry
+from ._spec import ScheduleOptions as ScheduleOptions
 from ._spec import ScheduleSpec as ScheduleSpec
 from ._worker import Worker as Worker
 from .errors import ApiError as ApiError
@@ -85,6 +86,7 @@ __all__ = [
     "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
+    "ScheduleOptions",
     "ScheduleSpec",
     "ScheduleState",
     "Stats",

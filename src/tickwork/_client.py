@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
 
 import pydantic
@@ -45,8 +45,7 @@ from ._models import (
     WorkerInfo,
 )
 from ._registry import check_note
-from ._retry import Retry
-from ._spec import make_spec
+from ._spec import ScheduleOptions, check_option_names, make_spec, takes_schedule_options
 from ._wire import (
     error_from_wire,
     history_from_wire,
@@ -264,54 +263,21 @@ class Client:
 
     # -- schedules -----------------------------------------------------------------------
 
+    @takes_schedule_options
     def schedule(
         self,
         workflow: str | Callable[..., Any],
         input: Any = None,
-        *,
-        every: Duration | None = None,
-        cron: str | None = None,
-        timezone: str = "UTC",
-        key: str | None = None,
-        overlap: str = "allow",
-        catchup: int | str = 1,
-        catchup_window: Duration | None = None,
-        jitter: Duration | None = None,
-        paused: bool | None = None,
-        pool: str | None = None,
-        priority: int | None = None,
-        retry: Retry | None = None,
-        start_at: datetime | None = None,
-        end_at: datetime | None = None,
-        pause_after_failures: int | None = None,
-        on_conflict: str = "update",
+        **options: Unpack[ScheduleOptions],
     ) -> str:
         """Register a schedule for ``workflow`` on the server; return its key.
 
         The options are checked here as ``Engine`` checks them (one ``ScheduleSpec``); the
         workflow and the input against its annotation are checked by the server.
         """
+        check_option_names(options, "schedule")
         name = _workflow_name(workflow)
-        spec = make_spec(
-            workflow=name,
-            input=_input(input, name),
-            every=every,
-            cron=cron,
-            timezone=timezone,
-            key=key,
-            overlap=overlap,
-            catchup=catchup,
-            catchup_window=catchup_window,
-            jitter=jitter,
-            paused=paused,
-            pool=pool,
-            priority=priority,
-            retry=retry,
-            start_at=start_at,
-            end_at=end_at,
-            pause_after_failures=pause_after_failures,
-            on_conflict=on_conflict,
-        )
+        spec = make_spec(workflow=name, input=_input(input, name), **options)
         written = self._request("POST", "/schedules", body=spec_to_wire(spec))
         return str(written["key"])
 

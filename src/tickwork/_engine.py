@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 from . import _clock
 from ._apikeys import ApiKeys
@@ -54,7 +54,13 @@ from ._retry import Retry
 from ._runs import Runs
 from ._runtime import Runtime
 from ._scheduling import Schedules, fire_ahead_ms
-from ._spec import ScheduleSpec, make_spec
+from ._spec import (
+    ScheduleOptions,
+    ScheduleSpec,
+    check_option_names,
+    make_spec,
+    takes_schedule_options,
+)
 from ._store import require_existing, shown_url
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
@@ -247,53 +253,22 @@ class Engine:
 
     # -- schedules -----------------------------------------------------------------------
 
+    @takes_schedule_options
     def schedule(
         self,
         workflow: str | Callable[..., Any],
         input: Any = None,
-        *,
-        every: Duration | None = None,
-        cron: str | None = None,
-        timezone: str = "UTC",
-        key: str | None = None,
-        overlap: str = "allow",
-        catchup: int | str = 1,
-        catchup_window: Duration | None = None,
-        jitter: Duration | None = None,
-        paused: bool | None = None,
-        pool: str | None = None,
-        priority: int | None = None,
-        retry: Retry | None = None,
-        start_at: datetime | None = None,
-        end_at: datetime | None = None,
-        pause_after_failures: int | None = None,
-        on_conflict: str = "update",
+        **options: Unpack[ScheduleOptions],
     ) -> str:
         """Register a schedule (cron or fixed interval) for ``workflow``; return its key.
 
-        Everything is validated before anything is stored. Registering the same definition
-        again changes nothing, so calling this at every start-up is the intended use.
+        The options are ``ScheduleSpec``'s fields (``inspect.signature`` lists them with
+        their defaults; DESIGN §3 says what each does). Everything is validated before
+        anything is stored. Registering the same definition again changes nothing, so
+        calling this at every start-up is the intended use.
         """
-        spec = make_spec(
-            workflow=self._definition(workflow).name,
-            input=input,
-            every=every,
-            cron=cron,
-            timezone=timezone,
-            key=key,
-            overlap=overlap,
-            catchup=catchup,
-            catchup_window=catchup_window,
-            jitter=jitter,
-            paused=paused,
-            pool=pool,
-            priority=priority,
-            retry=retry,
-            start_at=start_at,
-            end_at=end_at,
-            pause_after_failures=pause_after_failures,
-            on_conflict=on_conflict,
-        )
+        check_option_names(options, "schedule")
+        spec = make_spec(workflow=self._definition(workflow).name, input=input, **options)
         return self.add_schedule(spec)
 
     def add_schedule(self, spec: ScheduleSpec) -> str:

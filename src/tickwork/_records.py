@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ._clock import from_ms, to_ms
 from ._models import Overlap, ScheduleState, StepTry
 
 __all__ = [
+    "OPTIONS",
     "DueSchedule",
     "FiringState",
     "NewRun",
@@ -25,6 +27,9 @@ __all__ = [
     "tries_from_json",
     "tries_to_json",
 ]
+
+#: where a definition's JSON keeps the options that have no column of their own
+OPTIONS = "options"
 
 #: failed tries a step keeps, the newest (DESIGN §8)
 KEEP_TRIES = 10
@@ -92,6 +97,12 @@ class ScheduleRecord:
     definition: str
     #: failed runs in a row after which the schedule pauses itself (None: never)
     pause_after_failures: int | None = None
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """An option without a column of its own, as the definition's JSON keeps it
+        under ``OPTIONS`` (set away from its default), else ``default``."""
+        kept = json.loads(self.definition or "{}").get(OPTIONS) or {}
+        return kept.get(name, default)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,10 @@ from ._models import (
 from ._occurrences import occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, fires_ahead, plan, plan_backfill
 from ._policy import current_occurrence
+from ._records import OPTIONS
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
-from ._spec import ScheduleSpec, aware_ms, check_key, to_overlap
+from ._spec import ScheduleSpec, aware_ms, check_key, stored_value, to_overlap
 from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
@@ -176,7 +177,7 @@ class Schedules:
             pause_after_failures=spec.pause_after_failures,
             definition="",
         )
-        return replace(record, definition=_definition(record))
+        return replace(record, definition=_definition(record, _more_options(spec)))
 
     # -- state -----------------------------------------------------------------------------
 
@@ -412,11 +413,33 @@ class Schedules:
         return plan(ahead, occurrences_of(due.record, due.anchor_ms))
 
 
-def _definition(record: ScheduleRecord) -> str:
+#: the spec's fields the schedules table keeps in columns of their own (``ScheduleRecord``),
+#: and those that instruct the registration rather than define the schedule
+_IN_COLUMNS = frozenset(
+    {"workflow", "input", "every", "cron", "timezone", "key", "overlap", "catchup",
+     "catchup_window", "jitter", "pool", "priority", "retry", "start_at", "end_at",
+     "pause_after_failures"}
+)  # fmt: skip
+_INSTRUCTIONS = frozenset({"paused", "on_conflict"})
+
+
+def _more_options(spec: ScheduleSpec) -> dict[str, JSON]:
+    """The options set away from their defaults that have no column of their own: the
+    definition's JSON keeps them (``ScheduleRecord.option`` reads one back), so a new
+    option is a spec field and nothing more until a query has to read it."""
+    return {
+        name: stored_value(value)
+        for name, value in spec.options().items()
+        if name not in _IN_COLUMNS and name not in _INSTRUCTIONS
+    }
+
+
+def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
     """The canonical JSON of the fields that define ``record`` (equal: unchanged).
 
-    It names pause_after_failures only when set, so the definitions stored before the
-    option existed stay equal (re-registering them changes nothing)."""
+    It names pause_after_failures and the options without a column only when set, so
+    the definitions stored before they existed stay equal (re-registering them changes
+    nothing)."""
     defining: dict[str, JSON] = {
         field.name: getattr(record, field.name)
         for field in fields(record)
@@ -424,6 +447,8 @@ def _definition(record: ScheduleRecord) -> str:
     }
     if record.pause_after_failures is None:
         del defining["pause_after_failures"]
+    if more:
+        defining[OPTIONS] = more
     return canonical_json(defining)
 
 

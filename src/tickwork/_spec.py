@@ -16,16 +16,19 @@ the default pool and priority) is checked when the spec is registered.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict, TypeVar
 
 import pydantic
 from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, InstanceOf
 
 from . import _clock, cron
 from ._durations import describe_duration, parse_duration, to_ms
+from ._hints import close_names, did_you_mean
 from ._models import Overlap
 from ._registry import MAX_NAME, check_name, check_pool
 from ._retry import Retry
@@ -41,13 +44,17 @@ __all__ = [
     "PauseAfterFailures",
     "Pool",
     "Priority",
+    "ScheduleOptions",
     "ScheduleSpec",
     "WorkflowName",
     "aware_ms",
     "check_key",
+    "check_option_names",
     "make_spec",
     "option_names",
     "spec_from",
+    "stored_value",
+    "takes_schedule_options",
     "to_overlap",
 ]
 
@@ -147,7 +154,11 @@ Priority = Annotated[
 ]
 PauseAfterFailures = Annotated[
     int,
-    Field(ge=1, le=MAX_PAUSE_AFTER_FAILURES),
+    Field(
+        ge=1,
+        le=MAX_PAUSE_AFTER_FAILURES,
+        description="Pause the schedule after this many of its runs in a row failed; null: never.",
+    ),
     _int_from("pause_after_failures", 1, MAX_PAUSE_AFTER_FAILURES),
 ]
 OnConflict = Literal["update", "error", "keep"]
@@ -308,3 +319,93 @@ def spec_from(options: Mapping[str, Any], where: str) -> ScheduleSpec:
         if type(exc) is not ConfigError:  # a CronError keeps its class and attributes
             raise
         raise ConfigError(f"{where}: {exc}") from None
+
+
+# -- the options as the faces take them ------------------------------------------------
+
+#: the spec's fields that are the faces' positional arguments rather than options
+_POSITIONAL = ("workflow", "input")
+
+
+class ScheduleOptions(TypedDict, total=False):
+    """``engine.schedule``'s keyword options as a user may write them, for type checkers
+    and editors (PEP 692's ``**options: Unpack[ScheduleOptions]``).
+
+    What runs is the spec: ``Engine.schedule`` and ``Client.schedule`` hand every keyword
+    to it, so an option added as a field is taken by both at once. This mirror only
+    types them; ``tests/unit/test_schedule_spec.py`` keeps its names equal to the fields.
+    """
+
+    every: timedelta | str | dict[str, Any] | None
+    cron: str | None
+    timezone: str
+    key: str | None
+    overlap: str
+    catchup: int | str
+    catchup_window: timedelta | str | dict[str, Any] | None
+    jitter: timedelta | str | dict[str, Any] | None
+    paused: bool | None
+    pool: str | None
+    priority: int | None
+    retry: Retry | None
+    start_at: datetime | None
+    end_at: datetime | None
+    pause_after_failures: int | None
+    on_conflict: str
+
+
+def option_fields() -> tuple[dataclasses.Field[Any], ...]:
+    """The spec's fields that are keyword options of ``schedule()`` (all but the workflow
+    and its input)."""
+    return tuple(f for f in dataclasses.fields(ScheduleSpec) if f.name not in _POSITIONAL)
+
+
+def check_option_names(options: Mapping[str, Any], where: str) -> None:
+    """Refuse a keyword that is no option as Python refuses one (``TypeError``), with the
+    closest option's name: ``schedule() got an unexpected keyword argument 'catchp'``."""
+    known = [f.name for f in option_fields()]
+    for name in options:
+        if name not in known:
+            hint = did_you_mean(close_names(name, known))
+            raise TypeError(
+                f"{where}() got an unexpected keyword argument {name!r}"
+                + (f"; {hint}" if hint else "")
+            )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def takes_schedule_options(method: F) -> F:
+    """Give ``method(self, workflow, input=None, **options)`` the signature of every option
+    (``inspect.signature`` and ``help()`` list them with their defaults), read from the
+    spec's fields, so a new field shows up there without an edit."""
+    own = list(inspect.signature(method).parameters.values())[:-1]  # drop **options
+    hints = ScheduleOptions.__annotations__
+    options = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            # as a user writes it: overlap="allow", not the enum the spec converts it to
+            default=f.default.value if isinstance(f.default, enum.Enum) else f.default,
+            annotation=getattr(hints.get(f.name), "__forward_arg__", "Any"),
+        )
+        for f in option_fields()
+    ]
+    returns = inspect.signature(method).return_annotation
+    method.__signature__ = inspect.Signature(own + options, return_annotation=returns)  # type: ignore[attr-defined]
+    return method
+
+
+def stored_value(value: Any) -> Any:
+    """An option's converted value as JSON keeps it: an enum by its value, a duration or
+    an instant in milliseconds, a retry policy as its table."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, timedelta):
+        return to_ms(value)
+    if isinstance(value, datetime):
+        return _clock.to_ms(value)
+    if isinstance(value, Retry):
+        return value.to_json()
+    return value

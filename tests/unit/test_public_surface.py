@@ -41,6 +41,7 @@ EXPECTED = {
     "ScheduleAction",
     "ScheduleConflict",
     "ScheduleInfo",
+    "ScheduleOptions",
     "ScheduleSpec",
     "ScheduleState",
     "Stats",

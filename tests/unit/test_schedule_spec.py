@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,16 @@ from pydantic import TypeAdapter
 
 from tickwork import Client, Cron, Engine, Every, Retry
 from tickwork._declared import load_config
-from tickwork._spec import MAX_CATCHUP, MAX_KEY, ScheduleSpec, option_names, spec_from
+from tickwork._models import Overlap
+from tickwork._records import ScheduleRecord
+from tickwork._spec import (
+    MAX_CATCHUP,
+    MAX_KEY,
+    ScheduleOptions,
+    ScheduleSpec,
+    option_names,
+    spec_from,
+)
 from tickwork.errors import ConfigError, CronError
 from tickwork.server.openapi import openapi_document
 
@@ -232,3 +242,31 @@ def test_unknown_options_in_a_table_are_named_with_the_known_ones() -> None:
 def test_a_key_refused_by_engine_is_refused_by_every_declared_form_when_built(build: Any) -> None:
     with pytest.raises(ConfigError, match="schedule key"):
         build()
+
+
+def test_the_typed_options_name_every_option_of_the_spec() -> None:
+    """``ScheduleOptions`` types ``**options`` for type checkers and editors: a field added
+    to the spec without its line there would go untyped, so this keeps them equal."""
+    assert list(ScheduleOptions.__annotations__) == [
+        name for name in option_names() if name not in ("workflow", "input")
+    ]
+
+
+def test_an_unknown_keyword_is_refused_as_python_refuses_one_with_the_closest_option() -> None:
+    engine = Engine("sqlite:///:memory:")
+    engine.workflow("job")(lambda ctx: None)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'catchp'.*'catchup'"):
+        engine.schedule("job", every="1h", catchp=3)  # type: ignore[call-arg]
+    assert engine.list_schedules() == []
+
+
+def test_an_option_without_a_column_is_read_back_from_the_definition() -> None:
+    record = ScheduleRecord(
+        key="k", workflow="w", version="1", input_json=None, cron=None, every_ms=1000,
+        timezone="UTC", overlap=Overlap.ALLOW, catchup=1, catchup_window_ms=None,
+        jitter_ms=None, pool="default", priority=0, retry_json=None, start_ms=None,
+        end_ms=None, definition='{"every_ms": 1000, "options": {"colour": "red"}}',
+    )  # fmt: skip
+    assert record.option("colour") == "red"
+    assert record.option("size", "M") == "M"
+    assert replace(record, definition='{"every_ms": 1000}').option("colour") is None

@@ -40,8 +40,6 @@ from .._event_wire import (
 )
 from .._models import RunInfo, ScheduleAction
 from .._registry import MAX_LIMIT, WorkflowDef
-from .._retry import Retry
-from .._spec import ScheduleSpec
 from .._wire import (
     backfilled_to_wire,
     history_list_to_wire,
@@ -58,7 +56,7 @@ from .._wire import (
 from ..errors import ConfigError
 from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
-from .api_input import instant_param, instant_value, int_param, read_body
+from .api_input import instant_param, instant_value, int_param, read_body, spec_from_body
 from .auth import BearerAuth
 from .openapi import PREFIX, openapi_document
 
@@ -96,17 +94,6 @@ def _workflow_json(definition: WorkflowDef) -> dict[str, Any]:
     }
 
 
-def _retry(body: schemas.RetryBody | None) -> Retry | None:
-    if body is None:
-        return None
-    return Retry(
-        max_attempts=body.max_attempts,
-        backoff=body.backoff,
-        factor=body.factor,
-        max_backoff=body.max_backoff,
-    )
-
-
 # -- the handlers ----------------------------------------------------------------------
 
 
@@ -131,21 +118,14 @@ class _Api:
 
     async def create_schedule(self, request: Request) -> Response:
         body = await read_body(request, schemas.ScheduleCreate)
-        return await self._register(body, body.key)
+        return await self._register(body, getattr(body, "key", None))
 
     async def put_schedule(self, request: Request) -> Response:
         body = await read_body(request, schemas.ScheduleDefinition)
         return await self._register(body, request.path_params["key"])
 
-    async def _register(self, body: schemas.ScheduleDefinition, key: str | None) -> Response:
-        options = body.model_dump(exclude={"retry", "start_at", "end_at", "key"})
-        spec = ScheduleSpec(
-            **options,
-            key=key,
-            retry=_retry(body.retry),
-            start_at=instant_value(body.start_at, "start_at"),
-            end_at=instant_value(body.end_at, "end_at"),
-        )
+    async def _register(self, body: pydantic.BaseModel, key: str | None) -> Response:
+        spec = spec_from_body(body, key)
         written = await self._call(self.engine.add_schedule, spec)
         return JSONResponse({"key": written, "schedule": await self._schedule(written)})
 

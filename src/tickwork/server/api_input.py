@@ -10,15 +10,19 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pydantic
+from pydantic import BaseModel
 from starlette.requests import Request
 
+from .._retry import Retry
+from .._spec import ScheduleSpec
 from ..errors import ConfigError
+from . import schemas
 from .api_errors import ApiProblem
 
-__all__ = ["instant_param", "instant_value", "int_param", "read_body"]
+__all__ = ["instant_param", "instant_value", "int_param", "read_body", "spec_from_body"]
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 _INT = re.compile(r"-?[0-9]{1,20}")
@@ -69,6 +73,21 @@ def int_param(request: Request, name: str, default: int, low: int, high: int) ->
 
 def instant_param(request: Request, name: str) -> datetime | None:
     return instant_value(request.query_params.get(name), name)
+
+
+def spec_from_body(body: BaseModel, key: str | None) -> ScheduleSpec:
+    """The spec a schedule body describes (``schemas.ScheduleDefinition``), each field as
+    the spec takes it: an instant read from its ISO 8601 text, a retry policy from its
+    table; the spec converts and checks the rest as ``Engine.schedule`` does."""
+    values: dict[str, Any] = {"key": key}
+    for name in type(body).model_fields.keys() - {"key"}:
+        value = getattr(body, name)
+        if name in schemas.INSTANT_OPTIONS:
+            value = instant_value(value, name)
+        elif isinstance(value, schemas.RetryBody):
+            value = Retry(**value.model_dump())
+        values[name] = value
+    return ScheduleSpec(**values)
 
 
 def instant_value(text: str | None, name: str) -> datetime | None:

@@ -8,16 +8,29 @@ match its schema.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+import dataclasses
+import enum
+from datetime import datetime, timedelta
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    create_model,
+)
 
 from .. import _spec
 from .._durations import bare_number_error
 from .._models import Decision, Overlap, RunStatus, ScheduleState
+from .._retry import Retry
 
 __all__ = [
+    "INSTANT_OPTIONS",
     "REQUEST_MODELS",
     "RESPONSE_MODELS",
     "BackfillRequest",
@@ -90,7 +103,7 @@ OutDuration = Annotated[
 ]
 Instant = Annotated[datetime, Field(description="ISO 8601 in UTC, e.g. 2026-03-01T12:00:00.000Z")]
 
-_BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "pattern")
+_BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "description")
 
 
 def _spec_bound(annotation: Any) -> Any:
@@ -122,32 +135,75 @@ class RetryBody(_Request):
     max_backoff: DurationIn = "5m"
 
 
-class ScheduleDefinition(_Request):
-    """``engine.schedule``'s arguments but the key: exactly one of ``every`` and ``cron``."""
+def _body_type(annotation: Any) -> Any:
+    """A spec field's type as a JSON body carries it, with the spec's bound in its schema:
+    a duration as "1h30m" or a table, an instant as ISO 8601, a retry policy as its
+    table, a number or a name with its bound; an enum, a literal, a bool or any JSON as
+    they are. The spec converts and checks the values when the body becomes one."""
+    if annotation is Any:
+        return Any
+    origin, members = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        base = members[0]
+        if get_origin(base) in (Union, UnionType):  # catchup: a bounded int or "all"
+            return _body_type(base)
+        if base is int:
+            return Annotated[Integer, _spec_bound(annotation)]
+        if base is str:
+            return Annotated[str, _spec_bound(annotation)]
+        return _body_type(base)
+    if origin in (Union, UnionType):
+        return Union[tuple(_body_type(member) for member in members)]  # noqa: UP007
+    if origin is Literal or annotation in (bool, type(None), int, str):
+        return annotation
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation
+    by_type = {timedelta: DurationIn, datetime: InstantIn, AwareDatetime: InstantIn}
+    if annotation in by_type:
+        return by_type[annotation]
+    if annotation is Retry:
+        return RetryBody | None
+    raise TypeError(f"no JSON form for a schedule option of type {annotation!r}")
 
-    workflow: Annotated[str, _spec_bound(_spec.WorkflowName)]
-    input: Any = None
-    every: DurationIn | None = None
-    cron: str | None = None
-    timezone: str = "UTC"
-    overlap: Overlap = Overlap.ALLOW
-    catchup: Annotated[Integer, _spec_bound(_spec.Catchup)] | Literal["all"] = 1
-    catchup_window: DurationIn | None = None
-    jitter: DurationIn | None = None
-    paused: bool | None = None
-    pool: Annotated[str, _spec_bound(_spec.Pool)] | None = None
-    priority: Annotated[Integer, _spec_bound(_spec.Priority)] | None = None
-    retry: RetryBody | None = None
-    start_at: InstantIn | None = None
-    end_at: InstantIn | None = None
-    pause_after_failures: Annotated[Integer, _spec_bound(_spec.PauseAfterFailures)] | None = Field(
-        default=None,
-        description="Pause the schedule after this many of its runs in a row failed; null: never.",
+
+def _definition_model() -> type[_Request]:
+    """``ScheduleDefinition``: ``engine.schedule``'s arguments but the key, one body field
+    per spec field (its type ``_body_type``'s, its default the spec's), so an option
+    added to the spec is in the body and its schema with no edit here."""
+    hints = get_type_hints(_spec.ScheduleSpec, include_extras=True)
+    body: dict[str, Any] = {}
+    for field in dataclasses.fields(_spec.ScheduleSpec):
+        if field.name == "key":
+            continue
+        default = field.default
+        if field.name == "workflow":
+            default = ...  # required in a body: nothing binds it later
+        elif isinstance(default, enum.Enum):
+            default = default.value
+        typed = _body_type(hints[field.name])
+        if field.name == "workflow":
+            typed = _body_type(get_args(hints[field.name])[0])  # not None
+        body[field.name] = (typed, default)
+    return create_model(
+        "ScheduleDefinition",
+        __base__=_Request,
+        __doc__="``engine.schedule``'s arguments but the key: exactly one of ``every`` and "
+        "``cron``.",
+        __module__=__name__,
+        **body,
     )
-    on_conflict: _spec.OnConflict = "update"
 
 
-class ScheduleCreate(ScheduleDefinition):
+ScheduleDefinition = _definition_model()
+#: the options a body gives as ISO 8601 text, read into instants before the spec takes them
+INSTANT_OPTIONS = frozenset(
+    name
+    for name, field in ScheduleDefinition.model_fields.items()
+    if InstantIn in (field.annotation, *get_args(field.annotation))
+)
+
+
+class ScheduleCreate(ScheduleDefinition):  # type: ignore[misc,valid-type]
     """A schedule to register; without ``key``, the key is derived from the definition."""
 
     key: Annotated[str, _spec_bound(_spec.Key)] | None = None
