@@ -16,32 +16,37 @@ from .._ids import canonical_json, from_json
 from .._liveness import FORGET_BATCH, seen_since_ms, worker_alive
 from .._models import WorkerInfo
 from .._records import WorkerRecord
+from .columns import Columns
 from .transaction import Database, Transaction
 
-__all__ = ["WORKER_COLUMNS", "WorkersSql"]
+__all__ = ["WORKER", "WORKER_COLUMNS", "WorkersSql"]
 
-#: a worker as stored, in the order of ``WorkerRecord``'s fields, then what changes
-WORKER_COLUMNS = (
-    "id", "host", "pid", "pools", "workflows", "version", "started_at", "renew_ms",
-    "last_seen", "stopped_at",
-)  # fmt: skip
-# Positions in a row of WORKER_COLUMNS, looked up by name.
-(
-    _ID, _HOST, _PID, _POOLS, _WORKFLOWS, _VERSION, _STARTED_AT, _RENEW_MS, _LAST_SEEN,
-    _STOPPED_AT,
-) = (
-    WORKER_COLUMNS.index(name)
-    for name in (
-        "id", "host", "pid", "pools", "workflows", "version", "started_at", "renew_ms",
-        "last_seen", "stopped_at",
-    )
-)  # fmt: skip
+
+def _names(names: tuple[str, ...]) -> str:
+    """A worker's pools or workflows as stored: a JSON list."""
+    return canonical_json(list(names))
+
+
+def _tuple(stored: str) -> tuple[str, ...]:
+    return tuple(from_json(stored))
+
+
+#: a worker as it records itself
+WORKER: Columns[WorkerRecord] = Columns(
+    WorkerRecord,
+    column={"started_ms": "started_at"},
+    read={"pools": _tuple, "workflows": _tuple},
+    write={"pools": _names, "workflows": _names},
+)
+#: a worker's row: its record, then what its renewals and its stop change
+WORKER_COLUMNS = (*WORKER.names, "last_seen", "stopped_at")
+_LAST_SEEN, _STOPPED_AT = len(WORKER.names), len(WORKER.names) + 1
 
 # A worker records itself, or renews its record: everything it says is written again (it
 # may serve workflows registered since), and a stop it had recorded is forgotten.
 UPSERT_WORKER = f"""
 INSERT INTO tickwork_workers ({", ".join(WORKER_COLUMNS)})
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+VALUES ({", ".join("?" * (len(WORKER_COLUMNS) - 1))}, NULL)
 ON CONFLICT (id) DO UPDATE SET
     host = excluded.host, pid = excluded.pid, pools = excluded.pools,
     workflows = excluded.workflows, version = excluded.version,
@@ -65,19 +70,19 @@ ORDER BY started_at, id
 
 
 def _info(row: Sequence[Any], now_ms: int) -> WorkerInfo:
-    stopped = row[_STOPPED_AT]
+    worker, last_seen, stopped = WORKER.read(row), row[_LAST_SEEN], row[_STOPPED_AT]
     return WorkerInfo(
-        id=row[_ID],
-        host=row[_HOST],
-        pid=int(row[_PID]),
-        pools=tuple(from_json(row[_POOLS])),
-        workflows=tuple(from_json(row[_WORKFLOWS])),
-        version=row[_VERSION],
-        started_at=from_ms(row[_STARTED_AT]),
-        last_seen=from_ms(row[_LAST_SEEN]),
+        id=worker.id,
+        host=worker.host,
+        pid=int(worker.pid),
+        pools=worker.pools,
+        workflows=worker.workflows,
+        version=worker.version,
+        started_at=from_ms(worker.started_ms),
+        last_seen=from_ms(last_seen),
         alive=worker_alive(
-            last_seen_ms=row[_LAST_SEEN],
-            renew_ms=row[_RENEW_MS],
+            last_seen_ms=last_seen,
+            renew_ms=worker.renew_ms,
             stopped=stopped is not None,
             now_ms=now_ms,
         ),
@@ -94,11 +99,7 @@ class WorkersSql:
         self._db = db
 
     def renew_worker(self, worker: WorkerRecord, *, now_ms: int) -> None:
-        values = (
-            worker.id, worker.host, worker.pid, canonical_json(list(worker.pools)),
-            canonical_json(list(worker.workflows)), worker.version, worker.started_ms,
-            worker.renew_ms, now_ms,
-        )  # fmt: skip
+        values = (*WORKER.values(worker), now_ms)
         forget = FORGET_GONE.format(lock=self._db.lock_suffix)
 
         def work(tx: Transaction) -> None:
