@@ -39,6 +39,7 @@ from ._spec import ScheduleOptions as ScheduleOptions
 from ._spec import ScheduleSpec as ScheduleSpec
 from ._worker import Worker as Worker
 from .errors import ApiError as ApiError
+from .errors import CalendarInUse as CalendarInUse
 from .errors import ConfigError as ConfigError
 from .errors import CronError as CronError
 from .errors import InputValidationError as InputValidationError
@@ -57,6 +58,7 @@ __all__ = [
     "ApiError",
     "ApiKeyInfo",
     "Backfilled",
+    "CalendarInUse",
     "CalendarInfo",
     "Client",
     "Clock",

@@ -9,12 +9,12 @@ decide the same way from the start.
 from __future__ import annotations
 
 from . import _clock
-from ._calendars import declared_calendar
-from ._holidays import Holiday, public_holidays
+from ._calendars import declared_calendar, unknown_calendar
+from ._holidays import Holiday, check_year, public_holidays
 from ._models import CalendarInfo
 from ._runtime import Runtime
 from ._store import Store
-from .errors import ConfigError
+from .errors import CalendarInUse
 
 __all__ = ["Calendars"]
 
@@ -70,16 +70,32 @@ class Calendars:
         return self._store.list_calendars()
 
     def delete(self, name: str) -> bool:
+        """Delete the calendar; ``CalendarInUse`` naming the schedules that use it (they
+        would lose the holidays they skip or move), False when there is none."""
+        users = self.users(name)
+        if users:
+            raise CalendarInUse(name, users)
         return self._store.delete_calendar(name)
+
+    def users(self, name: str) -> tuple[str, ...]:
+        """The keys of the schedules whose ``calendar`` is ``name``, sorted."""
+        # A schedule names its calendar once the schedule option lands (issue 32's
+        # schedule fields); until then ScheduleInfo has no such field and none uses one.
+        return tuple(
+            sorted(
+                info.key
+                for info in self._store.list_schedules()
+                if getattr(info, "calendar", None) == name
+            )
+        )
 
     def holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
         """The calendar's holidays of ``year`` in date order: its listed dates (named
         ``""``) and its country's public holidays (stored, or resolved and stored now)."""
-        if isinstance(year, bool) or not isinstance(year, int) or not 1 <= year <= 9999:
-            raise ConfigError(f"Bad year {year!r}: expected an int from 1 to 9999")
+        check_year(year)
         calendar = self._store.get_calendar(name)
         if calendar is None:
-            raise ConfigError(f"No calendar {name!r}: set it with engine.calendar({name!r}, ...)")
+            raise unknown_calendar(name)
         public: tuple[Holiday, ...] = ()
         if calendar.country is not None:
             stored = self._store.calendar_year(name, year)

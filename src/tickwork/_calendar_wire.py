@@ -1,5 +1,10 @@
 """JSON forms of business calendars, both ways: what ``tickwork calendars ... --json``
-prints (and what the API and Client will speak: DESIGN §3)."""
+prints, the API answers and the Client reads back (DESIGN §3).
+
+A calendar's ``holidays`` are the dates it lists (``calendar_to_wire``); a calendar's
+year (``calendar_year_to_wire``: ``calendars show --json``, ``GET /calendars/{name}?year=``)
+is the calendar with ``holidays`` replaced by that year's, each with its name.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +17,11 @@ from ._models import CalendarInfo
 
 __all__ = [
     "calendar_from_wire",
+    "calendar_list_from_wire",
     "calendar_list_to_wire",
     "calendar_to_wire",
+    "calendar_year_to_wire",
+    "holidays_from_wire",
     "holidays_to_wire",
 ]
 
@@ -46,6 +54,10 @@ def calendar_list_to_wire(calendars: Sequence[CalendarInfo]) -> dict[str, Any]:
     return {"calendars": [calendar_to_wire(calendar) for calendar in calendars]}
 
 
+def calendar_list_from_wire(data: dict[str, Any]) -> list[CalendarInfo]:
+    return [calendar_from_wire(calendar) for calendar in data["calendars"]]
+
+
 def holidays_to_wire(name: str, year: int, holidays: Sequence[Holiday]) -> dict[str, Any]:
     """A calendar's holidays of one year; a listed date's name is ``""``."""
     return {
@@ -53,3 +65,14 @@ def holidays_to_wire(name: str, year: int, holidays: Sequence[Holiday]) -> dict[
         "year": year,
         "holidays": [{"date": h.day.isoformat(), "name": h.name} for h in holidays],
     }
+
+
+def holidays_from_wire(data: dict[str, Any]) -> tuple[Holiday, ...]:
+    return tuple(Holiday(date.fromisoformat(h["date"]), str(h["name"])) for h in data["holidays"])
+
+
+def calendar_year_to_wire(
+    calendar: CalendarInfo, year: int, holidays: Sequence[Holiday]
+) -> dict[str, Any]:
+    """The calendar, with ``holidays`` its holidays of ``year`` (listed and public)."""
+    return {**calendar_to_wire(calendar), **holidays_to_wire(calendar.name, year, holidays)}

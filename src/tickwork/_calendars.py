@@ -16,7 +16,7 @@ from ._holidays import check_source
 from ._models import CalendarInfo
 from .errors import ConfigError
 
-__all__ = ["MAX_LISTED", "declared_calendar"]
+__all__ = ["MAX_LISTED", "declared_calendar", "unknown_calendar"]
 
 #: the most dates one calendar lists by hand
 MAX_LISTED = 10_000
@@ -55,6 +55,11 @@ def declared_calendar(
         subdivision=None if subdivision is None else str(subdivision),
         updated_at=now,
     )
+
+
+def unknown_calendar(name: object) -> ConfigError:
+    """The error for a calendar that is not stored, saying how to store it."""
+    return ConfigError(f"No calendar {name!r}: set it with engine.calendar({name!r}, ...)")
 
 
 def _listed(holidays: object) -> tuple[date, ...]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 from urllib.parse import quote
 
@@ -24,6 +24,12 @@ import pydantic
 
 from . import _clock
 from ._async_api import twin
+from ._calendar_wire import (
+    calendar_from_wire,
+    calendar_list_from_wire,
+    holidays_from_wire,
+)
+from ._calendars import declared_calendar, unknown_calendar
 from ._durations import Duration, format_duration, parse_duration
 from ._event_wire import (
     emitted_from_wire,
@@ -33,7 +39,9 @@ from ._event_wire import (
 )
 from ._events import EventInfo, SubscriptionInfo
 from ._handle import RunHandle
+from ._holidays import Holiday, check_year
 from ._models import (
+    CalendarInfo,
     HistoryEntry,
     RunInfo,
     RunStatus,
@@ -71,7 +79,11 @@ __all__ = ["Client"]
 
 _API = "/api/v1"
 # 404 codes that mean "no such schedule / run": the engine's None or False.
-_MISSING = frozenset({"SCHEDULE_NOT_FOUND", "RUN_NOT_FOUND", "EVENT_NOT_FOUND"})
+_MISSING = frozenset(
+    {"SCHEDULE_NOT_FOUND", "RUN_NOT_FOUND", "EVENT_NOT_FOUND", "CALENDAR_NOT_FOUND"}
+)
+#: any instant: a calendar is checked here, and stamped by the server's clock
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _segment(value: str) -> str:
@@ -432,6 +444,64 @@ class Client:
         found = self._request("GET", "/workers")
         return [worker_from_wire(w) for w in found["workers"]]
 
+    # -- business calendars (DESIGN §3) ----------------------------------------------------
+
+    def calendar(
+        self,
+        name: str,
+        *,
+        holidays: Iterable[date | str] = (),
+        country: str | None = None,
+        subdivision: str | None = None,
+        weekend: Iterable[str] = ("SAT", "SUN"),
+    ) -> CalendarInfo:
+        """As ``Engine``'s: store the business calendar ``name``. Its dates and weekend
+        are checked here (``ConfigError`` before anything is sent); its country by the
+        server, whose ``holidays`` extra resolves it."""
+        # The country is left to the server: this process may not have the extra.
+        checked = declared_calendar(
+            name, holidays=holidays, weekend=weekend, country=None, subdivision=None,
+            now=_EPOCH,
+        )  # fmt: skip
+        body = {
+            "holidays": [day.isoformat() for day in checked.holidays],
+            "weekend": list(checked.weekend),
+            "country": country,
+            "subdivision": subdivision,
+        }
+        return calendar_from_wire(self._request("PUT", f"/calendars/{_segment(name)}", body=body))
+
+    def get_calendar(self, name: str) -> CalendarInfo | None:
+        """The stored calendar ``name``, or None."""
+        if not isinstance(name, str) or not name:
+            return None
+        found = self._request("GET", f"/calendars/{_segment(name)}", missing_ok=True)
+        return None if found is None else calendar_from_wire(found)
+
+    def list_calendars(self) -> list[CalendarInfo]:
+        """Every stored calendar, by name."""
+        return calendar_list_from_wire(self._request("GET", "/calendars"))
+
+    def delete_calendar(self, name: str) -> bool:
+        """As ``Engine``'s: False when there is none, ``CalendarInUse`` while schedules
+        use it."""
+        if not isinstance(name, str) or not name:
+            return False
+        path = f"/calendars/{_segment(name)}"
+        return self._request("DELETE", path, missing_ok=True) is not None
+
+    def calendar_holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
+        """As ``Engine``'s: calendar ``name``'s holidays of ``year`` in date order;
+        ``ConfigError`` for a bad year or an unknown calendar."""
+        check_year(year)
+        found = None
+        if isinstance(name, str) and name:
+            path = f"/calendars/{_segment(name)}"
+            found = self._request("GET", path, params={"year": year}, missing_ok=True)
+        if found is None:
+            raise unknown_calendar(name)
+        return holidays_from_wire(found)
+
     # -- workflows and cadences ------------------------------------------------------------
 
     def workflows(self) -> list[str]:
@@ -490,3 +560,8 @@ class Client:
     list_subscriptions_async = twin(list_subscriptions)
     list_events_async = twin(list_events)
     get_event_async = twin(get_event)
+    calendar_async = twin(calendar)
+    get_calendar_async = twin(get_calendar)
+    list_calendars_async = twin(list_calendars)
+    delete_calendar_async = twin(delete_calendar)
+    calendar_holidays_async = twin(calendar_holidays)

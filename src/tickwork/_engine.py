@@ -394,7 +394,8 @@ class Engine:
         return self._calendars.list()
 
     def delete_calendar(self, name: str) -> bool:
-        """Delete the calendar ``name``; False when there is none."""
+        """Delete the calendar ``name``; False when there is none. ``CalendarInUse``
+        (naming them) while schedules use it: they would lose the holidays they skip."""
         return self._calendars.delete(name)
 
     def calendar_holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
@@ -684,6 +685,11 @@ class Engine:
     list_subscriptions_async = twin(list_subscriptions)
     list_events_async = twin(list_events)
     get_event_async = twin(get_event)
+    calendar_async = twin(calendar)
+    get_calendar_async = twin(get_calendar)
+    list_calendars_async = twin(list_calendars)
+    delete_calendar_async = twin(delete_calendar)
+    calendar_holidays_async = twin(calendar_holidays)
 
     # -- internals -----------------------------------------------------------------------
 

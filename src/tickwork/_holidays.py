@@ -15,7 +15,7 @@ from types import ModuleType
 
 from .errors import ConfigError
 
-__all__ = ["EXTRA", "Holiday", "check_source", "public_holidays"]
+__all__ = ["EXTRA", "Holiday", "check_source", "check_year", "public_holidays"]
 
 #: how to install what this module needs
 EXTRA = "pip install 'tickwork[holidays]'"
@@ -35,12 +35,17 @@ def check_source(country: object, subdivision: object = None) -> None:
     _country_holidays(country, subdivision, years=())
 
 
+def check_year(year: object) -> None:
+    """Refuse a year that is not an int from 1 to 9999 (``ConfigError``)."""
+    if isinstance(year, bool) or not isinstance(year, int) or not 1 <= year <= 9999:
+        raise ConfigError(f"Bad year {year!r}: expected an int from 1 to 9999")
+
+
 def public_holidays(country: str, subdivision: str | None, year: int) -> tuple[Holiday, ...]:
     """The public holidays of ``country`` (ISO 3166-1 alpha-2, e.g. ``"GB"``) and its
     ``subdivision`` (e.g. ``"ENG"``) in ``year``, in date order. Raises ``ConfigError``
     for an unknown country, subdivision or year, or when the extra is missing."""
-    if isinstance(year, bool) or not isinstance(year, int) or not 1 <= year <= 9999:
-        raise ConfigError(f"Bad year {year!r}: expected an int from 1 to 9999")
+    check_year(year)
     found = _country_holidays(country, subdivision, years=(year,))
     # Two holidays on one day come joined ("Christmas Day; Sunday"): keep the package's text.
     return tuple(sorted(Holiday(day, str(name)) for day, name in found.items()))

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from . import cron as cron_module
@@ -34,7 +34,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._preview import utc_offset_text
+from ._preview import DstMark, MarkedOccurrence, dst_marks, utc_offset_text
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
 
@@ -409,32 +409,69 @@ def step_from_wire(data: dict[str, Any]) -> StepInfo:
 
 
 def preview_to_wire(
-    *, cron: str | None, every: Duration | None, timezone: str, occurrences: list[datetime]
+    *,
+    cron: str | None,
+    every: Duration | None,
+    timezone: str,
+    occurrences: list[datetime],
+    after: datetime,
+    dst_gap: str = "shift",
+    dst_repeat: str = "first",
 ) -> dict[str, Any]:
     """``GET /cron/preview``'s answer (and ``tickwork cron --json``'s): the cadence, in
-    words, and each occurrence in UTC and in the zone."""
+    words, and each occurrence (of the preview after ``after``) in UTC and in the zone.
+
+    What DST did, a cron expression's under its policy, in fields present only when DST
+    touched something (so a preview DST leaves alone reads as it always did): an
+    occurrence's ``dst`` is ``"moved"`` (its local time fell in a spring-forward gap) or
+    ``"doubled"`` (its local time repeats and runs at both instants), with ``dst_wall``
+    the local time the expression named; ``dst_skipped`` lists the local times
+    ``dst_gap="skip"`` left without a run.
+    """
     zone = cron_module.load_zone(timezone)
+    marks: dict[datetime, MarkedOccurrence] = {}
+    skipped: list[str] = []
     if cron is not None:
-        description = cron_module.parse(cron, timezone).explain()
-        every_text = None
+        expr = cron_module.parse(cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
+        description, every_text = expr.explain(), None
+        for entry in dst_marks(expr, after, occurrences):
+            if entry.mark is DstMark.SKIPPED:
+                skipped.append(_wall(entry))
+            elif entry.mark is not None:
+                marks[entry.at] = entry
     else:
         assert every is not None  # the preview itself refused neither
         step = parse_duration(every)
         every_text, description = _duration(step), f"every {describe_duration(step)}"
-    return {
+    answer: dict[str, Any] = {
         "cron": cron,
         "every": every_text,
         "timezone": timezone,
         "description": description,
-        "occurrences": [
-            {
-                "utc": instant(when),
-                "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
-                "utc_offset": utc_offset_text(when, timezone),
-            }
-            for when in occurrences
-        ],
+        "occurrences": [_occurrence(when, zone, timezone, marks.get(when)) for when in occurrences],
     }
+    if skipped:
+        answer["dst_skipped"] = skipped
+    return answer
+
+
+def _occurrence(
+    when: datetime, zone: tzinfo, timezone: str, marked: MarkedOccurrence | None
+) -> dict[str, Any]:
+    occurrence = {
+        "utc": instant(when),
+        "local": when.astimezone(zone).isoformat(timespec="milliseconds"),
+        "utc_offset": utc_offset_text(when, timezone),
+    }
+    if marked is not None:
+        occurrence.update(dst=str(marked.mark), dst_wall=_wall(marked))
+    return occurrence
+
+
+def _wall(marked: MarkedOccurrence) -> str:
+    """The local time an expression named, as ISO 8601 without an offset (it may be one
+    the zone skipped, or one it has twice)."""
+    return marked.wall.isoformat(timespec="seconds")
 
 
 # -- workers ---------------------------------------------------------------------------

@@ -9,6 +9,8 @@
     │   ├── InputValidationError       an input is not JSON or fails its annotation
     │   └── ResultError                a step's or workflow's result is not a JSON value
     ├── ScheduleConflict               a key is registered with another definition
+    ├── CalendarInUse                  a calendar schedules use cannot be deleted
+    │                                  (``.calendar``, ``.schedules``)
     ├── RunFailed                      ``RunHandle.result()``: the run failed (``.run_id``)
     ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 __all__ = [
     "ApiError",
+    "CalendarInUse",
     "ConfigError",
     "CronError",
     "InputValidationError",
@@ -112,6 +115,24 @@ class ScheduleConflict(TickworkError):
     """A schedule key is already registered with a different definition."""
 
     code = "SCHEDULE_CONFLICT"
+
+
+class CalendarInUse(TickworkError):
+    """A business calendar that schedules use cannot be deleted: they would lose the
+    holidays they skip or move. ``schedules`` names them (by key, sorted); point them at
+    another calendar, or unschedule them, first."""
+
+    code = "CALENDAR_IN_USE"
+
+    def __init__(self, calendar: str, schedules: tuple[str, ...]) -> None:
+        self.calendar = calendar
+        self.schedules = schedules
+        shown = ", ".join(repr(key) for key in schedules[:10])
+        more = f" and {len(schedules) - 10} more" if len(schedules) > 10 else ""
+        super().__init__(
+            f"Calendar {calendar!r} is used by schedule(s) {shown}{more}: "
+            "change or delete them first"
+        )
 
 
 class RunFailed(TickworkError):

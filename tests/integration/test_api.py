@@ -85,6 +85,7 @@ def snapshot(engine: Engine) -> Any:
         engine.list_runs(limit=10_000),
         [engine.schedule_history(s.key) for s in schedules],
         engine.list_api_keys(),
+        engine.list_calendars(),
     )
 
 
@@ -96,7 +97,8 @@ def every_route() -> Iterator[tuple[str, str]]:
     for path, item in openapi_document()["paths"].items():
         for method in item:
             filled = path.replace("{key}", "hourly").replace("{run_id}", "r1")
-            yield method.upper(), filled.replace("{event_id}", "e1")
+            filled = filled.replace("{event_id}", "e1")
+            yield method.upper(), filled.replace("{name}", "acme")
 
 
 PROTECTED = [route for route in every_route() if route[1] != "/healthz"]
@@ -628,6 +630,23 @@ def test_cron_preview_takes_the_dst_policy(api: Api) -> None:
     ]
 
 
+def test_cron_preview_marks_what_dst_did(api: Api) -> None:
+    base = {"cron": "30 2 * * *", "timezone": "Europe/Paris", "after": "2026-03-28T12:00:00Z"}
+    moved = api.get("/api/v1/cron/preview", params={**base, "count": 2}).json()
+    assert [(o["utc"], o.get("dst"), o.get("dst_wall")) for o in moved["occurrences"]] == [
+        ("2026-03-29T01:00:00.000Z", "moved", "2026-03-29T02:30:00"),
+        ("2026-03-30T00:30:00.000Z", None, None),  # untouched: no dst fields at all
+    ]
+    skipped = api.get("/api/v1/cron/preview", params={**base, "count": 1, "dst_gap": "skip"})
+    assert skipped.json()["dst_skipped"] == ["2026-03-29T02:30:00"]
+    autumn = {**base, "cron": "30 2 * * *", "after": "2026-10-24T12:00:00Z", "count": 2}
+    doubled = api.get("/api/v1/cron/preview", params={**autumn, "dst_repeat": "both"}).json()
+    assert [(o["utc_offset"], o["dst"]) for o in doubled["occurrences"]] == [
+        ("+02:00", "doubled"),
+        ("+01:00", "doubled"),
+    ]
+
+
 def test_interval_preview_counts_from_now(api: Api) -> None:
     preview = api.get("/api/v1/cron/preview", params={"every": "90m", "count": 2}).json()
     assert preview["every"] == "1h30m" and preview["description"] == "every 1 h 30 min"
@@ -707,6 +726,7 @@ def test_get_requests_never_change_anything(api: Api, app_engine: Engine, clock:
     api.post("/api/v1/schedules", json=SCHEDULE)
     app_engine.start("double", {"n": 1}, run_id="r1")
     app_engine.emit("order.paid", {"n": 1}, id="e1")
+    app_engine.calendar("acme", holidays=["2026-12-24"])
     clock.advance("3h")  # occurrences are due: a GET must not fire them
     app_engine.run_until_idle()
     before = snapshot(app_engine)
@@ -715,6 +735,7 @@ def test_get_requests_never_change_anything(api: Api, app_engine: Engine, clock:
             assert api.get(path).status_code in (200, 400), path
     api.get("/api/v1/runs", params={"schedule_key": "hourly", "status": "pending"})
     api.get("/api/v1/cron/preview", params={"every": "1m"})
+    api.get("/api/v1/calendars/acme", params={"year": 2026})
     assert snapshot(app_engine) == before
     assert app_engine.get_schedule("hourly") == before[0][0]
 

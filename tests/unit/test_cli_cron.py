@@ -165,3 +165,47 @@ def test_json_lists_the_policys_occurrences() -> None:
 def test_an_unknown_dst_policy_is_refused() -> None:
     result = run("30 1 * * *", "--dst-gap", "later")
     assert result.exit_code == 2 and "'later' is not one of 'shift', 'skip'" in result.output
+
+
+def test_json_marks_what_dst_did_to_each_occurrence() -> None:
+    moved = run(
+        "30 2 * * *", "--tz", "America/New_York", "-n", "2", "--json", "--after", "2024-03-09T12:00"
+    )
+    first, second = json.loads(moved.output)["occurrences"]
+    assert first == {
+        "utc": "2024-03-10T07:00:00.000Z",
+        "local": "2024-03-10T03:00:00.000-04:00",
+        "utc_offset": "-04:00",
+        "dst": "moved",
+        "dst_wall": "2024-03-10T02:30:00",  # the time the expression named, skipped by DST
+    }
+    assert "dst" not in second and "dst_wall" not in second  # untouched: as it always was
+    assert "dst_skipped" not in json.loads(moved.output)
+
+    doubled = run(
+        "30 1 * * *", "--tz", "America/New_York", "-n", "3", "--json",
+        "--after", "2024-11-02T12:00", "--dst-repeat", "both",
+    )  # fmt: skip
+    marks = [
+        (o["utc"], o.get("dst"), o.get("dst_wall"))
+        for o in json.loads(doubled.output)["occurrences"]
+    ]
+    assert marks == [
+        ("2024-11-03T05:30:00.000Z", "doubled", "2024-11-03T01:30:00"),
+        ("2024-11-03T06:30:00.000Z", "doubled", "2024-11-03T01:30:00"),
+        ("2024-11-04T06:30:00.000Z", None, None),
+    ]
+
+
+def test_json_lists_the_times_a_skipping_gap_left_without_a_run() -> None:
+    result = run(
+        "30 2 * * *", "--tz", "America/New_York", "-n", "2", "--json",
+        "--after", "2024-03-09T12:00", "--dst-gap", "skip",
+    )  # fmt: skip
+    answer = json.loads(result.output)
+    assert answer["dst_skipped"] == ["2024-03-10T02:30:00"]
+    assert [o["utc"] for o in answer["occurrences"]] == [
+        "2024-03-11T06:30:00.000Z",
+        "2024-03-12T06:30:00.000Z",
+    ]
+    assert all("dst" not in o for o in answer["occurrences"])

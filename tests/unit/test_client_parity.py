@@ -38,6 +38,7 @@ MIRRORED = [
     "get_schedule", "list_schedules", "schedule_history", "start", "get_run", "list_runs",
     "list_steps", "cancel", "workflows", "preview", "list_workers", "backfill",
     "emit", "subscribe", "unsubscribe", "list_subscriptions", "list_events", "get_event",
+    "calendar", "get_calendar", "list_calendars", "delete_calendar", "calendar_holidays",
 ]  # fmt: skip
 
 
@@ -92,6 +93,7 @@ def test_every_error_class_comes_back_as_itself(cls: type[errors.TickworkError])
         errors.RunTimeout: errors.RunTimeout("r", "running"),
         errors.StepFailed: errors.StepFailed("s", "KeyError: k"),
         errors.StoreUnreachable: errors.StoreUnreachable("SQLite file 'x.db'", "not a database"),
+        errors.CalendarInUse: errors.CalendarInUse("uk", ("a", "b")),
     }
     original = samples.get(cls) or cls("something is wrong")
     rebuilt = error_from_wire(cls.code, str(original), error_details(original))

@@ -12,6 +12,7 @@ EXPECTED = {
     "ApiError",
     "ApiKeyInfo",
     "Backfilled",
+    "CalendarInUse",
     "CalendarInfo",
     "Client",
     "Clock",

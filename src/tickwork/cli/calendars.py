@@ -7,7 +7,7 @@ from datetime import UTC
 import click
 
 from .. import _clock
-from .._calendar_wire import calendar_list_to_wire, calendar_to_wire, holidays_to_wire
+from .._calendar_wire import calendar_list_to_wire, calendar_to_wire, calendar_year_to_wire
 from .._hints import not_found
 from .._models import CalendarInfo
 from ._options import database_option, json_option, open_engine
@@ -67,7 +67,7 @@ def show(name: str, year: int | None, database: str | None, as_json: bool) -> No
         year = year if year is not None else _clock.SystemClock().now().year
         holidays = engine.calendar_holidays(name, year)
     if as_json:
-        echo_json({**calendar_to_wire(calendar), **holidays_to_wire(name, year, holidays)})
+        echo_json(calendar_year_to_wire(calendar, year, holidays))
         return
     click.echo(f"{printable(calendar.name)}: weekend {','.join(calendar.weekend) or 'none'}")
     if calendar.country is not None:

@@ -2,7 +2,8 @@
 
 Nothing is registered and no database is opened; it answers "when would this run?"
 before a schedule is written, in the schedule's zone and in UTC, with DST changes marked:
-an occurrence DST moved, skipped (``--dst-gap skip``) or doubled says so in its note.
+an occurrence DST moved, skipped (``--dst-gap skip``) or doubled says so in its note (with
+``--json``, in its ``dst`` field, and ``dst_skipped``: the API's preview answer).
 """
 
 from __future__ import annotations
@@ -138,14 +139,23 @@ def command(
     clock = "%H:%M:%S" if seconds else "%H:%M"
     try:
         parsed = parse(text, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
-        rows = _occurrences(parsed, _after(after, timezone), _count(count), clock)
+        start = _after(after, timezone)
+        rows = _occurrences(parsed, start, _count(count), clock)
     except ConfigError as exc:
         fail(str(exc), code=2)
         return
-    if as_json:  # the API's answer to GET /cron/preview
+    if as_json:  # the API's answer to GET /cron/preview, DST marks included
         occurrences = [utc for _, utc, _, _ in rows if utc is not None]
         echo_json(
-            preview_to_wire(cron=text, every=None, timezone=timezone, occurrences=occurrences)
+            preview_to_wire(
+                cron=text,
+                every=None,
+                timezone=timezone,
+                occurrences=occurrences,
+                after=start,
+                dst_gap=dst_gap,
+                dst_repeat=dst_repeat,
+            )
         )
         return
     click.echo(parsed.explain())

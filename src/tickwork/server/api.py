@@ -5,14 +5,16 @@ Status codes say where a request went wrong, the error ``code`` which error it i
 
 - 400: the engine refused a value (``CRON_ERROR``, ``UNKNOWN_WORKFLOW``, ``INPUT_INVALID``,
   ``CONFIG_ERROR``), or a query parameter is not what it should be (``CONFIG_ERROR``);
-- 401: no live API key (``UNAUTHORIZED``); 404: no such schedule or run
-  (``SCHEDULE_NOT_FOUND``, ``RUN_NOT_FOUND``) or route (``NOT_FOUND``);
-- 409: ``SCHEDULE_CONFLICT``; 413: body over 1 MiB (``PAYLOAD_TOO_LARGE``);
+- 401: no live API key (``UNAUTHORIZED``); 404: no such schedule, run or calendar
+  (``SCHEDULE_NOT_FOUND``, ``RUN_NOT_FOUND``, ``CALENDAR_NOT_FOUND``) or route
+  (``NOT_FOUND``);
+- 409: ``SCHEDULE_CONFLICT``, ``CALENDAR_IN_USE``; 413: body over 1 MiB (``PAYLOAD_TOO_LARGE``);
 - 422: the body is not a JSON object (``MALFORMED_BODY``) or does not fit the
   operation's schema (``CONFIG_ERROR``: a wrong type, an unknown field);
 - 503: the database failed (``STORE_ERROR``).
 
-Errors are answered by ``api_errors.py``, bodies and query parameters read by
+Business calendars' routes are ``calendar_api.py``'s. Errors are answered by
+``api_errors.py``, bodies and query parameters read by
 ``api_input.py``. GET requests never change anything.
 """
 
@@ -58,6 +60,7 @@ from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
 from .api_input import instant_param, instant_value, int_param, read_body, spec_from_body
 from .auth import BearerAuth
+from .calendar_api import calendar_routes
 from .openapi import PREFIX, openapi_document
 
 __all__ = ["build_api"]
@@ -305,7 +308,14 @@ class _Api:
             **policy,
         )
         return JSONResponse(
-            preview_to_wire(cron=expr, every=every, timezone=timezone, occurrences=occurrences)
+            preview_to_wire(
+                cron=expr,
+                every=every,
+                timezone=timezone,
+                occurrences=occurrences,
+                after=after,
+                **policy,
+            )
         )
 
 
@@ -374,6 +384,7 @@ def build_api(engine: Engine) -> Starlette:
         "/events/{event_id}": {"GET": api.get_event},
         "/subscriptions": {"GET": api.list_subscriptions, "POST": api.subscribe},
         "/subscriptions/{key}": {"DELETE": api.unsubscribe},
+        **calendar_routes(engine),
         "/workflows": {"GET": api.workflows},
         "/workers": {"GET": api.workers},
         "/cron/preview": {"GET": api.preview},

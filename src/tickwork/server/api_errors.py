@@ -17,10 +17,17 @@ from starlette.responses import Response
 
 from .._hints import not_found
 from .._wire import error_details
-from ..errors import ConfigError, ScheduleConflict, StoreError, TickworkError
+from ..errors import CalendarInUse, ConfigError, ScheduleConflict, StoreError, TickworkError
 from .auth import error_response
 
-__all__ = ["EXCEPTION_HANDLERS", "ApiProblem", "no_run", "no_schedule", "on_http_error"]
+__all__ = [
+    "EXCEPTION_HANDLERS",
+    "ApiProblem",
+    "no_calendar",
+    "no_run",
+    "no_schedule",
+    "on_http_error",
+]
 
 log = logging.getLogger("tickwork.server")
 
@@ -52,6 +59,10 @@ def no_run(run_id: str, where: str) -> ApiProblem:
     return ApiProblem(404, "RUN_NOT_FOUND", _capital(not_found("run", run_id, where)))
 
 
+def no_calendar(name: str, where: str) -> ApiProblem:
+    return ApiProblem(404, "CALENDAR_NOT_FOUND", _capital(not_found("calendar", name, where)))
+
+
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -59,7 +70,7 @@ def _capital(text: str) -> str:
 def _status_of(exc: TickworkError) -> int:
     if isinstance(exc, ConfigError):
         return 400
-    if isinstance(exc, ScheduleConflict):
+    if isinstance(exc, ScheduleConflict | CalendarInUse):
         return 409
     if isinstance(exc, StoreError):
         return 503

@@ -37,6 +37,7 @@ _BAD_PARAM = _error("A parameter is invalid (CONFIG_ERROR and its kind)")
 _UNAUTHORIZED = _error("No live API key (UNAUTHORIZED)")
 _NOT_FOUND_SCHEDULE = _error("No such schedule (SCHEDULE_NOT_FOUND)")
 _NOT_FOUND_RUN = _error("No such run (RUN_NOT_FOUND)")
+_NOT_FOUND_CALENDAR = _error("No such calendar (CALENDAR_NOT_FOUND)")
 _UNREADABLE = _error("The body is not a JSON object (MALFORMED_BODY) or does not fit its schema")
 _TOO_LARGE = _error("The body is larger than 1 MiB (PAYLOAD_TOO_LARGE)")
 _STORE = _error("The database failed (STORE_ERROR)")
@@ -301,6 +302,7 @@ def _paths() -> dict[str, Any]:
                 errors={"400": _BAD_PARAM},
             )
         },
+        **_calendar_paths(),
         "/workflows": {
             "get": _operation(
                 "list_workflows",
@@ -358,6 +360,64 @@ def _paths() -> dict[str, Any]:
     }
 
 
+def _calendar_paths() -> dict[str, Any]:
+    """Business calendars (DESIGN §3): ``calendar_api.py``'s routes."""
+    name = _path_param("name", "The calendar's name")
+    year = _query(
+        "year",
+        {"type": "integer", "minimum": 1, "maximum": 9999},
+        "Answer with its holidays of this year instead of the dates it lists",
+    )
+    one_or_year = {
+        "description": "The calendar; with year, its holidays of that year",
+        "content": {
+            "application/json": {"schema": {"oneOf": [_ref("Calendar"), _ref("CalendarYear")]}}
+        },
+    }
+    return {
+        "/calendars": {
+            "get": _operation(
+                "list_calendars",
+                "Every business calendar, by name",
+                _json("CalendarList", "The calendars"),
+            )
+        },
+        "/calendars/{name}": {
+            "get": _operation(
+                "get_calendar",
+                "One calendar; with year, its holidays that year (listed and public: a "
+                "country's resolved and stored the first time)",
+                one_or_year,
+                params=[name, year],
+                errors={"400": _BAD_PARAM, "404": _NOT_FOUND_CALENDAR},
+            ),
+            "put": _operation(
+                "put_calendar",
+                "Store the calendar (engine.calendar), replacing one of that name whole",
+                _json("Calendar", "The calendar as stored"),
+                params=[name],
+                body="CalendarBody",
+                errors={
+                    "400": _error(
+                        "A value is invalid, or a country needs the server's "
+                        "holidays extra (CONFIG_ERROR)"
+                    )
+                },
+            ),
+            "delete": _operation(
+                "delete_calendar",
+                "Delete the calendar; refused while schedules use it",
+                _json("CalendarDeleted", "Deleted"),
+                params=[name],
+                errors={
+                    "404": _NOT_FOUND_CALENDAR,
+                    "409": _error("Schedules use it (CALENDAR_IN_USE, naming them)"),
+                },
+            ),
+        },
+    }
+
+
 def _outside_paths() -> dict[str, Any]:
     """``/healthz`` and ``/metrics``, served beside the API rather than under it."""
     metrics = _operation(
@@ -391,7 +451,7 @@ def _document() -> dict[str, Any]:
             "title": "tickwork",
             "version": "1",
             "description": "Durable workflows that run on a schedule: schedules, runs, "
-            "workflows and cron previews. Every route but /healthz needs "
+            "workflows, business calendars and cron previews. Every route but /healthz needs "
             "`Authorization: Bearer <api key>` (`tickwork apikey create NAME`).",
         },
         "paths": {**paths, **_outside_paths()},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from datetime import date as Date
 from datetime import datetime, timedelta
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -35,6 +36,11 @@ __all__ = [
     "RESPONSE_MODELS",
     "BackfillRequest",
     "Backfilled",
+    "Calendar",
+    "CalendarBody",
+    "CalendarDeleted",
+    "CalendarList",
+    "CalendarYear",
     "CancelResult",
     "Deleted",
     "ErrorResponse",
@@ -266,8 +272,25 @@ class StateChange(_Request):
     )
 
 
+class CalendarBody(_Request):
+    """``engine.calendar``'s arguments but the name (the path's): checked as it checks
+    them, so a bad date, day name or country is a 400 and nothing is stored."""
+
+    holidays: list[str] = Field(default_factory=list, description="Dates it lists, YYYY-MM-DD.")
+    country: str | None = Field(
+        default=None,
+        description="Add this country's public holidays (ISO 3166 code, e.g. GB); needs "
+        "the server's holidays extra: pip install 'tickwork[holidays]'.",
+    )
+    subdivision: str | None = Field(default=None, description="The country's, e.g. ENG.")
+    weekend: list[str] = Field(
+        default_factory=lambda: ["SAT", "SUN"], description="Day names: not business days."
+    )
+
+
 REQUEST_MODELS: tuple[type[BaseModel], ...] = (
     BackfillRequest,
+    CalendarBody,
     EmitEvent,
     ScheduleCreate,
     ScheduleDefinition,
@@ -478,6 +501,16 @@ class Occurrence(_Response):
     utc: Instant
     local: datetime = Field(description="The same instant in the zone, with its UTC offset.")
     utc_offset: str
+    dst: Literal["moved", "doubled"] | None = Field(
+        default=None,
+        description="Present when DST touched it: moved (its local time fell in a "
+        "spring-forward gap), doubled (its local time repeats and runs at both instants).",
+    )
+    dst_wall: str | None = Field(
+        default=None,
+        description="Present with dst: the local time the expression named, "
+        "YYYY-MM-DDTHH:MM:SS (one the zone skipped, or has twice).",
+    )
 
 
 class Preview(_Response):
@@ -486,6 +519,11 @@ class Preview(_Response):
     timezone: str
     description: str
     occurrences: list[Occurrence]
+    dst_skipped: list[str] | None = Field(
+        default=None,
+        description="Present when a DST gap left local times without a run (dst_gap=skip): "
+        "those times, YYYY-MM-DDTHH:MM:SS, among the occurrences listed.",
+    )
 
 
 class Worker(_Response):
@@ -547,11 +585,53 @@ class Unsubscribed(_Response):
     removed: bool
 
 
+class Calendar(_Response):
+    name: str
+    weekend: list[str] = Field(description="Day names in week order, e.g. SAT, SUN.")
+    holidays: list[Date] = Field(description="The dates it lists, in order.")
+    country: str | None = Field(description="Whose public holidays it adds.")
+    subdivision: str | None
+    updated_at: Instant
+
+
+class CalendarList(_Response):
+    calendars: list[Calendar]
+
+
+class NamedHoliday(_Response):
+    date: Date
+    name: str = Field(description="The public holiday's name; '' for a date it lists.")
+
+
+class CalendarYear(_Response):
+    """A calendar with its holidays of one year (``tickwork calendars show --json``)."""
+
+    name: str
+    weekend: list[str]
+    country: str | None
+    subdivision: str | None
+    updated_at: Instant
+    calendar: str = Field(description="Its name again.")
+    year: int
+    holidays: list[NamedHoliday] = Field(
+        description="Its holidays of the year in date order: listed and public."
+    )
+
+
+class CalendarDeleted(_Response):
+    name: str
+    deleted: bool
+
+
 class Health(_Response):
     status: Literal["ok", "unavailable"]
 
 
 RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    Calendar,
+    CalendarDeleted,
+    CalendarList,
+    CalendarYear,
     CancelResult,
     Emitted,
     Event,
