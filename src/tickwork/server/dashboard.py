@@ -4,7 +4,8 @@
 the server (Jinja2, autoescaped: ``rendering.py``); one small script re-fetches the page
 every few seconds and swaps in its ``data-live`` parts, and nothing else runs in the
 browser. The parts: ``sessions.py`` (signed session cookie, CSRF tokens), ``login.py``,
-``pages.py`` (what each page shows, the actions), ``display.py`` (times and values as text).
+``pages.py`` (what each page shows, the actions), ``calendar_pages.py`` (business
+calendars), ``display.py`` (times and values as text).
 
 Security, and why each piece is there:
 
@@ -42,6 +43,7 @@ from starlette.staticfiles import StaticFiles
 
 from .._engine import Engine
 from ..errors import StoreError
+from .calendar_pages import CalendarPages
 from .login import Login
 from .pages import Pages
 from .rendering import HERE, Renderer, root
@@ -75,6 +77,7 @@ def routes(engine: Engine) -> list[BaseRoute]:
     renderer = Renderer(lambda: engine.clock.now(), signer)
     guard = _Guard(sessions, renderer)
     pages, login = Pages(engine, renderer), Login(engine, sessions, renderer)
+    calendars = CalendarPages(engine, renderer)
     page, action = guard.page, guard.action
     return [
         Route("/", page(pages.schedules), name="dashboard"),
@@ -85,6 +88,8 @@ def routes(engine: Engine) -> list[BaseRoute]:
         Route("/run/cancel", action(pages.cancel_run), methods=["POST"]),
         Route("/workers", page(pages.workers)),
         Route("/events", page(pages.events)),
+        Route("/calendars", page(calendars.calendars)),
+        Route("/calendar", page(calendars.calendar)),
         Route("/login", secured(login.page, renderer)),
         Route("/login", secured(login.submit, renderer), methods=["POST"]),
         Route("/login/status", secured(login.status, renderer)),
