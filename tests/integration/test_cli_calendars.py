@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import CliRunner, Result
 
+from tickwork import Context, Engine, ScheduleInfo
 from tickwork.cli import main
 
 Invoke = Callable[..., Result]
@@ -58,3 +59,22 @@ def test_a_country_without_the_extra_names_it(run: Invoke, monkeypatch: pytest.M
     monkeypatch.setitem(sys.modules, "holidays", None)
     result = run("set", "uk", "--country", "GB")
     assert result.exit_code == 2 and "pip install 'tickwork[holidays]'" in result.output
+
+
+def test_a_calendar_schedules_use_is_not_deleted(
+    run: Invoke, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stand-in for the schedule option calendar= (issue 32's schedule fields).
+    monkeypatch.setattr(ScheduleInfo, "calendar", property(lambda info: "uk"), raising=False)
+    run("set", "uk")
+    with Engine(sqlite_url) as engine:
+        engine.workflow("noop")(noop)
+        engine.schedule("noop", every="1h", key="nightly")
+    refused = run("delete", "uk")
+    assert refused.exit_code == 2
+    assert "Calendar 'uk' is used by schedule(s) 'nightly'" in refused.output
+    assert [c["name"] for c in json.loads(run("list", "--json").output)["calendars"]] == ["uk"]
+
+
+def noop(ctx: Context) -> None:
+    return None

@@ -15,7 +15,8 @@ Status codes say where a request went wrong, the error ``code`` which error it i
 
 Business calendars' routes are ``calendar_api.py``'s. Errors are answered by
 ``api_errors.py``, bodies and query parameters read by
-``api_input.py``. GET requests never change anything.
+``api_input.py``. GET requests change nothing a user sees (a calendar's year, resolved
+once, is stored on the way: ``calendar_api.py``).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ for a bad date, day name or country, or a country without the server's ``holiday
 extra, naming it; nothing stored); ``DELETE`` removes one, refused with 409
 ``CALENDAR_IN_USE`` naming the schedules that use it. 404 ``CALENDAR_NOT_FOUND`` for a
 name that is not stored. Every answer is ``_calendar_wire``'s, as the CLI's ``--json``.
+
+``GET ?year=`` is the one GET that may write: a country's year never resolved is stored
+once resolved (as ``engine.calendar_holidays`` does), so workers without the extra read it.
 """
 
 from __future__ import annotations
