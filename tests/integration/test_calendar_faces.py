@@ -14,7 +14,8 @@ import pytest
 from tests.integration.test_api import Api, error_of
 from tests.integration.test_client import server_url
 
-from tickwork import CalendarInUse, Client, ConfigError, Context, Engine, Holiday, ScheduleInfo
+from tickwork import CalendarInUse, Client, ConfigError, Context, Engine, Holiday
+from tickwork._calendar_ops import Calendars
 from tickwork.server import create_app
 
 __all__ = ["server_url"]  # the fixture, shared with the Client's tests
@@ -42,14 +43,17 @@ def client(app_engine: Engine, server_url: str) -> Iterator[Client]:
 
 
 @pytest.fixture
-def uses_calendar(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Schedules ``b-report`` and ``a-report`` use calendar ``uk``: a stand-in for the
-    schedule option ``calendar=`` (issue 32's schedule fields), read by the delete check."""
-    users = {"a-report": "uk", "b-report": "uk"}
-    monkeypatch.setattr(
-        ScheduleInfo, "calendar", property(lambda info: users.get(info.key)), raising=False
-    )
-    yield
+def uses_calendar(app_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Schedules ``a-report`` and ``b-report``, while they exist, use calendar ``uk``: a
+    stand-in for the schedule option ``calendar=`` (issue 32's schedule fields), in place
+    of the engine's own look at which schedules use a calendar."""
+    using = {"a-report": "uk", "b-report": "uk"}
+
+    def users(calendars: Calendars, name: str) -> tuple[str, ...]:
+        keys = (info.key for info in app_engine.list_schedules())
+        return tuple(sorted(key for key in keys if using.get(key) == name))
+
+    monkeypatch.setattr(Calendars, "users", users)
 
 
 def put(api: Api, name: str, body: dict[str, Any]) -> Any:
@@ -225,6 +229,12 @@ def test_engine_refuses_to_delete_a_calendar_schedules_use(
         app_engine.delete_calendar("uk")
     assert (caught.value.calendar, caught.value.schedules) == ("uk", ("a-report",))
     app_engine.unschedule("a-report")  # once nothing uses it, it goes
+    assert app_engine.delete_calendar("uk") is True
+
+
+def test_a_calendar_no_schedule_uses_is_deleted(app_engine: Engine) -> None:
+    app_engine.calendar("uk")
+    app_engine.schedule("noop", every="1h", key="a-report")  # no calendar of its own
     assert app_engine.delete_calendar("uk") is True
 
 

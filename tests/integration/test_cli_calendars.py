@@ -10,7 +10,8 @@ from collections.abc import Callable
 import pytest
 from click.testing import CliRunner, Result
 
-from tickwork import Context, Engine, ScheduleInfo
+from tickwork import Context, Engine
+from tickwork._calendar_ops import Calendars
 from tickwork.cli import main
 
 Invoke = Callable[..., Result]
@@ -65,7 +66,7 @@ def test_a_calendar_schedules_use_is_not_deleted(
     run: Invoke, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A stand-in for the schedule option calendar= (issue 32's schedule fields).
-    monkeypatch.setattr(ScheduleInfo, "calendar", property(lambda info: "uk"), raising=False)
+    monkeypatch.setattr(Calendars, "users", lambda calendars, name: ("nightly",))
     run("set", "uk")
     with Engine(sqlite_url) as engine:
         engine.workflow("noop")(noop)
