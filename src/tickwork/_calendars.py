@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import date, datetime
+from typing import TypeGuard
 
 from ._business_days import WEEKDAY_NAMES, BusinessDays
 from ._holidays import check_source
 from ._models import CalendarInfo
 from .errors import ConfigError
 
-__all__ = ["MAX_LISTED", "declared_calendar", "unknown_calendar"]
+__all__ = ["MAX_LISTED", "declared_calendar", "is_calendar_name", "unknown_calendar"]
 
 #: the most dates one calendar lists by hand
 MAX_LISTED = 10_000
@@ -35,7 +36,7 @@ def declared_calendar(
     """``engine.calendar``'s arguments, checked: the weekend as day names in week order,
     the listed dates sorted without repeats. A country is checked against the ``holidays``
     package (a ``ConfigError`` naming the extra when it is not installed)."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not is_calendar_name(name):
         raise ConfigError(
             f"Bad calendar name {name!r}: 1-100 letters, digits, '_', '.' or '-', "
             "starting with a letter or digit"
@@ -55,6 +56,11 @@ def declared_calendar(
         subdivision=None if subdivision is None else str(subdivision),
         updated_at=now,
     )
+
+
+def is_calendar_name(name: object) -> TypeGuard[str]:
+    """Whether a calendar may be called ``name``."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
 
 
 def unknown_calendar(name: object) -> ConfigError:

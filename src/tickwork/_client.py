@@ -29,7 +29,7 @@ from ._calendar_wire import (
     calendar_list_from_wire,
     holidays_from_wire,
 )
-from ._calendars import declared_calendar, unknown_calendar
+from ._calendars import declared_calendar, is_calendar_name, unknown_calendar
 from ._durations import Duration, format_duration, parse_duration
 from ._event_wire import (
     emitted_from_wire,
@@ -473,7 +473,7 @@ class Client:
 
     def get_calendar(self, name: str) -> CalendarInfo | None:
         """The stored calendar ``name``, or None."""
-        if not isinstance(name, str) or not name:
+        if not is_calendar_name(name):
             return None
         found = self._request("GET", f"/calendars/{_segment(name)}", missing_ok=True)
         return None if found is None else calendar_from_wire(found)
@@ -485,7 +485,7 @@ class Client:
     def delete_calendar(self, name: str) -> bool:
         """As ``Engine``'s: False when there is none, ``CalendarInUse`` while schedules
         use it."""
-        if not isinstance(name, str) or not name:
+        if not is_calendar_name(name):
             return False
         path = f"/calendars/{_segment(name)}"
         return self._request("DELETE", path, missing_ok=True) is not None
@@ -495,7 +495,7 @@ class Client:
         ``ConfigError`` for a bad year or an unknown calendar."""
         check_year(year)
         found = None
-        if isinstance(name, str) and name:
+        if is_calendar_name(name):
             path = f"/calendars/{_segment(name)}"
             found = self._request("GET", path, params={"year": year}, missing_ok=True)
         if found is None:

@@ -283,6 +283,16 @@ def test_client_refuses_what_the_engine_refuses_and_stores_nothing(
     assert app_engine.list_calendars() == []
 
 
+@pytest.mark.parametrize("name", ["a/b", "..", ".", "a b", "a\nb", "é"])
+def test_client_answers_as_the_engine_for_names_no_calendar_has(
+    client: Client, app_engine: Engine, name: str
+) -> None:
+    assert client.get_calendar(name) is app_engine.get_calendar(name) is None
+    assert client.delete_calendar(name) is app_engine.delete_calendar(name) is False
+    with pytest.raises(ConfigError, match="No calendar"):
+        client.calendar_holidays(name, 2026)
+
+
 def test_client_holidays_errors_are_the_engines(client: Client, app_engine: Engine) -> None:
     for year in (0, 10_000, True):
         with pytest.raises(ConfigError, match="Bad year"):
