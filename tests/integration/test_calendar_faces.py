@@ -166,6 +166,18 @@ def test_a_country_without_the_servers_extra_is_400_naming_it(
     assert app_engine.list_calendars() == []
 
 
+def test_a_year_never_resolved_on_a_server_without_the_extra_is_400_naming_it(
+    api: Api, app_engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app_engine.calendar("uk", country="GB", subdivision="ENG")  # stores 2026 and 2027
+    monkeypatch.setitem(sys.modules, "holidays", None)
+    refused = api.get("/api/v1/calendars/uk", params={"year": 2040})
+    assert refused.status_code == 400
+    assert "pip install 'tickwork[holidays]'" in error_of(refused)["message"]
+    stored = api.get("/api/v1/calendars/uk", params={"year": 2027})
+    assert {"date": "2027-12-25", "name": "Christmas Day"} in stored.json()["holidays"]
+
+
 @pytest.mark.parametrize(("method", "query"), [("GET", ""), ("GET", "?year=2026"), ("DELETE", "")])
 def test_an_unknown_calendar_is_404_naming_the_database(
     api: Api, app_engine: Engine, method: str, query: str
