@@ -10,6 +10,9 @@ from datetime import date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from ._business_days import OnHoliday
+from ._cron_walk import DstGap, DstRepeat
+
 __all__ = [
     "ACTIVE_STATUSES",
     "ApiKeyInfo",
@@ -147,6 +150,11 @@ class Decision(StrEnum):
     DEACTIVATED = "deactivated"
     ACTIVATED = "activated"
     AUTO_PAUSED = "auto_paused"
+    # DST and business calendars (DESIGN §2, §3): the reason names the zone and its gap,
+    # or the calendar and the date.
+    SKIPPED_DST = "skipped_dst"
+    SKIPPED_HOLIDAY = "skipped_holiday"
+    MOVED_HOLIDAY = "moved_holiday"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +189,13 @@ class ScheduleInfo:
     #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
     #: the sign that no worker serves the schedule. None when it is not overdue.
     overdue_by: timedelta | None = None
+    #: the DST policy of a fixed-time cron (DESIGN §2)
+    dst_gap: DstGap = DstGap.SHIFT
+    dst_repeat: DstRepeat = DstRepeat.FIRST
+    #: the business calendar it follows (None: every day is a business day) and what an
+    #: occurrence on a day off does
+    calendar: str | None = None
+    on_holiday: OnHoliday = OnHoliday.SKIP
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,19 +2,39 @@
 
 An interval schedule's occurrences are ``anchor + k * every`` for k >= 1 (the anchor is
 its first registration, on the whole second, or ``start_at``); a cron schedule's are its
-expression's matches in its zone, with Debian cron's DST rules (``tickwork.cron``).
+expression's matches in its zone, under its DST policy (``tickwork.cron``), with ``nBD``
+and ``LBD`` counted on its calendar's business days.
+
+``HolidayRule`` is what a schedule with a calendar does with an occurrence on a day off
+(DESIGN §3): skip it, or move it to the same local time on the next or previous business
+day. The occurrence keeps its instant (and so its run id); a move changes only when its
+run may start.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
 
 from . import cron
+from ._business_days import BusinessDays, OnHoliday, on_business_day
 from ._clock import from_ms, to_ms
+from ._cron_walk import DstGap
 from ._records import ScheduleRecord
 from .errors import CronError
 
-__all__ = ["CronOccurrences", "IntervalOccurrences", "occurrences_between", "occurrences_of"]
+__all__ = [
+    "CronOccurrences",
+    "HolidayRule",
+    "IntervalOccurrences",
+    "holiday_rule",
+    "occurrences_between",
+    "occurrences_of",
+]
+
+#: occurrences a look for DST-skipped ones or for an early wake-up reads at most
+SCAN_CAP = 10_000
+_ONE_SECOND = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -35,6 +55,13 @@ class IntervalOccurrences:
         if start is None or start > last:
             return 0
         return min(cap, (last - start) // self.every_ms + 1)
+
+    def dst_skipped(self, first: int, last: int) -> list[tuple[int, str]]:
+        """An interval follows the clock as it runs: DST skips none of it."""
+        return []
+
+    def next_dst_skipped(self, ms: int) -> int | None:
+        return None
 
 
 @dataclass(frozen=True)
@@ -61,13 +88,126 @@ class CronOccurrences:
             count += 1
         return count
 
+    def dst_skipped(self, first: int, last: int) -> list[tuple[int, str]]:
+        """The occurrences in ``[first, last]`` that ``dst_gap="skip"`` drops, each at the
+        instant ``"shift"`` would run it, with the reason: the zone and its gap."""
+        expr = self.expr
+        if expr.dst_gap is not DstGap.SKIP or not expr.fixed_time or first > last:
+            return []
+        shifted = cron.parse(
+            expr.expr, expr.timezone, dst_repeat=expr.dst_repeat, calendar=expr.calendar
+        )
+        kept = set()
+        for occurrence in expr.iter(from_ms(first - 1)):
+            if to_ms(occurrence) > last or len(kept) >= SCAN_CAP:
+                break
+            kept.add(occurrence)
+        skipped = []
+        for count, occurrence in enumerate(shifted.iter(from_ms(first - 1))):
+            if to_ms(occurrence) > last or count >= SCAN_CAP:
+                break
+            if occurrence not in kept:
+                skipped.append((to_ms(occurrence), _gap_reason(occurrence, expr.timezone)))
+        return skipped
+
+    def next_dst_skipped(self, ms: int) -> int | None:
+        """The first occurrence strictly after ``ms`` that ``dst_gap="skip"`` drops, at the
+        instant ``"shift"`` would run it (None: the next one runs). The two walks differ
+        only there, so the shifted walk's next, when earlier, is a skipped one."""
+        expr = self.expr
+        if expr.dst_gap is not DstGap.SKIP or not expr.fixed_time:
+            return None
+        shifted = cron.parse(
+            expr.expr, expr.timezone, dst_repeat=expr.dst_repeat, calendar=expr.calendar
+        )
+        try:
+            candidate = to_ms(shifted.next(from_ms(ms)))
+        except CronError:
+            return None
+        kept = self.next_after(ms)
+        return candidate if kept is None or candidate < kept else None
+
+
+def _gap_reason(at: datetime, timezone: str) -> str:
+    """Why a fixed local time did not run: the zone's clocks jumped over it."""
+    zone = cron.load_zone(timezone)
+    start = (at - _ONE_SECOND).astimezone(zone) + _ONE_SECOND  # the gap's first wall time
+    after = at.astimezone(zone)
+    return (
+        f"dst_gap=skip: in {timezone} the clocks jump from {start:%H:%M} to "
+        f"{after:%H:%M} on {after:%Y-%m-%d}; the local time does not exist that day"
+    )
+
+
+@dataclass(frozen=True)
+class HolidayRule:
+    """What a schedule with a calendar does with its occurrences (``on_holiday``)."""
+
+    days: BusinessDays
+    policy: OnHoliday
+    zone: tzinfo
+
+    def decide(self, occurrence_ms: int) -> tuple[int | None, str] | None:
+        """None on a business day; else (where its run starts, why): None to skip it."""
+        at = from_ms(occurrence_ms)
+        local = at.astimezone(self.zone).date()
+        if self.days.is_business_day(local):
+            return None
+        kind = "a weekend day" if local.weekday() in self.days.weekend else "a holiday"
+        said = f"calendar {self.days.name!r}: {local.isoformat()} is {kind}"
+        moved = on_business_day(at, self.zone, self.days, self.policy)
+        if self.policy is OnHoliday.SKIP:
+            return None, f"{said} (on_holiday=skip)"
+        if moved is None:
+            return None, f"{said}, and no business day within a year to move to"
+        day = moved.astimezone(self.zone).date().isoformat()
+        return to_ms(moved), f"{said}: moved to {day} (on_holiday={self.policy.value})"
+
+    def wake(self, occurrences: CronOccurrences | IntervalOccurrences, first: int) -> int:
+        """When the occurrences from ``first`` on must be looked at: ``first``, or earlier
+        when a later one moves to the previous business day before it (it is decided
+        then, with the ones between it and ``first``)."""
+        if self.policy is not OnHoliday.PREVIOUS:
+            return first
+        earliest, at = first, first
+        for _ in range(SCAN_CAP):
+            decided = self.decide(at)
+            if decided is None:
+                # A business day after the earliest's day: later occurrences move no
+                # earlier than this day, so none is earlier than the earliest.
+                if self._day(at) > self._day(earliest):
+                    break
+            elif decided[0] is not None:
+                earliest = min(earliest, decided[0])
+            following = occurrences.next_after(at)
+            if following is None:
+                break
+            at = following
+        return earliest
+
+
+    def _day(self, ms: int) -> date:
+        return from_ms(ms).astimezone(self.zone).date()
+
+
+def holiday_rule(record: ScheduleRecord) -> HolidayRule | None:
+    """The schedule's ``HolidayRule``, or None without a calendar."""
+    days = record.business_days_of()
+    if days is None:
+        return None
+    return HolidayRule(days, OnHoliday(record.on_holiday), cron.load_zone(record.timezone))
+
 
 def occurrences_of(record: ScheduleRecord, anchor_ms: int) -> IntervalOccurrences | CronOccurrences:
     """The occurrences of a stored schedule (an interval's counted from ``anchor_ms``)."""
     if record.every_ms is not None:
         return IntervalOccurrences(anchor_ms, record.every_ms)
     assert record.cron is not None
-    return CronOccurrences(cron.parse(record.cron, record.timezone))
+    expr = cron.parse(
+        record.cron, record.timezone, dst_gap=record.dst_gap, dst_repeat=record.dst_repeat,
+        calendar=record.business_days_of(),
+    )  # fmt: skip
+    return CronOccurrences(expr)
 
 
 def occurrences_between(

@@ -9,6 +9,13 @@ long spans of dropped occurrences are summarised in one entry with a count.
 like ``buffer_one``'s single buffered occurrence); the planner sees how many wait and the
 oldest two, starts the oldest when the schedule has no unfinished run, and says what
 joins the queue. ``plan_backfill`` decides a backfill's occurrences by the same rules.
+
+A schedule with a calendar decides each occurrence it would start by its ``HolidayRule``
+first: on a day off it is skipped (``skipped_holiday``) or moved (``moved_holiday``: the
+same occurrence and run id, its run available on the business day it moved to). With
+``on_holiday="previous"`` an occurrence is decided when its move comes due, before its own
+instant (``Plan.wake_ms``). Under ``dst_gap="skip"`` the occurrences a spring-forward gap
+drops are recorded ``skipped_dst`` as they pass (the walk itself never yields them).
 """
 
 from __future__ import annotations
@@ -16,8 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from ._business_days import OnHoliday
 from ._ids import jitter_ms, occurrence_run_id
 from ._models import Decision, Overlap
+from ._occurrences import HolidayRule
 
 __all__ = [
     "MAX_WAITING",
@@ -59,6 +68,15 @@ class Occurrences(Protocol):
         """How many occurrences lie in ``[first, last]``, counting at most to ``cap``."""
         ...
 
+    def dst_skipped(self, first: int, last: int) -> list[tuple[int, str]]:
+        """The occurrences ``dst_gap="skip"`` drops in ``[first, last]``, with why."""
+        ...
+
+    def next_dst_skipped(self, ms: int) -> int | None:
+        """The first such dropped occurrence after ``ms``, if it comes before the next
+        occurrence."""
+        ...
+
 
 @dataclass(frozen=True)
 class PlanInput:
@@ -86,6 +104,8 @@ class PlanInput:
     #: is also ``buffered_ms``)
     waiting: int = 0
     queued_ms: tuple[int, ...] = ()
+    #: the calendar's rule (None: every day is a business day)
+    holidays: HolidayRule | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +139,14 @@ class Plan:
     #: a backfill's answer: the run id of each occurrence it started, queued or found
     #: started already, oldest first
     backfilled: list[str] = field(default_factory=list)
+    #: when to look at the schedule again, when earlier than ``next_fire_ms``: a later
+    #: occurrence moves to the previous business day (None: at ``next_fire_ms``)
+    wake_ms: int | None = None
+
+    @property
+    def due_ms(self) -> int | None:
+        """When the schedule is due next (before any buffered occurrence's wake-up)."""
+        return self.next_fire_ms if self.wake_ms is None else self.wake_ms
 
 
 def fires_ahead(overlap: Overlap) -> bool:
@@ -150,22 +178,77 @@ def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
         result.buffered_ms = None
         active.append(run.run_id)
     first = state.next_fire_ms
-    if first is None or first > state.now_ms:
+    if first is None:
         return result
+    if first <= state.now_ms:
+        _decide_due(state, occurrences, first, active, result)
+    _decide_early(state, occurrences, active, result)
+    if state.holidays is not None and result.next_fire_ms is not None:
+        wake = state.holidays.wake(occurrences, result.next_fire_ms)
+        result.wake_ms = wake if wake < result.next_fire_ms else None
+    return result
+
+
+def _decide_due(
+    state: PlanInput, occurrences: Occurrences, first: int, active: list[str], result: Plan
+) -> None:
+    """Decide the occurrences from ``first`` up to now (and ``end_at``)."""
     last = state.now_ms if state.end_ms is None else min(state.now_ms, state.end_ms)
     to_start = _choose(state, occurrences, first, last, result)
     for occurrence in to_start:
-        _apply_overlap(state, occurrence, active, result)
+        _decide(state, occurrence, active, result)
     if state.catchup is None and to_start and len(to_start) == CATCHUP_BATCH:
         result.next_fire_ms = occurrences.next_after(to_start[-1])
         if result.next_fire_ms is not None and result.next_fire_ms > last:
             result.next_fire_ms = occurrences.next_after(last)
     else:
         result.next_fire_ms = occurrences.next_after(last)
+    # What dst_gap="skip" dropped on the way is recorded as it passes; the schedule wakes
+    # for the next one before its next occurrence, so that none goes unrecorded.
+    upto = last if result.next_fire_ms is None else min(last, result.next_fire_ms - 1)
+    for occurrence, why in occurrences.dst_skipped(first, upto):
+        result.decisions.append(PlannedDecision(Decision.SKIPPED_DST, occurrence, why))
+    skipped = occurrences.next_dst_skipped(last)
+    if skipped is not None:
+        result.next_fire_ms = skipped
     ended = state.end_ms is not None and (result.next_fire_ms or 0) > state.end_ms
     if ended:
         result.next_fire_ms = None
-    return result
+
+
+def _decide_early(
+    state: PlanInput, occurrences: Occurrences, active: list[str], result: Plan
+) -> None:
+    """With ``on_holiday="previous"``: decide the occurrences after now whose wake-up has
+    come (one of them moves to a business day at or before now), in order, at most
+    ``CATCHUP_BATCH`` a pass. Not catch-up: they are on time."""
+    rule = state.holidays
+    if rule is None or rule.policy is not OnHoliday.PREVIOUS:
+        return
+    upcoming = result.next_fire_ms
+    for _ in range(CATCHUP_BATCH):
+        if upcoming is None or (state.end_ms is not None and upcoming > state.end_ms):
+            upcoming = None
+            break
+        if upcoming <= state.now_ms or rule.wake(occurrences, upcoming) > state.now_ms:
+            break
+        _decide(state, upcoming, active, result)
+        upcoming = occurrences.next_after(upcoming)
+    result.next_fire_ms = upcoming
+
+
+def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
+    """Decide one occurrence: its calendar first (skip it, or move its run), then its
+    overlap policy."""
+    holiday = None if state.holidays is None else state.holidays.decide(occurrence)
+    if holiday is None:
+        _apply_overlap(state, occurrence, active, result)
+        return
+    moved, why = holiday
+    if moved is None:
+        result.decisions.append(PlannedDecision(Decision.SKIPPED_HOLIDAY, occurrence, why))
+        return
+    _apply_overlap(state, occurrence, active, result, moved=(moved, why))
 
 
 def _choose(
@@ -231,7 +314,15 @@ def _record_dropped(
         )
 
 
-def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
+def _apply_overlap(
+    state: PlanInput,
+    occurrence: int,
+    active: list[str],
+    result: Plan,
+    moved: tuple[int, str] | None = None,
+) -> None:
+    """Start ``occurrence``, or not, as its overlap policy says; ``moved`` is where a
+    calendar moved its run to, and why (recorded ``moved_holiday`` when it starts)."""
     own = occurrence_run_id(state.key, occurrence)
     if own in active:
         # A trigger started this very occurrence: its run is no earlier run to overlap
@@ -240,7 +331,7 @@ def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result:
         result.decisions.append(PlannedDecision(Decision.STARTED, occurrence, "due", own))
         return
     if not active or state.overlap is Overlap.ALLOW:
-        _start(state, occurrence, active, result, "due")
+        _start(state, occurrence, active, result, "due", moved)
         return
     busy = ", ".join(active)
     if state.overlap is Overlap.SKIP:
@@ -285,16 +376,29 @@ def _apply_overlap(state: PlanInput, occurrence: int, active: list[str], result:
         _start(state, occurrence, active, result, "due; previous run cancelled")
 
 
-def _start(state: PlanInput, occurrence: int, active: list[str], result: Plan, why: str) -> None:
-    run = _run(state, occurrence)
+def _start(
+    state: PlanInput,
+    occurrence: int,
+    active: list[str],
+    result: Plan,
+    why: str,
+    moved: tuple[int, str] | None = None,
+) -> None:
+    run = _run(state, occurrence, None if moved is None else moved[0])
     result.starts.append(run)
-    result.decisions.append(PlannedDecision(Decision.STARTED, occurrence, why, run.run_id))
+    kind = Decision.STARTED
+    if moved is not None:
+        kind, why = Decision.MOVED_HOLIDAY, moved[1]
+    result.decisions.append(PlannedDecision(kind, occurrence, why, run.run_id))
     active.append(run.run_id)
 
 
-def _run(state: PlanInput, occurrence: int) -> PlannedRun:
+def _run(state: PlanInput, occurrence: int, moved_ms: int | None = None) -> PlannedRun:
+    """The run of ``occurrence``: its id is the occurrence's; it may start at the
+    occurrence (or where a calendar moved it) plus its jitter."""
     delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
-    return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), occurrence + delay)
+    start = occurrence if moved_ms is None else moved_ms
+    return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), start + delay)
 
 
 # -- buffer_all's queue ----------------------------------------------------------------------
@@ -396,10 +500,15 @@ def plan_backfill(
             result.backfilled.append(own)
             result.decisions.append(PlannedDecision(Decision.ALREADY_STARTED, occurrence, why, own))
             continue
+        holiday = None if state.holidays is None else state.holidays.decide(occurrence)
+        if holiday is not None and holiday[0] is None:  # the calendar skips it, as firing
+            why = f"backfill: {holiday[1]}"
+            result.decisions.append(PlannedDecision(Decision.SKIPPED_HOLIDAY, occurrence, why))
+            continue
         busy = ", ".join(active) or "waiting occurrences"
         idle = not active and not result.waiting
         if overlap is Overlap.ALLOW or (idle and overlap is not Overlap.CANCEL_PREVIOUS):
-            _backfill_start(state, occurrence, active, result, "backfill")
+            _backfill_start(state, occurrence, active, result, "backfill", holiday)
         elif overlap is Overlap.BUFFER_ALL:
             result.backfilled.append(own)
             _enqueue(
@@ -437,17 +546,30 @@ def plan_backfill(
 
 
 def _backfill_start(
-    state: PlanInput, occurrence: int, active: list[str], result: Plan, why: str
+    state: PlanInput,
+    occurrence: int,
+    active: list[str],
+    result: Plan,
+    why: str,
+    moved: tuple[int | None, str] | None = None,
 ) -> None:
-    """Start a backfilled occurrence now (its run waits for no jitter: it is late)."""
+    """Start a backfilled occurrence now (its run waits for no jitter: it is late), or
+    where its calendar moved it when that is later (recorded ``moved_holiday``)."""
     run_id = occurrence_run_id(state.key, occurrence)
-    result.starts.append(PlannedRun(occurrence, run_id, state.now_ms))
-    result.decisions.append(PlannedDecision(Decision.BACKFILLED, occurrence, why, run_id))
+    start, kind = state.now_ms, Decision.BACKFILLED
+    if moved is not None and moved[0] is not None:
+        start, kind, why = max(start, moved[0]), Decision.MOVED_HOLIDAY, f"{why}: {moved[1]}"
+    result.starts.append(PlannedRun(occurrence, run_id, start))
+    result.decisions.append(PlannedDecision(kind, occurrence, why, run_id))
     result.backfilled.append(run_id)
     active.append(run_id)
 
 
 # -- settling ----------------------------------------------------------------------------------
+
+
+#: the decisions that start a run (a run that exists already makes them "already_started")
+_STARTS = (Decision.STARTED, Decision.TRIGGERED, Decision.MOVED_HOLIDAY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,7 +589,7 @@ def settle(plan: Plan, existing: frozenset[str] | set[str]) -> Settled:
     decisions = []
     for decision in plan.decisions:
         kind = decision.decision
-        if decision.run_id in existing and kind in (Decision.STARTED, Decision.TRIGGERED):
+        if decision.run_id in existing and kind in _STARTS:
             why = ALREADY_STARTED
             if kind is Decision.TRIGGERED:
                 why = f"{decision.reason}: {ALREADY_STARTED}"

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 
 from ._clock import to_ms
 from ._models import Decision, ScheduleAction, ScheduleState
-from ._occurrences import occurrences_of
+from ._business_days import OnHoliday
+from ._occurrences import SCAN_CAP, holiday_rule, occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
 from ._registry import MAX_NOTE
 from .errors import ConfigError
@@ -38,6 +39,7 @@ __all__ = [
     "placement_on_register",
     "registration",
     "transition",
+    "wake_at",
 ]
 
 #: how a state change with a note is recorded in the history (the note is its reason)
@@ -86,15 +88,32 @@ def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> i
     """The occurrence a trigger starts: the latest at or before now (and ``end_at``).
 
     Before an interval's first occurrence its anchor is current; before ``start_at``
-    nothing has occurred, so now itself stands in.
+    nothing has occurred, so now itself stands in. With ``on_holiday="skip"`` an
+    occurrence its calendar skips is no occurrence: the one before it is current.
     """
     latest = now_ms if record.end_ms is None else min(now_ms, record.end_ms)
-    occurrence = occurrences_of(record, anchor_ms).latest_at_or_before(latest)
+    occurrences = occurrences_of(record, anchor_ms)
+    occurrence = occurrences.latest_at_or_before(latest)
+    rule = holiday_rule(record)
+    if rule is not None and rule.policy is OnHoliday.SKIP:
+        for _ in range(SCAN_CAP):
+            if occurrence is None or rule.decide(occurrence) is None:
+                break
+            occurrence = occurrences.latest_at_or_before(occurrence - 1)
     if occurrence is None and record.every_ms is not None and anchor_ms <= latest:
         occurrence = anchor_ms
     if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
         occurrence = now_ms
     return occurrence
+
+
+def wake_at(record: ScheduleRecord, anchor_ms: int, next_fire_ms: int | None) -> int | None:
+    """When a schedule must be looked at for ``next_fire_ms``: then, or earlier when a
+    later occurrence moves to the previous business day before it (``HolidayRule.wake``)."""
+    rule = holiday_rule(record)
+    if rule is None or next_fire_ms is None:
+        return next_fire_ms
+    return min(next_fire_ms, rule.wake(occurrences_of(record, anchor_ms), next_fire_ms))
 
 
 # -- state -----------------------------------------------------------------------------------
@@ -136,7 +155,8 @@ def transition(stored: StoredSchedule, action: ScheduleAction, now_ms: int) -> F
         next_fire = first_occurrence_after(stored.record, stored.anchor_ms, now_ms)
     else:
         return None
-    due = due_at(state, next_fire, buffered, now_ms)
+    wake = wake_at(stored.record, stored.anchor_ms, next_fire)
+    due = due_at(state, wake, buffered, now_ms)
     return FiringState(state, next_fire, due, buffered, paused, resumed)
 
 
@@ -223,7 +243,7 @@ def registration(
         if paused:
             firing = FiringState(_PAUSED, next_fire, None, paused_ms=now_ms)
         else:
-            firing = FiringState(_ACTIVE, next_fire, next_fire)
+            firing = FiringState(_ACTIVE, next_fire, wake_at(record, anchor, next_fire))
         return RegistrationPlan("created", 1, StoredSchedule(record, 1, anchor, firing))
     row: StoredSchedule | None = None
     if stored.record.definition == record.definition:
@@ -235,7 +255,7 @@ def registration(
     else:
         outcome = "updated"
         anchor, next_fire = placement_on_register(record, stored, now_ms)
-        firing = _placed(stored.firing, next_fire)
+        firing = _placed(stored.firing, next_fire, wake_at(record, anchor, next_fire))
         row = StoredSchedule(record, stored.revision + 1, anchor, firing)
     if paused is not None:
         current = stored if row is None else row
@@ -246,17 +266,21 @@ def registration(
     return RegistrationPlan(outcome, stored.revision if row is None else row.revision, row)
 
 
-def _placed(firing: FiringState, next_fire_ms: int | None) -> FiringState:
-    """``firing`` with a new next occurrence; a wake-up already given to a buffered
-    occurrence is kept when it is earlier."""
+def _placed(firing: FiringState, next_fire_ms: int | None, wake_ms: int | None) -> FiringState:
+    """``firing`` with a new next occurrence (due at ``wake_ms``); a wake-up already given
+    to a buffered occurrence is kept when it is earlier."""
     due = None
     if firing.state is _ACTIVE:
-        due = next_fire_ms
+        due = wake_ms
         if firing.buffered_ms is not None and firing.due_ms is not None:
             due = firing.due_ms if due is None else min(due, firing.due_ms)
     return replace(firing, next_fire_ms=next_fire_ms, due_ms=due)
 
 
 def _timing(record: ScheduleRecord) -> tuple[object, ...]:
-    """What places a schedule's occurrences: a change starts it afresh from now."""
-    return record.cron, record.every_ms, record.timezone, record.start_ms
+    """What places a schedule's occurrences: a change starts it afresh from now (the DST
+    policy and the calendar change which instants are occurrences)."""
+    return (
+        record.cron, record.every_ms, record.timezone, record.start_ms, record.dst_gap,
+        record.dst_repeat, record.calendar,
+    )  # fmt: skip

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._business_days import BusinessDays, OnHoliday
 from ._clock import from_ms, to_ms
+from ._cron_walk import DstGap, DstRepeat
 from ._models import Overlap, ScheduleState, StepTry
 
 __all__ = [
@@ -97,6 +99,24 @@ class ScheduleRecord:
     definition: str
     #: failed runs in a row after which the schedule pauses itself (None: never)
     pause_after_failures: int | None = None
+    #: the DST policy of a fixed-time cron (migration 0017)
+    dst_gap: DstGap = DstGap.SHIFT
+    dst_repeat: DstRepeat = DstRepeat.FIRST
+    #: the business calendar's name, and what an occurrence on its days off does
+    calendar: str | None = None
+    on_holiday: OnHoliday = OnHoliday.SKIP
+    #: the calendar's days as last read (not stored: the calendar's own rows are), given
+    #: where the rules need them: registering, firing, backfilling. A row read back has
+    #: None, and its rules see the calendar's weekend only (``business_days_of``).
+    business_days: BusinessDays | None = None
+
+    def business_days_of(self) -> BusinessDays | None:
+        """The days the schedule's calendar works, as well as they are known here."""
+        if self.calendar is None:
+            return None
+        if self.business_days is not None and self.business_days.name == self.calendar:
+            return self.business_days
+        return BusinessDays(self.calendar)
 
     def option(self, name: str, default: Any = None) -> Any:
         """An option without a column of its own, as the definition's JSON keeps it

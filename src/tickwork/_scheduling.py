@@ -12,6 +12,10 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
+from ._business_days import BusinessDays, OnHoliday
+from ._calendar_days import CalendarDays
+from ._clock import from_ms
+from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration
 from ._durations import to_ms as duration_ms
 from ._hints import close_names
@@ -28,7 +32,7 @@ from ._models import (
     ScheduleState,
     Triggered,
 )
-from ._occurrences import occurrences_between, occurrences_of
+from ._occurrences import holiday_rule, occurrences_between, occurrences_of
 from ._planning import Plan, PlanInput, fires_ahead, plan, plan_backfill
 from ._policy import current_occurrence
 from ._records import OPTIONS
@@ -81,6 +85,10 @@ class Schedules:
         self._runtime = runtime
         #: how long before its occurrence an ``overlap="allow"`` schedule may be fired
         self._ahead_ms = fire_ahead_ms
+        #: the stored calendars' days, read again when one changes
+        self._calendars = CalendarDays(lambda: runtime.store)
+        #: those days as of this pass (``tick`` reads them before firing)
+        self._days: dict[str, BusinessDays] = {}
 
     # -- registering -----------------------------------------------------------------------
 
@@ -154,6 +162,11 @@ class Schedules:
             identity["pool"] = spec.pool
         if spec.priority is not None:
             identity["priority"] = spec.priority
+        # The DST policy and the calendar too, only when not the defaults (keys derived
+        # before they existed stay the same).
+        for name, default in _POLICY_DEFAULTS.items():
+            if getattr(spec, name) != default:
+                identity[name] = str(getattr(spec, name))
         key = (
             spec.key if spec.key is not None else check_key(schedule_key(definition.name, identity))
         )
@@ -175,9 +188,28 @@ class Schedules:
             start_ms=spec.start_ms,
             end_ms=spec.end_ms,
             pause_after_failures=spec.pause_after_failures,
+            dst_gap=spec.dst_gap,
+            dst_repeat=spec.dst_repeat,
+            calendar=spec.calendar,
+            on_holiday=spec.on_holiday,
+            business_days=self._calendar_of(spec),
             definition="",
         )
         return replace(record, definition=_definition(record, _more_options(spec)))
+
+    def _calendar_of(self, spec: ScheduleSpec) -> BusinessDays | None:
+        """The days of the calendar ``spec`` names, which must be stored (else
+        ``ConfigError`` naming it, before anything is stored)."""
+        if spec.calendar is None:
+            return None
+        year = from_ms(self._runtime.now_ms()).year
+        days = self._calendars.one(spec.calendar, range(year - 1, year + 2))
+        if days is None:
+            raise ConfigError(
+                f"No calendar {spec.calendar!r}: store it first with "
+                f"engine.calendar({spec.calendar!r}, ...), or pick another"
+            )
+        return days
 
     # -- state -----------------------------------------------------------------------------
 
@@ -254,6 +286,10 @@ class Schedules:
         if due is None:
             return None
         now = self._runtime.now_ms()
+        if due.record.calendar is not None:  # which occurrence is current honours it
+            year = from_ms(now).year
+            self._days = self._calendars.current(range(year - 1, year + 2))
+            due = self._with_days(due)
         record = due.record
         if new_run:
             # Its own occurrence, now; the suffix keeps two in one millisecond apart.
@@ -308,7 +344,7 @@ class Schedules:
                 now: int = now,
                 decided: list[Plan] = decided,
             ) -> Plan:
-                state = _plan_input(due, now)
+                state = _plan_input(self._with_days(due), now)
                 decided[:] = [plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)]
                 return decided[0]
 
@@ -340,6 +376,10 @@ class Schedules:
         due = self._runtime.store.get_schedule_record(key) if isinstance(key, str) else None
         if due is None:
             raise ConfigError(f"No schedule {key!r} to backfill")
+        if due.record.calendar is not None:  # its days over the span (nBD counts them)
+            first, last = from_ms(start_ms).year, from_ms(end_ms).year
+            self._days = self._calendars.current(range(first - 1, last + 2))
+        due = self._with_days(due)
         found = occurrences_between(due.record, due.anchor_ms, start_ms, end_ms, MAX_BACKFILL)
         if len(found) > MAX_BACKFILL:
             raise ConfigError(
@@ -362,6 +402,8 @@ class Schedules:
         )
         if due is None or due > now:
             return started  # a cheap read spares the write transaction of a pass
+        year = from_ms(now).year
+        self._days = self._calendars.current(range(year - 1, year + 2))
         for _ in range(_MAX_PASSES):
             now = runtime.now_ms()  # each pass stamps its runs with its own time
             result = runtime.store.fire_due(
@@ -391,8 +433,16 @@ class Schedules:
             pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
 
-    @staticmethod
-    def _decide(due: DueSchedule, now_ms: int) -> Plan:
+    def _with_days(self, due: DueSchedule) -> DueSchedule:
+        """``due`` with its calendar's days as this pass read them."""
+        name = due.record.calendar
+        if name is None:
+            return due
+        record = replace(due.record, business_days=self._days.get(name))
+        return replace(due, stored=replace(due.stored, record=record))
+
+    def _decide(self, due: DueSchedule, now_ms: int) -> Plan:
+        due = self._with_days(due)
         return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
 
     def _decide_ahead(self, due: DueSchedule, now_ms: int) -> Plan:
@@ -407,6 +457,7 @@ class Schedules:
             or not fires_ahead(due.record.overlap)
         ):
             return self._decide(due, now_ms)
+        due = self._with_days(due)
         ahead = replace(
             _plan_input(due, now_ms + self._ahead_ms), catchup=None, catchup_window_ms=None
         )
@@ -418,9 +469,17 @@ class Schedules:
 _IN_COLUMNS = frozenset(
     {"workflow", "input", "every", "cron", "timezone", "key", "overlap", "catchup",
      "catchup_window", "jitter", "pool", "priority", "retry", "start_at", "end_at",
-     "pause_after_failures"}
+     "pause_after_failures", "dst_gap", "dst_repeat", "calendar", "on_holiday"}
 )  # fmt: skip
 _INSTRUCTIONS = frozenset({"paused", "on_conflict"})
+#: the DST and calendar options at their defaults: named in a key or a definition only
+#: when not so
+_POLICY_DEFAULTS: dict[str, object] = {
+    "dst_gap": DstGap.SHIFT,
+    "dst_repeat": DstRepeat.FIRST,
+    "calendar": None,
+    "on_holiday": OnHoliday.SKIP,
+}
 
 
 def _more_options(spec: ScheduleSpec) -> dict[str, JSON]:
@@ -437,16 +496,21 @@ def _more_options(spec: ScheduleSpec) -> dict[str, JSON]:
 def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
     """The canonical JSON of the fields that define ``record`` (equal: unchanged).
 
-    It names pause_after_failures and the options without a column only when set, so
-    the definitions stored before they existed stay equal (re-registering them changes
-    nothing)."""
+    It names pause_after_failures, the DST and calendar options and the options without
+    a column only when set away from their defaults, so the definitions stored before
+    they existed stay equal (re-registering them changes nothing). The calendar's days
+    are not the schedule's definition: a calendar changes on its own (DESIGN §3)."""
     defining: dict[str, JSON] = {
         field.name: getattr(record, field.name)
         for field in fields(record)
-        if field.name not in ("key", "definition")
+        if field.name not in ("key", "definition", "business_days", *_POLICY_DEFAULTS)
     }
     if record.pause_after_failures is None:
         del defining["pause_after_failures"]
+    for name, default in _POLICY_DEFAULTS.items():
+        value = getattr(record, name)
+        if value != default:
+            defining[name] = str(value)
     if more:
         defining[OPTIONS] = more
     return canonical_json(defining)
@@ -470,4 +534,5 @@ def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
         now_ms=now_ms,
         waiting=due.waiting,
         queued_ms=due.queued_ms,
+        holidays=holiday_rule(record),
     )

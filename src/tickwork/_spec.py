@@ -27,6 +27,8 @@ import pydantic
 from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, InstanceOf
 
 from . import _clock, cron
+from ._business_days import BusinessDays, OnHoliday
+from ._cron_walk import DstGap, DstRepeat
 from ._durations import describe_duration, parse_duration, to_ms
 from ._hints import close_names, did_you_mean
 from ._models import Overlap
@@ -38,6 +40,7 @@ __all__ = [
     "MAX_CATCHUP",
     "MAX_KEY",
     "MAX_PAUSE_AFTER_FAILURES",
+    "CalendarName",
     "Catchup",
     "Key",
     "OnConflict",
@@ -69,6 +72,9 @@ MAX_PAUSE_AFTER_FAILURES = 10_000
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: no spaces, control characters or '/': a key is a path segment of the API, a CLI word
 KEY_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f/]+$"
+#: a calendar's name, as ``engine.calendar`` takes it
+CALENDAR_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+CALENDAR_NAME = re.compile(CALENDAR_PATTERN)
 _KEY_CHARS = re.compile(KEY_PATTERN)
 
 
@@ -117,6 +123,29 @@ def _folded(value: object) -> str:
     return " ".join(value.split())
 
 
+def _choice(kind: type[DstGap] | type[DstRepeat] | type[OnHoliday], name: str) -> Any:
+    """A converter from a policy's name (or itself) to its enum, refusing anything else
+    with the allowed names."""
+
+    def check(value: object) -> object:
+        try:
+            return kind(value if isinstance(value, str) else "")
+        except ValueError:
+            allowed = ", ".join(repr(member.value) for member in kind)
+            raise ConfigError(f"{name} must be one of {allowed}, not {value!r}") from None
+
+    return BeforeValidator(check)
+
+
+def _calendar(value: object) -> object:
+    if value is not None and (not isinstance(value, str) or not CALENDAR_NAME.fullmatch(value)):
+        raise ConfigError(
+            f"calendar must be the name of a stored calendar (1-100 letters, digits, '_', "
+            f"'.' or '-'), not {value!r}"
+        )
+    return value
+
+
 def _workflow(value: object) -> str:
     return check_name(value, "A workflow name")
 
@@ -162,6 +191,12 @@ PauseAfterFailures = Annotated[
     _int_from("pause_after_failures", 1, MAX_PAUSE_AFTER_FAILURES),
 ]
 OnConflict = Literal["update", "error", "keep"]
+GapPolicy = Annotated[DstGap, _choice(DstGap, "dst_gap")]
+RepeatPolicy = Annotated[DstRepeat, _choice(DstRepeat, "dst_repeat")]
+HolidayPolicy = Annotated[OnHoliday, _choice(OnHoliday, "on_holiday")]
+CalendarName = Annotated[
+    str, Field(min_length=1, max_length=100, pattern=CALENDAR_PATTERN), BeforeValidator(_calendar)
+]
 
 
 @pydantic.dataclasses.dataclass(
@@ -195,6 +230,13 @@ class ScheduleSpec:
     start_at: AwareDatetime | None = None
     end_at: AwareDatetime | None = None
     pause_after_failures: PauseAfterFailures | None = None
+    #: DST policy of a fixed-time cron (DESIGN §2): Debian cron's by default
+    dst_gap: GapPolicy = DstGap.SHIFT
+    dst_repeat: RepeatPolicy = DstRepeat.FIRST
+    #: a stored business calendar (checked to exist when registered) and what an
+    #: occurrence on one of its days off does
+    calendar: CalendarName | None = None
+    on_holiday: HolidayPolicy = OnHoliday.SKIP
     on_conflict: OnConflict = "update"
 
     def __post_init__(self) -> None:
@@ -202,7 +244,15 @@ class ScheduleSpec:
         if (self.every is None) == (self.cron is None):
             raise ConfigError("Pass exactly one of every= or cron=")
         if self.cron is not None:
-            cron.parse(self.cron, self.timezone)
+            # The calendar's days are known when the spec is registered; its name is
+            # enough here for "nBD"/"LBD" to read (without one they are refused).
+            days = None if self.calendar is None else BusinessDays(self.calendar)
+            cron.parse(
+                self.cron, self.timezone, dst_gap=self.dst_gap, dst_repeat=self.dst_repeat,
+                calendar=days,
+            )  # fmt: skip
+        if self.calendar is None and self.on_holiday is not OnHoliday.SKIP:
+            raise ConfigError(f"on_holiday={self.on_holiday.value!r} needs a calendar=")
         self._check_jitter()
         start_ms, end_ms = self.start_ms, self.end_ms
         if start_ms is not None and end_ms is not None and end_ms <= start_ms:
@@ -351,6 +401,10 @@ class ScheduleOptions(TypedDict, total=False):
     start_at: datetime | None
     end_at: datetime | None
     pause_after_failures: int | None
+    dst_gap: str
+    dst_repeat: str
+    calendar: str | None
+    on_holiday: str
     on_conflict: str
 
 

@@ -14,10 +14,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, tzinfo
+from enum import StrEnum
 from typing import Any
 
 from . import cron as cron_module
 from . import errors
+from ._business_days import OnHoliday
+from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration, format_duration, parse_duration
 from ._models import (
     Backfilled,
@@ -134,6 +137,10 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "state_changed_at": instant(info.state_changed_at),
         "pause_after_failures": info.pause_after_failures,
         "overdue_by": _duration(info.overdue_by),
+        "dst_gap": info.dst_gap.value,
+        "dst_repeat": info.dst_repeat.value,
+        "calendar": info.calendar,
+        "on_holiday": info.on_holiday.value,
     }
 
 
@@ -206,6 +213,11 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         state_changed_at=instant_from_wire(data.get("state_changed_at")),
         pause_after_failures=data.get("pause_after_failures"),
         overdue_by=_duration_from_wire(data.get("overdue_by")),
+        # an older server sends none of these four: its schedules had the defaults
+        dst_gap=DstGap(data.get("dst_gap", DstGap.SHIFT)),
+        dst_repeat=DstRepeat(data.get("dst_repeat", DstRepeat.FIRST)),
+        calendar=data.get("calendar"),
+        on_holiday=OnHoliday(data.get("on_holiday", OnHoliday.SKIP)),
     )
 
 
@@ -569,7 +581,7 @@ def spec_to_wire(spec: ScheduleSpec) -> dict[str, Any]:
             value = format_duration(value)
         elif isinstance(value, datetime):
             value = value.astimezone(UTC).isoformat()
-        elif isinstance(value, Overlap):
+        elif isinstance(value, StrEnum):  # overlap, the DST and holiday policies
             value = value.value
         elif isinstance(value, Retry):
             value = {

@@ -47,6 +47,10 @@ SAMPLE: dict[str, Any] = {
     "start_at": datetime(2026, 1, 1, tzinfo=UTC),
     "end_at": datetime(2027, 1, 1, tzinfo=UTC),
     "pause_after_failures": 3,
+    "dst_gap": "skip",
+    "dst_repeat": "both",
+    "calendar": "uk",
+    "on_holiday": "next",
     "on_conflict": "keep",
 }
 

@@ -516,6 +516,11 @@ class Store(EventStore, Protocol):
         year is not stored."""
         ...
 
+    def calendar_stamps(self) -> dict[str, int]:
+        """Every calendar's name and ``updated_at`` (epoch ms): one small read, so that
+        the firing loop sees a change without reading the calendars' dates again."""
+        ...
+
     # -- workers ---------------------------------------------------------------------------
 
     def renew_worker(self, worker: WorkerRecord, *, now_ms: int) -> None:

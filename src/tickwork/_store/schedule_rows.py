@@ -10,10 +10,13 @@ history rows are joins and summaries; their positions are looked up by name once
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
+from .._business_days import OnHoliday
 from .._clock import from_ms
+from .._cron_walk import DstGap, DstRepeat
 from .._ids import from_json
 from .._models import Decision, HistoryEntry, Overlap, RunStatus, ScheduleInfo, ScheduleState
 from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
@@ -42,13 +45,18 @@ def _instant(ms: int | None) -> Any:
     return None if ms is None else from_ms(ms)
 
 
-#: a schedule's definition
+#: a schedule's definition (its calendar's days are the calendar's rows, not its own)
 DEFINITION: Columns[ScheduleRecord] = Columns(
     ScheduleRecord,
     column={"input_json": "input", "retry_json": "retry", "start_ms": "start_at",
             "end_ms": "end_at"},
-    read={"overlap": Overlap},
-    write={"overlap": lambda overlap: Overlap(overlap).value},  # tests still pass text
+    read={"overlap": Overlap, "dst_gap": DstGap, "dst_repeat": DstRepeat,
+          "on_holiday": OnHoliday},
+    write={"overlap": lambda overlap: Overlap(overlap).value,  # tests still pass text
+           "dst_gap": lambda gap: DstGap(gap).value,
+           "dst_repeat": lambda repeat: DstRepeat(repeat).value,
+           "on_holiday": lambda policy: OnHoliday(policy).value},
+    fields=[field.name for field in fields(ScheduleRecord) if field.name != "business_days"],
 )  # fmt: skip
 #: what replacing a definition writes: all of it but its key
 CHANGEABLE = DEFINITION.without("key")
@@ -77,12 +85,14 @@ SELECT_STORED = f"SELECT {', '.join(STORED_COLUMNS)} FROM tickwork_schedules WHE
 NOTE_COLUMNS = (
     "s.note", "COALESCE(s.state_changed_at, s.created_at)", "s.pause_after_failures",
 )  # fmt: skip
+#: the DST policy, the calendar and its holiday policy (migration 0017)
+POLICY_COLUMNS = ("s.dst_gap", "s.dst_repeat", "s.calendar", "s.on_holiday")
 #: a schedule as listed (``s``), with its last run's status (``r``)
 INFO_COLUMNS = (
     "s.key", "s.workflow", "s.input", "s.cron", "s.every_ms", "s.timezone", "s.overlap",
     "s.catchup", "s.jitter_ms", "s.pool", "s.priority", "s.state", "s.revision",
     "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
-    "s.updated_at", *NOTE_COLUMNS,
+    "s.updated_at", *NOTE_COLUMNS, *POLICY_COLUMNS,
 )  # fmt: skip
 #: one decision of a schedule's history
 HISTORY: Columns[HistoryEntry] = Columns(
@@ -111,6 +121,7 @@ _KEY, _WAITING = STORED_COLUMNS.index("key"), STORED_COLUMNS.index("waiting")
     "s.updated_at",
 )  # fmt: skip
 (_I_NOTE, _I_STATE_CHANGED_AT, _I_PAUSE_AFTER) = _at(INFO_COLUMNS, *NOTE_COLUMNS)
+(_I_DST_GAP, _I_DST_REPEAT, _I_CALENDAR, _I_ON_HOLIDAY) = _at(INFO_COLUMNS, *POLICY_COLUMNS)
 
 
 def waiting_from_row(row: Sequence[Any]) -> int:
@@ -165,6 +176,10 @@ def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
         note=row[_I_NOTE],
         state_changed_at=from_ms(row[_I_STATE_CHANGED_AT]),
         pause_after_failures=row[_I_PAUSE_AFTER],
+        dst_gap=DstGap(row[_I_DST_GAP]),
+        dst_repeat=DstRepeat(row[_I_DST_REPEAT]),
+        calendar=row[_I_CALENDAR],
+        on_holiday=OnHoliday(row[_I_ON_HOLIDAY]),
     )
 
 

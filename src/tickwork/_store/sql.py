@@ -310,6 +310,9 @@ class SqlStore:
     def delete_calendar(self, name: str) -> bool:
         return self._calendars.delete_calendar(name)
 
+    def calendar_stamps(self) -> dict[str, int]:
+        return self._calendars.calendar_stamps()
+
     def store_calendar_year(self, name: str, year: int, holidays: Sequence[Holiday]) -> None:
         self._calendars.store_calendar_year(name, year, holidays)
 

@@ -25,6 +25,8 @@ ON CONFLICT (name) DO UPDATE SET weekend = excluded.weekend, holidays = excluded
 _COLUMNS = "name, weekend, holidays, country, subdivision, updated_at"
 SELECT_CALENDAR = f"SELECT {_COLUMNS} FROM tickwork_calendars WHERE name = ?"  # noqa: S608
 SELECT_CALENDARS = f"SELECT {_COLUMNS} FROM tickwork_calendars ORDER BY name"  # noqa: S608
+# Each calendar's last change: what the firing loop checks before reading one again.
+SELECT_STAMPS = "SELECT name, updated_at FROM tickwork_calendars"
 DELETE_CALENDAR = "DELETE FROM tickwork_calendars WHERE name = ?"
 # A calendar's resolved years: stale once it is set again, gone when it is deleted.
 DELETE_YEARS = "DELETE FROM tickwork_calendar_years WHERE calendar = ?"
@@ -65,6 +67,11 @@ class CalendarsSql:
         with self._db.read() as tx:
             rows = tx.execute(SELECT_CALENDARS).fetchall()
         return [_calendar(row) for row in rows]
+
+    def calendar_stamps(self) -> dict[str, int]:
+        with self._db.read() as tx:
+            rows = tx.execute(SELECT_STAMPS).fetchall()
+        return {str(name): int(stamp) for name, stamp in rows}
 
     def delete_calendar(self, name: str) -> bool:
         def work(tx: Transaction) -> bool:

@@ -140,7 +140,8 @@ LAST_OCCURRENCE = """last_occurrence_at = CASE
         WHEN COALESCE(?, -1) > COALESCE(last_occurrence_at, -1) THEN ? ELSE last_occurrence_at
     END"""
 # Advance a schedule after its occurrences were decided: an active schedule is due at its
-# next occurrence (a buffered one waits for the run in flight, whose end pulls due_at).
+# next occurrence, or earlier when its calendar moves a later one before it (a buffered
+# one waits for the run in flight, whose end pulls due_at).
 ADVANCE = f"""
 UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, waiting = ?,
     paused_at = NULL, resumed_at = NULL,
@@ -680,7 +681,7 @@ def _apply(
         waiting = _update_queue(tx, record.key, plan)
         latest = max((run.occurrence_ms for run in new), default=None)
         advances.append((
-            plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms, waiting,
+            plan.next_fire_ms, plan.due_ms, plan.buffered_ms, waiting,
             now_ms if new else None, new[-1].run_id if new else None, latest, latest,
             record.key,
         ))  # fmt: skip

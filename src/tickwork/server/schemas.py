@@ -27,6 +27,8 @@ from pydantic import (
 
 from .. import _spec
 from .._durations import bare_number_error
+from .._business_days import OnHoliday
+from .._cron_walk import DstGap, DstRepeat
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 from .._retry import Retry
 
@@ -349,6 +351,10 @@ class Schedule(_Response):
         description="How late the next occurrence is, undecided (active schedules only): "
         "the sign no worker serves it; null when it is not overdue."
     )
+    dst_gap: DstGap = Field(description="Its DST policy for a skipped local time.")
+    dst_repeat: DstRepeat = Field(description="Its DST policy for a repeated local time.")
+    calendar: str | None = Field(description="Its business calendar; null: none.")
+    on_holiday: OnHoliday = Field(description="What an occurrence on a day off does.")
 
 
 class ScheduleList(_Response):
