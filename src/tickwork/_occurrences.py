@@ -28,6 +28,7 @@ __all__ = [
     "HolidayRule",
     "IntervalOccurrences",
     "holiday_rule",
+    "next_decided",
     "occurrences_between",
     "occurrences_of",
 ]
@@ -188,6 +189,14 @@ class HolidayRule:
 
     def _day(self, ms: int) -> date:
         return from_ms(ms).astimezone(self.zone).date()
+
+
+def next_decided(occurrences: CronOccurrences | IntervalOccurrences, ms: int) -> int | None:
+    """The first occurrence after ``ms`` to be decided: the next that runs, or the next
+    that ``dst_gap="skip"`` drops before it (recorded ``skipped_dst`` when it passes)."""
+    following = occurrences.next_after(ms)
+    skipped = occurrences.next_dst_skipped(ms)
+    return following if skipped is None else skipped
 
 
 def holiday_rule(record: ScheduleRecord) -> HolidayRule | None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from ._clock import to_ms
 from ._models import Decision, ScheduleAction, ScheduleState
 from ._business_days import OnHoliday
-from ._occurrences import SCAN_CAP, holiday_rule, occurrences_of
+from ._occurrences import SCAN_CAP, holiday_rule, next_decided, occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
 from ._registry import MAX_NOTE
 from .errors import ConfigError
@@ -81,7 +81,7 @@ def first_occurrence_after(record: ScheduleRecord, anchor_ms: int, now_ms: int) 
     after = now_ms
     if record.start_ms is not None:
         after = max(now_ms, record.start_ms - 1)
-    return bounded_occurrence(record, occurrences_of(record, anchor_ms).next_after(after))
+    return bounded_occurrence(record, next_decided(occurrences_of(record, anchor_ms), after))
 
 
 def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int:
