@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
+from typing import Protocol
 
 from . import cron
 from ._business_days import BusinessDays, OnHoliday, on_business_day
@@ -98,7 +99,7 @@ class CronOccurrences:
         shifted = cron.parse(
             expr.expr, expr.timezone, dst_repeat=expr.dst_repeat, calendar=expr.calendar
         )
-        kept = set()
+        kept: set[datetime] = set()
         for occurrence in expr.iter(from_ms(first - 1)):
             if to_ms(occurrence) > last or len(kept) >= SCAN_CAP:
                 break
@@ -140,6 +141,10 @@ def _gap_reason(at: datetime, timezone: str) -> str:
     )
 
 
+class _Following(Protocol):
+    def next_after(self, ms: int) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class HolidayRule:
     """What a schedule with a calendar does with its occurrences (``on_holiday``)."""
@@ -164,7 +169,7 @@ class HolidayRule:
         day = moved.astimezone(self.zone).date().isoformat()
         return to_ms(moved), f"{said}: moved to {day} (on_holiday={self.policy.value})"
 
-    def wake(self, occurrences: CronOccurrences | IntervalOccurrences, first: int) -> int:
+    def wake(self, occurrences: _Following, first: int) -> int:
         """When the occurrences from ``first`` on must be looked at: ``first``, or earlier
         when a later one moves to the previous business day before it (it is decided
         then, with the ones between it and ``first``)."""
@@ -185,7 +190,6 @@ class HolidayRule:
                 break
             at = following
         return earliest
-
 
     def _day(self, ms: int) -> date:
         return from_ms(ms).astimezone(self.zone).date()

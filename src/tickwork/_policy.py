@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from ._business_days import OnHoliday
 from ._clock import to_ms
 from ._models import Decision, ScheduleAction, ScheduleState
-from ._business_days import OnHoliday
 from ._occurrences import SCAN_CAP, holiday_rule, next_decided, occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
 from ._registry import MAX_NOTE

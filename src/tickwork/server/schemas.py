@@ -26,9 +26,9 @@ from pydantic import (
 )
 
 from .. import _spec
-from .._durations import bare_number_error
 from .._business_days import OnHoliday
 from .._cron_walk import DstGap, DstRepeat
+from .._durations import bare_number_error
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 from .._retry import Retry
 
