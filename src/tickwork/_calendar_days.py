@@ -14,21 +14,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ._business_days import BusinessDays
+from ._calendars import business_days
 from ._clock import to_ms
-from ._holidays import public_holidays
+from ._holidays import Holiday, public_holidays
 from ._models import CalendarInfo
 from ._store import Store
 from .errors import ConfigError
 
-__all__ = ["CalendarDays", "business_days"]
-
-
-def business_days(calendar: CalendarInfo, public: Iterable[object] = ()) -> BusinessDays:
-    """The days ``calendar`` works, with ``public`` holidays (``Holiday``s) added."""
-    dates = set(calendar.holidays)
-    dates.update(holiday.day for holiday in public)  # type: ignore[attr-defined]
-    weekend = BusinessDays.weekend_from_names(list(calendar.weekend))
-    return BusinessDays(calendar.name, frozenset(dates), weekend)
+__all__ = ["CalendarDays"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +66,7 @@ class CalendarDays:
         calendar = store.get_calendar(name)
         if calendar is None:
             return None
-        public: list[object] = []
+        public: list[Holiday] = []
         if calendar.country is not None:
             for year in sorted(years):
                 public.extend(_public_year(store, calendar, year))
@@ -81,7 +74,7 @@ class CalendarDays:
         return _Known(stamp, years, business_days(calendar, public))
 
 
-def _public_year(store: Store, calendar: CalendarInfo, year: int) -> tuple[object, ...]:
+def _public_year(store: Store, calendar: CalendarInfo, year: int) -> tuple[Holiday, ...]:
     """A country calendar's public holidays of ``year``: stored, or resolved and stored
     (nothing when the ``holidays`` extra is missing here: the listed dates still count)."""
     stored = store.calendar_year(calendar.name, year)

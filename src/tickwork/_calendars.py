@@ -13,11 +13,17 @@ from datetime import date, datetime
 from typing import TypeGuard
 
 from ._business_days import WEEKDAY_NAMES, BusinessDays
-from ._holidays import check_source
+from ._holidays import Holiday, check_source
 from ._models import CalendarInfo
 from .errors import ConfigError
 
-__all__ = ["MAX_LISTED", "declared_calendar", "is_calendar_name", "unknown_calendar"]
+__all__ = [
+    "MAX_LISTED",
+    "business_days",
+    "declared_calendar",
+    "is_calendar_name",
+    "unknown_calendar",
+]
 
 #: the most dates one calendar lists by hand
 MAX_LISTED = 10_000
@@ -66,6 +72,15 @@ def is_calendar_name(name: object) -> TypeGuard[str]:
 def unknown_calendar(name: object) -> ConfigError:
     """The error for a calendar that is not stored, saying how to store it."""
     return ConfigError(f"No calendar {name!r}: set it with engine.calendar({name!r}, ...)")
+
+
+def business_days(calendar: CalendarInfo, public: Iterable[Holiday] = ()) -> BusinessDays:
+    """The days ``calendar`` works: its weekend and listed dates off, and ``public``
+    holidays (its country's, as stored for the years wanted)."""
+    dates = set(calendar.holidays)
+    dates.update(holiday.day for holiday in public)
+    weekend = BusinessDays.weekend_from_names(list(calendar.weekend))
+    return BusinessDays(calendar.name, frozenset(dates), weekend)
 
 
 def _listed(holidays: object) -> tuple[date, ...]:

@@ -2,7 +2,8 @@
 
 ``preview`` serves ``engine.preview`` and ``tickwork cron``; ``dst_marks`` says which of a
 cron expression's occurrences DST moved, skipped or doubled (DESIGN §2: the CLI, the API
-and the dashboard show it); ``near_dst_transition`` and ``utc_offset_text`` mark
+and the dashboard show it); ``schedule_marks`` adds what a schedule's calendar does to
+them (the dashboard's upcoming list); ``near_dst_transition`` and ``utc_offset_text`` mark
 occurrences near an offset change (CLI, dashboard).
 """
 
@@ -14,7 +15,9 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 
 from ._cron_walk import DstGap, DstRepeat
+from ._clock import from_ms, to_ms
 from ._durations import Duration, parse_duration
+from ._occurrences import HolidayRule
 from .cron import CronExpr, _aware_utc, load_zone, parse
 from .errors import ConfigError
 
@@ -22,9 +25,11 @@ __all__ = [
     "MAX_PREVIEW",
     "DstMark",
     "MarkedOccurrence",
+    "UpcomingMark",
     "dst_marks",
     "near_dst_transition",
     "preview",
+    "schedule_marks",
     "utc_offset_text",
 ]
 
@@ -127,6 +132,62 @@ def dst_marks(
         mark = DstMark.DOUBLED if _twice(wall, zone, expr) else None
         marked.append(MarkedOccurrence(at, mark, wall))
     return sorted(marked, key=lambda entry: entry.at)
+
+
+@dataclass(frozen=True)
+class UpcomingMark:
+    """One upcoming occurrence of a schedule as the dashboard lists it: ``at`` (aware UTC,
+    the occurrence's instant), ``mark`` ("moved", "skipped", "doubled" for DST;
+    "holiday_skipped", "holiday_moved" for the calendar; None: nothing), ``note`` (why,
+    in words) and ``runs_at`` (where a calendar moved its run, else None)."""
+
+    at: datetime
+    mark: str | None = None
+    note: str | None = None
+    runs_at: datetime | None = None
+
+
+def schedule_marks(
+    expr: CronExpr | None,
+    after: datetime,
+    occurrences: list[datetime],
+    rule: HolidayRule | None,
+) -> list[UpcomingMark]:
+    """``occurrences`` (consecutive, after ``after``) marked with what DST (``expr``'s
+    policy; None for an interval) and the calendar's ``rule`` do to them; the ones
+    ``dst_gap="skip"`` drops are put back in their place, marked skipped."""
+    if expr is None:
+        entries = [UpcomingMark(at) for at in occurrences]
+    else:
+        entries = [_dst_entry(marked) for marked in dst_marks(expr, after, occurrences)]
+    if rule is None:
+        return entries
+    return [_holiday_entry(entry, rule) for entry in entries]
+
+
+def _dst_entry(marked: MarkedOccurrence) -> UpcomingMark:
+    wall = f"{marked.wall:%H:%M}"
+    if marked.mark is DstMark.MOVED:
+        note = f"DST: {wall} does not exist that day; runs at the end of the gap"
+    elif marked.mark is DstMark.SKIPPED:
+        note = f"DST: {wall} does not exist that day; skipped (dst_gap=skip)"
+    elif marked.mark is DstMark.DOUBLED:
+        note = f"DST: {wall} happens twice that day; runs at each"
+    else:
+        return UpcomingMark(marked.at)
+    return UpcomingMark(marked.at, marked.mark.value, note)
+
+
+def _holiday_entry(entry: UpcomingMark, rule: HolidayRule) -> UpcomingMark:
+    if entry.mark == DstMark.SKIPPED:
+        return entry
+    decided = rule.decide(to_ms(entry.at))
+    if decided is None:
+        return entry
+    moved, why = decided
+    if moved is None:
+        return UpcomingMark(entry.at, "holiday_skipped", why)
+    return UpcomingMark(entry.at, "holiday_moved", why, from_ms(moved))
 
 
 def _moved_from(at: datetime, zone: tzinfo, in_utc: CronExpr) -> datetime | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import UTC, date, datetime
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -449,6 +450,38 @@ def test_schedule_page_shows_definition_history_and_upcoming(
     assert f"2026-03-01 12:15:00 UTC started due 1 {run_id} 2026-03-01 12:16:00 UTC" in page
     for when in ["12:30", "12:45", "13:00", "13:15", "13:30"]:
         assert f"2026-03-01 {when}:00 UTC" in page
+
+
+def test_schedule_page_marks_what_its_calendar_does_to_the_next_occurrences(
+    logged_in: Browser, engine: Engine
+) -> None:
+    engine.calendar("office", holidays=[date(2026, 3, 3)])  # a Tuesday
+    engine.schedule("report", cron="0 9 * * *", key="office-days", calendar="office",
+                    on_holiday="next")  # fmt: skip
+    page = text(logged_in.get("/schedule", params={"key": "office-days"}))
+    assert "Calendar office ; on a day off: move to the next business day" in page
+    assert (
+        "2026-03-03 09:00:00 UTC in 1 d 21 h holiday moved calendar 'office': 2026-03-03 is "
+        "a holiday: moved to 2026-03-04 (on_holiday=next)"
+    ) in page
+    assert "2026-03-02 09:00:00 UTC in 21 h 2026-03-03" in page  # unmarked
+    assert "DST" not in page  # a UTC schedule: no policy to speak of
+
+
+def test_schedule_page_marks_what_dst_does_to_the_next_occurrences(
+    logged_in: Browser, engine: Engine
+) -> None:
+    # New York skips 02:00-03:00 on Sunday 2026-03-08: that Sunday's 02:30 does not run.
+    engine.schedule("report", cron="30 2 * * SUN", timezone="America/New_York", key="night",
+                    dst_gap="skip", dst_repeat="both")  # fmt: skip
+    page = text(logged_in.get("/schedule", params={"key": "night"}))
+    assert "DST skipped time: skip; repeated time: both" in page
+    assert "Calendar none: every day is a business day" in page
+    assert (
+        "2026-03-08 07:00:00 UTC Sun 2026-03-08 03:00:00 EDT in 6 d 19 h skipped "
+        "DST: 02:30 does not exist that day; skipped (dst_gap=skip)"
+    ) in page
+    assert "2026-03-15 06:30:00 UTC Sun 2026-03-15 02:30:00 EDT in 13 d 18 h 2026-03-22" in page
 
 
 def test_schedule_page_history_explains_missed_occurrences(

@@ -9,8 +9,9 @@ back to the page they were sent from.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +21,9 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .. import cron
+from .._business_days import BusinessDays
+from .._calendars import business_days
 from .._engine import Engine
 from .._models import (
     ACTIVE_STATUSES,
@@ -31,6 +35,8 @@ from .._models import (
     ScheduleState,
     WorkerInfo,
 )
+from .._occurrences import HolidayRule
+from .._preview import UpcomingMark, schedule_marks
 from .._wire import DONE, backfill_text, state_change_text
 from ..cron import load_zone
 from ..errors import ConfigError
@@ -159,24 +165,46 @@ class Pages:
             "durations": duration_chart(recent, root=here),
         }
 
-    def _upcoming(self, info: ScheduleInfo, count: int = 5) -> list[datetime]:
+    def _upcoming(self, info: ScheduleInfo, count: int = 5) -> list[UpcomingMark]:
         """The next ``count`` occurrences, from the stored next fire time on, never in the
         past: those of an overdue or paused schedule start from now (the overdue banner
-        and catch-up speak of the missed ones)."""
+        and catch-up speak of the missed ones). Each is marked with what DST or the
+        schedule's calendar does to it (moved, skipped, doubled)."""
         first, now = info.next_fire_at, self.engine.clock.now()
         if first is None or info.state is ScheduleState.INACTIVE:
             return []
+        days = self._business_days(info, first if first > now else now)
+        rule = None
+        if days is not None:
+            rule = HolidayRule(days, info.on_holiday, load_zone(info.timezone))
         if info.every is not None:
             if first < now:
                 first += -((first - now) // info.every) * info.every
-            return [first + i * info.every for i in range(count)]
+            return schedule_marks(None, first, [first + i * info.every for i in range(count)], rule)
         assert info.cron is not None
-        if first < now:
-            first = self.engine.preview(cron=info.cron, timezone=info.timezone, count=1)[0]
-        rest = self.engine.preview(
-            cron=info.cron, timezone=info.timezone, after=first, count=count - 1
-        )
-        return [first, *rest]
+        expr = cron.parse(
+            info.cron, info.timezone, dst_gap=info.dst_gap, dst_repeat=info.dst_repeat,
+            calendar=days,
+        )  # fmt: skip
+        start = max(first, now) - timedelta(milliseconds=1)  # the first itself included
+        upcoming = list(itertools.islice(expr.iter(start), count))
+        return schedule_marks(expr, start, upcoming, rule)
+
+    def _business_days(self, info: ScheduleInfo, around: datetime) -> BusinessDays | None:
+        """The schedule's calendar's days this year and the next (None: no calendar; a
+        calendar since deleted: its weekend only)."""
+        if info.calendar is None:
+            return None
+        calendar = self.engine.get_calendar(info.calendar)
+        if calendar is None:
+            return BusinessDays(info.calendar)
+        public = []
+        for year in (around.year, around.year + 1):
+            try:
+                public.extend(self.engine.calendar_holidays(info.calendar, year))
+            except ConfigError:  # a year not resolvable here (no holidays extra)
+                continue
+        return business_days(calendar, public)
 
     async def schedule_action(self, request: Request, session: Session, form: FormData) -> Response:
         key, action = form.get("key"), form.get("action")
