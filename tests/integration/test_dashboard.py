@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import html
 import re
-from datetime import UTC, date, datetime
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -684,7 +684,7 @@ def test_a_refresh_does_not_consume_the_message_of_the_last_action(
      (3600 + 300, "in 1 h 5 min"), (-7200, "2 h ago"), (86_400 * 3 + 7200, "in 3 d 2 h")],
 )  # fmt: skip
 def test_relative_times_read_like_speech(seconds: int, expected: str) -> None:
-    from datetime import UTC, datetime, timedelta
+    from datetime import timedelta
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
     assert format_relative(now + timedelta(seconds=seconds), now) == expected

@@ -25,6 +25,7 @@ from .. import cron
 from .._business_days import BusinessDays
 from .._calendars import business_days
 from .._engine import Engine
+from .._holidays import Holiday
 from .._models import (
     ACTIVE_STATUSES,
     Overlap,
@@ -198,7 +199,7 @@ class Pages:
         calendar = self.engine.get_calendar(info.calendar)
         if calendar is None:
             return BusinessDays(info.calendar)
-        public = []
+        public: list[Holiday] = []
         for year in (around.year, around.year + 1):
             try:
                 public.extend(self.engine.calendar_holidays(info.calendar, year))
