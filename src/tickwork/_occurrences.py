@@ -161,9 +161,9 @@ class HolidayRule:
             return None
         kind = "a weekend day" if local.weekday() in self.days.weekend else "a holiday"
         said = f"calendar {self.days.name!r}: {local.isoformat()} is {kind}"
-        moved = on_business_day(at, self.zone, self.days, self.policy)
         if self.policy is OnHoliday.SKIP:
             return None, f"{said} (on_holiday=skip)"
+        moved = on_business_day(at, self.zone, self.days, self.policy)
         if moved is None:
             return None, f"{said}, and no business day within a year to move to"
         day = moved.astimezone(self.zone).date().isoformat()

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
 
+from . import cron
 from ._business_days import BusinessDays, OnHoliday
 from ._calendar_days import CalendarDays
 from ._clock import from_ms
@@ -209,6 +210,8 @@ class Schedules:
                 f"No calendar {spec.calendar!r}: store it first with "
                 f"engine.calendar({spec.calendar!r}, ...), or pick another"
             )
+        if spec.cron is not None:  # "23BD" may never occur with this calendar's weekend
+            cron.parse(spec.cron, spec.timezone, calendar=days)
         return days
 
     # -- state -----------------------------------------------------------------------------
@@ -411,7 +414,7 @@ class Schedules:
                 pools=runtime.pools,
                 workflows=workflows,
                 limit=FIRE_BATCH,
-                decide=self._decide_ahead if self._ahead_ms else self._decide,
+                decide=self._decide_ahead if self._ahead_ms else self._decide_now,
                 ahead_ms=self._ahead_ms,
             )
             started.extend(result.run_ids)
@@ -441,8 +444,11 @@ class Schedules:
         record = replace(due.record, business_days=self._days.get(name))
         return replace(due, stored=replace(due.stored, record=record))
 
-    def _decide(self, due: DueSchedule, now_ms: int) -> Plan:
-        due = self._with_days(due)
+    def _decide_now(self, due: DueSchedule, now_ms: int) -> Plan:
+        return self._decide(self._with_days(due), now_ms)
+
+    @staticmethod
+    def _decide(due: DueSchedule, now_ms: int) -> Plan:
         return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
 
     def _decide_ahead(self, due: DueSchedule, now_ms: int) -> Plan:
@@ -456,7 +462,7 @@ class Schedules:
             or upcoming > now_ms + self._ahead_ms
             or not fires_ahead(due.record.overlap)
         ):
-            return self._decide(due, now_ms)
+            return self._decide_now(due, now_ms)
         due = self._with_days(due)
         ahead = replace(
             _plan_input(due, now_ms + self._ahead_ms), catchup=None, catchup_window_ms=None

@@ -90,3 +90,14 @@ def test_setting_a_calendar_again_drops_its_resolved_years(store: Store) -> None
     store.store_calendar_year("uk", 2026, XMAS)
     store.put_calendar(uk(subdivision="SCT"), now_ms=T0 + 1)  # other public holidays
     assert store.calendar_year("uk", 2026) is None
+
+
+def test_stamps_say_each_calendars_last_change_and_forget_a_deleted_one(store: Store) -> None:
+    """What the firing loop reads each pass to see a calendar change cheaply."""
+    assert store.calendar_stamps() == {}
+    store.put_calendar(uk(), now_ms=T0)
+    store.put_calendar(uk(name="de"), now_ms=T0 + 5)
+    assert store.calendar_stamps() == {"uk": T0, "de": T0 + 5}
+    store.put_calendar(uk(holidays=()), now_ms=T0 + 9)
+    store.delete_calendar("de")
+    assert store.calendar_stamps() == {"uk": T0 + 9}

@@ -235,3 +235,14 @@ def test_the_derived_key_is_the_same_when_the_options_are_at_their_defaults(
                               calendar=None, on_holiday="skip")  # fmt: skip
     assert plain == spelled
     assert engine.schedule("report", cron="0 9 * * *", dst_gap="skip") != plain
+
+
+def test_a_trigger_under_skip_starts_the_latest_occurrence_the_calendar_does_not_skip(
+    engine: Engine, clock: FakeClock
+) -> None:
+    engine.calendar("office", holidays=[])
+    engine.schedule("report", cron="0 9 * * *", key="k", calendar="office")
+    clock.set(at(2026, 3, 8, 12))  # a Sunday: Saturday's and Sunday's 09:00 are days off
+    run_id = engine.trigger("k")
+    assert run_id is not None
+    assert scheduled_for(engine, [run_id]) == [at(2026, 3, 6, 9)]  # Friday's
