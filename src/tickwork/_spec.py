@@ -195,7 +195,15 @@ GapPolicy = Annotated[DstGap, _choice(DstGap, "dst_gap")]
 RepeatPolicy = Annotated[DstRepeat, _choice(DstRepeat, "dst_repeat")]
 HolidayPolicy = Annotated[OnHoliday, _choice(OnHoliday, "on_holiday")]
 CalendarName = Annotated[
-    str, Field(min_length=1, max_length=100, pattern=CALENDAR_PATTERN), BeforeValidator(_calendar)
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=CALENDAR_PATTERN,
+        description="A stored business calendar: on_holiday decides its days off, and "
+        "'nBD'/'LBD' in the cron count its business days; null: none.",
+    ),
+    BeforeValidator(_calendar),
 ]
 
 
