@@ -267,16 +267,30 @@ def _choose(
             chosen.append(occurrence)
             occurrence = occurrences.next_after(occurrence)
     else:
-        occurrence = occurrences.latest_at_or_before(last)
+        # catchup=N: the N latest that would run (those the calendar skips are decided
+        # with them, as skipped, and counted as no run).
+        occurrence, counted = occurrences.latest_at_or_before(last), 0
         while (
-            occurrence is not None and occurrence >= window_start and (len(chosen) < state.catchup)
+            occurrence is not None
+            and occurrence >= window_start
+            and counted < state.catchup
+            and len(chosen) < COUNT_CAP
         ):
             chosen.append(occurrence)
+            counted += not _calendar_skips(state, occurrence)
             occurrence = occurrences.latest_at_or_before(occurrence - 1)
         chosen.reverse()
     dropped_end = (chosen[0] - 1) if chosen else last
     _record_dropped(state, occurrences, first, dropped_end, result)
     return chosen
+
+
+def _calendar_skips(state: PlanInput, occurrence: int) -> bool:
+    """Whether the schedule's calendar skips ``occurrence`` (``on_holiday="skip"``)."""
+    rule = state.holidays
+    if rule is None or rule.policy is not OnHoliday.SKIP:
+        return False
+    return rule.decide(occurrence) is not None
 
 
 def _record_dropped(

@@ -199,6 +199,27 @@ def test_previous_is_decided_on_the_business_day_it_moves_to() -> None:
     assert fired.of(Decision.MOVED_HOLIDAY) == ["2026-05-04T08:00Z"]
 
 
+def test_catch_up_starts_the_latest_occurrence_the_calendar_does_not_skip() -> None:
+    """catchup=1 after an outage over a weekend: Friday's run, the weekend's skipped."""
+    occurrences = CronOccurrences(cron.parse("0 9 * * *", LONDON))
+    rule = HolidayRule(UK, OnHoliday.SKIP, ZoneInfo(LONDON))
+    thursday, monday_8 = to_ms(utc("2026-03-12T09:00")), to_ms(utc("2026-03-16T08:00"))
+    state = PlanInput(
+        key="k", overlap=Overlap.ALLOW, catchup=1, catchup_window_ms=None, jitter_ms=None,
+        end_ms=None, next_fire_ms=thursday, buffered_ms=None, paused_ms=None,
+        active_run_ids=(), now_ms=monday_8, holidays=rule,
+    )  # fmt: skip
+    result = plan(state, occurrences)
+    assert [_iso(run.occurrence_ms) for run in result.starts] == ["2026-03-13T09:00Z"]
+    decided = [(d.decision, _iso(d.occurrence_ms)) for d in result.decisions]
+    assert decided == [
+        (Decision.DROPPED_CATCHUP, "2026-03-12T09:00Z"),
+        (Decision.STARTED, "2026-03-13T09:00Z"),
+        (Decision.SKIPPED_HOLIDAY, "2026-03-14T09:00Z"),
+        (Decision.SKIPPED_HOLIDAY, "2026-03-15T09:00Z"),
+    ]
+
+
 BD_MONTHS = [
     # (expression, the month, its occurrences' local dates)
     ("0 9 1BD,LBD * *", "2026-08", ["2026-08-03", "2026-08-28"]),  # Sat 1st; holiday 31st
