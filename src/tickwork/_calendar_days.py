@@ -10,6 +10,7 @@ takes the ``holidays`` extra; a process without it decides with the years stored
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -34,25 +35,34 @@ class _Known:
 class CalendarDays:
     """The stored calendars' days, read again only when a calendar changes."""
 
-    __slots__ = ("_known", "_store")
+    __slots__ = ("_known", "_lock", "_store")
 
     def __init__(self, store: Callable[[], Store]) -> None:
         self._store = store
         self._known: dict[str, _Known] = {}
+        # The worker's tick and the API's triggers and backfills read it from their threads.
+        self._lock = threading.Lock()
 
     def current(self, years: Iterable[int]) -> dict[str, BusinessDays]:
         """Every stored calendar's days, holding its public holidays of ``years``."""
+        with self._lock:
+            return self._current(frozenset(years))
+
+    def _current(self, wanted: frozenset[int]) -> dict[str, BusinessDays]:
         store = self._store()
         stamps = store.calendar_stamps()
-        wanted = frozenset(years)
         for name in set(self._known) - set(stamps):
             del self._known[name]  # deleted
         for name, stamp in stamps.items():
             known = self._known.get(name)
-            if known is None or known.stamp != stamp or not wanted <= known.years:
-                loaded = self._load(store, name, wanted | (known.years if known else set()))
-                if loaded is not None:
-                    self._known[name] = loaded
+            years = wanted
+            if known is not None and known.stamp == stamp:
+                if wanted <= known.years:
+                    continue  # unchanged, and holding the years wanted
+                years = wanted | known.years
+            loaded = self._load(store, name, years)
+            if loaded is not None:
+                self._known[name] = loaded
         return {name: known.days for name, known in self._known.items()}
 
     def one(self, name: str, years: Iterable[int]) -> BusinessDays | None:
