@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from tickwork import Context, Decision, Engine, HistoryEntry, RunStatus
-from tickwork.errors import ConfigError, CronError
+from tickwork.errors import CalendarInUse, ConfigError, CronError
 from tickwork.testing import FakeClock
 
 
@@ -246,3 +246,14 @@ def test_a_trigger_under_skip_starts_the_latest_occurrence_the_calendar_does_not
     run_id = engine.trigger("k")
     assert run_id is not None
     assert scheduled_for(engine, [run_id]) == [at(2026, 3, 6, 9)]  # Friday's
+
+
+def test_a_calendar_a_schedule_uses_cannot_be_deleted(engine: Engine) -> None:
+    engine.calendar("office", holidays=[])
+    engine.schedule("report", cron="0 9 * * *", key="k", calendar="office")
+    with pytest.raises(CalendarInUse) as refused:
+        engine.delete_calendar("office")
+    assert refused.value.schedules == ("k",)
+    assert engine.get_calendar("office") is not None
+    engine.unschedule("k")
+    assert engine.delete_calendar("office") is True
