@@ -461,6 +461,10 @@ def test_schedule_page_marks_what_its_calendar_does_to_the_next_occurrences(
     page = text(logged_in.get("/schedule", params={"key": "office-days"}))
     assert "Calendar office ; on a day off: move to the next business day" in page
     assert (
+        'href="/calendar?name=office"'
+        in logged_in.get("/schedule", params={"key": "office-days"}).text
+    )
+    assert (
         "2026-03-03 09:00:00 UTC in 1 d 21 h holiday moved calendar 'office': 2026-03-03 is "
         "a holiday: moved to 2026-03-04 (on_holiday=next)"
     ) in page
