@@ -19,6 +19,7 @@ from ._holidays import Holiday as Holiday
 from ._models import ApiKeyInfo as ApiKeyInfo
 from ._models import Backfilled as Backfilled
 from ._models import CalendarInfo as CalendarInfo
+from ._models import DeadlineMissed as DeadlineMissed
 from ._models import Decision as Decision
 from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap
@@ -66,6 +67,7 @@ __all__ = [
     "Context",
     "Cron",
     "CronError",
+    "DeadlineMissed",
     "Decision",
     "Engine",
     "Event",

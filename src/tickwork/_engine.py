@@ -24,7 +24,7 @@ from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
 from ._heartbeat import list_workers
 from ._holidays import Holiday
-from ._hooks import Hook
+from ._hooks import DeadlineHook, Hook
 from ._models import (
     ApiKeyInfo,
     Backfilled,
@@ -193,6 +193,13 @@ class Engine:
     def on_run_failed(self, hook: Hook) -> Hook:
         """Call ``hook(run_info)`` when a run fails for good (its retries spent)."""
         self._runtime.hooks.failed.append(hook)
+        return hook
+
+    def on_deadline_missed(self, hook: DeadlineHook) -> DeadlineHook:
+        """Call ``hook(missed)`` with a ``DeadlineMissed`` when an occurrence's run had not
+        completed its schedule's ``deadline`` after the occurrence: once per run across
+        the fleet, in the process whose firing loop (or ``tick``) recorded the miss."""
+        self._runtime.hooks.deadline_missed.append(hook)
         return hook
 
     # -- runs ----------------------------------------------------------------------------
@@ -593,6 +600,7 @@ class Engine:
         theirs.started.extend(mine.started)
         theirs.completed.extend(mine.completed)
         theirs.failed.extend(mine.failed)
+        theirs.deadline_missed.extend(mine.deadline_missed)
         return copy
 
     # -- for the faces (server, CLI) -------------------------------------------------
@@ -614,6 +622,11 @@ class Engine:
         saying what it did: True changed, False already so (nothing written, its note
         kept), None no such schedule."""
         return self._schedules.set_state(key, action, note)
+
+    def recent_deadline_misses(self, within: Duration = "1d") -> list[HistoryEntry]:
+        """The ``deadline_missed`` entries of every schedule recorded within ``within`` of
+        now, newest first, at most 100 (the dashboard's banner)."""
+        return self._schedules.recent_deadline_misses(within)
 
     def schedule_keys_like(self, key: str) -> tuple[str, ...]:
         """The stored key closest to ``key``, for a "did you mean" (none past 1,000)."""

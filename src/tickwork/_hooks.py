@@ -11,14 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._models import RunInfo
+from ._models import DeadlineMissed, RunInfo
 
-__all__ = ["ErrorHook", "Hook", "Hooks"]
+__all__ = ["DeadlineHook", "ErrorHook", "Hook", "Hooks"]
 
 log = logging.getLogger("tickwork")
 
 Hook = Callable[[RunInfo], Any]
 ErrorHook = Callable[[BaseException, dict[str, Any]], Any]
+DeadlineHook = Callable[[DeadlineMissed], Any]
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Hooks:
     started: list[Hook] = field(default_factory=list)
     completed: list[Hook] = field(default_factory=list)
     failed: list[Hook] = field(default_factory=list)
+    deadline_missed: list[DeadlineHook] = field(default_factory=list)
 
     def report(self, error: BaseException, info: dict[str, Any]) -> None:
         """Hand an error to ``on_error``, or log it when there is no hook (never drop it)."""
@@ -49,3 +51,12 @@ class Hooks:
                 self.report(
                     exc, {"where": f"hook {getattr(hook, '__name__', hook)}", "run_id": run.id}
                 )
+
+    def deadline(self, missed: DeadlineMissed) -> None:
+        """Hand a recorded deadline miss to every ``on_deadline_missed`` hook."""
+        for hook in self.deadline_missed:
+            try:
+                hook(missed)
+            except Exception as exc:
+                where = f"hook {getattr(hook, '__name__', hook)}"
+                self.report(exc, {"where": where, "run_id": missed.run_id})

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import _clock
 from ._durations import describe_duration
-from ._models import Decision, HistoryEntry, RunInfo
+from ._models import DeadlineMissed, Decision, HistoryEntry, RunInfo
 from ._retry import Retry
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "RUNS",
     "elapsed",
     "instant",
+    "log_deadline_missed",
     "log_decision",
     "log_run",
     "log_step_failed",
@@ -101,6 +102,23 @@ def log_decision(entry: HistoryEntry) -> None:
         entry.decision.value,
         entry.reason,
         extra=fields,
+    )
+
+
+def log_deadline_missed(missed: DeadlineMissed) -> None:
+    """A run missed its schedule's deadline (WARNING on ``tickwork.firing``)."""
+    FIRING.warning(
+        "schedule %s: occurrence %s deadline_missed: %s",
+        missed.key,
+        instant(missed.occurrence),
+        missed.reason,
+        extra={
+            "key": missed.key,
+            "occurrence": instant(missed.occurrence),
+            "decision": Decision.DEADLINE_MISSED.value,
+            "run_id": missed.run_id,
+            "status": missed.status.value,
+        },
     )
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "ApiKeyInfo",
     "Backfilled",
     "CalendarInfo",
+    "DeadlineMissed",
     "Decision",
     "Histogram",
     "HistoryEntry",
@@ -155,6 +156,11 @@ class Decision(StrEnum):
     SKIPPED_DST = "skipped_dst"
     SKIPPED_HOLIDAY = "skipped_holiday"
     MOVED_HOLIDAY = "moved_holiday"
+    #: ``max_runs``: an occurrence not started because the schedule started its runs, and
+    #: the schedule deactivating itself (its note as the reason)
+    MAX_RUNS_REACHED = "max_runs_reached"
+    #: ``deadline``: an occurrence's run had not completed that long after it
+    DEADLINE_MISSED = "deadline_missed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +192,12 @@ class ScheduleInfo:
     state_changed_at: datetime | None = None
     #: failed runs in a row after which it pauses itself (None: never)
     pause_after_failures: int | None = None
+    #: the most runs it starts, occurrences and backfills (None: no limit)
+    max_runs: int | None = None
+    #: how many more runs ``max_runs`` lets it start (None without ``max_runs``)
+    runs_left: int | None = None
+    #: how long after its occurrence a fired run must have completed (None: no deadline)
+    deadline: timedelta | None = None
     #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
     #: the sign that no worker serves the schedule. None when it is not overdue.
     overdue_by: timedelta | None = None
@@ -196,6 +208,25 @@ class ScheduleInfo:
     #: occurrence on a day off does
     calendar: str | None = None
     on_holiday: OnHoliday = OnHoliday.SKIP
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineMissed:
+    """An occurrence's run that had not completed ``deadline`` after the occurrence, as
+    ``engine.on_deadline_missed`` hooks receive it (once per run, fleet-wide).
+
+    ``status`` is the run's when the miss was recorded: still ``running`` (or pending,
+    sleeping, waiting), ended ``failed``, or ``completed`` late (a cancelled run misses
+    none);
+    ``reason`` says it in words, as the ``deadline_missed`` history entry does.
+    """
+
+    key: str
+    run_id: str
+    occurrence: datetime
+    deadline_at: datetime
+    status: RunStatus
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +363,8 @@ class Stats:
     active_pools: dict[str, int] = field(default_factory=dict)
     #: key -> how late the next occurrence of each overdue schedule is (``overdue_by``)
     overdue: dict[str, timedelta] = field(default_factory=dict)
+    #: key -> runs of the schedule that missed their ``deadline``, ever
+    deadline_misses: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

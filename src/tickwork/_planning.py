@@ -106,6 +106,9 @@ class PlanInput:
     queued_ms: tuple[int, ...] = ()
     #: the calendar's rule (None: every day is a business day)
     holidays: HolidayRule | None = None
+    #: ``max_runs`` (None: no limit) and the runs it counted so far
+    max_runs: int | None = None
+    runs_counted: int = 0
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,9 @@ def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
     )
     active = list(state.active_run_ids)
     if state.waiting:
-        if not active:
+        if not active and _may_start(state, result):
             _release(state, active, result)
-    elif state.buffered_ms is not None and not active:
+    elif state.buffered_ms is not None and not active and _may_start(state, result):
         run = _run(state, state.buffered_ms)
         result.starts.append(run)
         result.decisions.append(
@@ -238,17 +241,20 @@ def _decide_early(
 
 
 def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
-    """Decide one occurrence: its calendar first (skip it, or move its run), then its
-    overlap policy."""
+    """Decide one occurrence: its calendar first (skip it, or move its run), then
+    ``max_runs`` (no start past it), then its overlap policy."""
     holiday = None if state.holidays is None else state.holidays.decide(occurrence)
-    if holiday is None:
+    moved = None if holiday is None else holiday[0]
+    if holiday is not None and moved is None:
+        result.decisions.append(PlannedDecision(Decision.SKIPPED_HOLIDAY, occurrence, holiday[1]))
+    elif not _may_start(state, result, occurrence):
+        result.decisions.append(
+            PlannedDecision(Decision.MAX_RUNS_REACHED, occurrence, _spent(state))
+        )
+    elif holiday is None or moved is None:
         _apply_overlap(state, occurrence, active, result)
-        return
-    moved, why = holiday
-    if moved is None:
-        result.decisions.append(PlannedDecision(Decision.SKIPPED_HOLIDAY, occurrence, why))
-        return
-    _apply_overlap(state, occurrence, active, result, moved=(moved, why))
+    else:
+        _apply_overlap(state, occurrence, active, result, moved=(moved, holiday[1]))
 
 
 def _choose(
@@ -326,6 +332,23 @@ def _record_dropped(
         result.decisions.append(
             PlannedDecision(decision, start, why, None, count, end if count > 1 else None)
         )
+
+
+def _may_start(state: PlanInput, result: Plan, occurrence: int | None = None) -> bool:
+    """Whether ``max_runs`` lets the plan start one more run: the runs it counted and the
+    plan's starts so far stay under it. An occurrence whose run exists already (a trigger
+    started it) inserts nothing, so it counts nothing."""
+    if state.max_runs is None:
+        return True
+    if occurrence is not None and occurrence_run_id(state.key, occurrence) in state.active_run_ids:
+        return True
+    planned = sum(run.run_id not in state.active_run_ids for run in result.starts)
+    return state.runs_counted + planned < state.max_runs
+
+
+def _spent(state: PlanInput) -> str:
+    """Why an occurrence does not start under ``max_runs``."""
+    return f"max_runs={state.max_runs}: the schedule started its {state.max_runs} run(s)"
 
 
 def _apply_overlap(
@@ -521,7 +544,12 @@ def plan_backfill(
             continue
         busy = ", ".join(active) or "waiting occurrences"
         idle = not active and not result.waiting
-        if overlap is Overlap.ALLOW or (idle and overlap is not Overlap.CANCEL_PREVIOUS):
+        starts = overlap is Overlap.ALLOW or (idle and overlap is not Overlap.CANCEL_PREVIOUS)
+        replaces = overlap is Overlap.CANCEL_PREVIOUS and occurrence == last_fresh
+        if (starts or replaces) and not _may_start(state, result):
+            why = f"backfill: {_spent(state)}"
+            result.decisions.append(PlannedDecision(Decision.MAX_RUNS_REACHED, occurrence, why))
+        elif starts:
             _backfill_start(state, occurrence, active, result, "backfill", holiday)
         elif overlap is Overlap.BUFFER_ALL:
             result.backfilled.append(own)

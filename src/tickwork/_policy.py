@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 
 from ._business_days import OnHoliday
 from ._clock import to_ms
-from ._models import Decision, ScheduleAction, ScheduleState
+from ._logs import elapsed, instant
+from ._models import ACTIVE_STATUSES, Decision, RunStatus, ScheduleAction, ScheduleState
 from ._occurrences import SCAN_CAP, holiday_rule, next_decided, occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
 from ._registry import MAX_NOTE
@@ -34,10 +35,13 @@ __all__ = [
     "auto_pauses",
     "bounded_occurrence",
     "current_occurrence",
+    "deadline_reason",
     "due_at",
     "first_occurrence_after",
+    "max_runs_note",
     "placement_on_register",
     "registration",
+    "spent",
     "transition",
     "wake_at",
 ]
@@ -138,7 +142,9 @@ def transition(stored: StoredSchedule, action: ScheduleAction, now_ms: int) -> F
     ``resume`` keeps the next occurrence, so occurrences missed meanwhile go to catch-up,
     and keeps the pause's start and end until they are decided (a pause that follows an
     undecided one keeps the earlier start). ``deactivate`` forgets a buffered occurrence
-    and the pause; ``activate`` starts afresh from the first occurrence after now.
+    and the pause; ``activate`` starts afresh from the first occurrence after now, and is
+    refused (``ConfigError``) for a schedule that started its ``max_runs``: it would
+    only deactivate itself again at its next occurrence.
     """
     firing = stored.firing
     state, next_fire, buffered = firing.state, firing.next_fire_ms, firing.buffered_ms
@@ -151,6 +157,11 @@ def transition(stored: StoredSchedule, action: ScheduleAction, now_ms: int) -> F
     elif action == ScheduleAction.DEACTIVATE and state is not _INACTIVE:
         state, buffered, paused, resumed = _INACTIVE, None, None, None
     elif action == ScheduleAction.ACTIVATE and state is not _ACTIVE:
+        if stored.runs_left == 0:
+            raise ConfigError(
+                f"Schedule {stored.record.key!r} {max_runs_note(stored.record.max_runs)}: "
+                "register it with a higher max_runs (or none) before activating it"
+            )
         state, buffered, paused, resumed = _ACTIVE, None, None, None
         next_fire = first_occurrence_after(stored.record, stored.anchor_ms, now_ms)
     else:
@@ -179,6 +190,48 @@ def auto_pause_note(failed_in_row: int, run_id: str, error: str | None) -> str:
     if len(text) > room:
         text = text[: max(0, room - 3)] + "..."
     return (head + text)[:MAX_NOTE]
+
+
+# -- max_runs ------------------------------------------------------------------------------
+
+
+def max_runs_note(max_runs: int | None) -> str:
+    """The note a schedule that started its ``max_runs`` deactivates itself with."""
+    runs = "run" if max_runs == 1 else "runs"
+    return f"started its {max_runs} {runs} (max_runs={max_runs})"
+
+
+def spent(stored: StoredSchedule, now_ms: int) -> FiringState | None:
+    """The firing state of a schedule that started its ``max_runs``, deactivated (as
+    ``deactivate`` leaves it); None when it has runs left, no limit, or is inactive."""
+    if stored.runs_left != 0:
+        return None
+    return transition(stored, ScheduleAction.DEACTIVATE, now_ms)
+
+
+# -- deadline ----------------------------------------------------------------------------
+
+
+def deadline_reason(
+    run_id: str, status: RunStatus, finished_ms: int | None, deadline_ms: int, now_ms: int
+) -> str | None:
+    """Why the run missed its deadline (``deadline_ms``, an instant), seen at ``now_ms``;
+    None when it did not: it completed by then, or the deadline has not passed, or it was
+    cancelled (a person, or ``overlap="cancel_previous"``, decided it should not complete).
+    A run that failed did not complete, whenever it ended."""
+    if status is RunStatus.CANCELLED:
+        return None
+    if status is RunStatus.COMPLETED and finished_ms is not None and finished_ms <= deadline_ms:
+        return None
+    if now_ms < deadline_ms and status is not RunStatus.COMPLETED:
+        return None
+    if status is RunStatus.COMPLETED and finished_ms is not None:
+        how = f"completed {elapsed(finished_ms - deadline_ms)} late"
+    elif status in ACTIVE_STATUSES:
+        how = f"still {status.value} {elapsed(now_ms - deadline_ms)} after it"
+    else:
+        how = f"ended {status.value}"
+    return f"run {run_id} had not completed by its deadline {instant(deadline_ms)}: {how}"
 
 
 # -- registration ----------------------------------------------------------------------------
@@ -256,7 +309,7 @@ def registration(
         outcome = "updated"
         anchor, next_fire = placement_on_register(record, stored, now_ms)
         firing = _placed(stored.firing, next_fire, wake_at(record, anchor, next_fire))
-        row = StoredSchedule(record, stored.revision + 1, anchor, firing)
+        row = StoredSchedule(record, stored.revision + 1, anchor, firing, stored.runs_counted)
     if paused is not None:
         current = stored if row is None else row
         action = ScheduleAction.PAUSE if paused else ScheduleAction.RESUME

@@ -53,6 +53,8 @@ class NewRun:
     schedule_revision: int | None = None
     scheduled_for_ms: int | None = None
     retry_json: str | None = None
+    #: when it must have completed (an occurrence's fired run under ``deadline``)
+    deadline_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,11 @@ class ScheduleRecord:
             return self.business_days
         return BusinessDays(self.calendar)
 
+    #: the most runs it starts, occurrences and backfills (None: no limit)
+    max_runs: int | None = None
+    #: how long after its occurrence a fired run must have completed (None: no deadline)
+    deadline_ms: int | None = None
+
     def option(self, name: str, default: Any = None) -> Any:
         """An option without a column of its own, as the definition's JSON keeps it
         under ``OPTIONS`` (set away from its default), else ``default``."""
@@ -145,12 +152,21 @@ class FiringState:
 
 @dataclass(frozen=True, slots=True)
 class StoredSchedule:
-    """A schedule's row: its definition, revision, interval anchor and firing state."""
+    """A schedule's row: its definition, revision, interval anchor and firing state, and
+    how many runs it started that ``max_runs`` counts (written only by the transactions
+    that insert them)."""
 
     record: ScheduleRecord
     revision: int
     anchor_ms: int
     firing: FiringState
+    runs_counted: int = 0
+
+    @property
+    def runs_left(self) -> int | None:
+        """How many more runs ``max_runs`` lets it start (None: no limit)."""
+        limit = self.record.max_runs
+        return None if limit is None else max(0, limit - self.runs_counted)
 
 
 @dataclass(frozen=True, slots=True)

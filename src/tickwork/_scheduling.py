@@ -17,6 +17,7 @@ from ._business_days import BusinessDays, OnHoliday
 from ._calendar_days import CalendarDays
 from ._clock import from_ms
 from ._cron_walk import DstGap, DstRepeat
+from ._deadlines import Deadlines
 from ._durations import Duration, describe_duration
 from ._durations import to_ms as duration_ms
 from ._hints import close_names
@@ -59,6 +60,8 @@ MAX_BACKFILL = 100_000
 BACKFILL_BATCH = 1000
 #: the most schedules whose keys a "did you mean" looks through (beyond it: no hint)
 HINT_KEYS = 1000
+#: the most deadline misses the dashboard's banner lists
+RECENT_MISSES = 100
 #: the longest ``Engine(fire_ahead=...)``: enough for a pass of tens of thousands of
 #: schedules, and shorter than a broken schedule's retry (``_policy.RETRY_BROKEN_MS``),
 #: which firing ahead must not bring forward to the same tick
@@ -90,6 +93,7 @@ class Schedules:
         self._calendars = CalendarDays(lambda: runtime.store)
         #: those days as of this pass (``tick`` reads them before firing)
         self._days: dict[str, BusinessDays] = {}
+        self._deadlines = Deadlines(runtime)
 
     # -- registering -----------------------------------------------------------------------
 
@@ -194,6 +198,8 @@ class Schedules:
             calendar=spec.calendar,
             on_holiday=spec.on_holiday,
             business_days=self._calendar_of(spec),
+            max_runs=spec.max_runs,
+            deadline_ms=spec.deadline_ms,
             definition="",
         )
         return replace(record, definition=_definition(record, _more_options(spec)))
@@ -281,6 +287,11 @@ class Schedules:
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
         check_limit(limit)
         return self._runtime.store.schedule_history(key, limit=limit)
+
+    def recent_deadline_misses(self, within: Duration) -> list[HistoryEntry]:
+        """The deadline misses of every schedule recorded within ``within`` of now."""
+        since = self._runtime.now_ms() - duration_ms(within, "within")
+        return self._runtime.store.recent_deadline_misses(since_ms=since, limit=RECENT_MISSES)
 
     def trigger(self, key: str, *, new_run: bool = False) -> Triggered | None:
         """Start the current occurrence (the latest at or before now), idempotently; with
@@ -395,7 +406,13 @@ class Schedules:
 
     def tick(self) -> list[str]:
         """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
-        ``overlap="allow"`` occurrence due within it); the ids of the runs started."""
+        ``overlap="allow"`` occurrence due within it), then record the deadlines missed by
+        then; the ids of the runs started."""
+        started = self._fire()
+        self._deadlines.check()
+        return started
+
+    def _fire(self) -> list[str]:
         runtime = self._runtime
         workflows = runtime.registry.names()
         started: list[str] = []
@@ -430,11 +447,13 @@ class Schedules:
 
     def next_due_ms(self) -> int | None:
         """When the loop should tick next: when the next schedule is due (an ``allow``
-        one ``fire_ahead`` early)."""
+        one ``fire_ahead`` early) or the next deadline passes."""
         runtime = self._runtime
-        return runtime.store.next_schedule_due_ms(
+        due = runtime.store.next_schedule_due_ms(
             pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
+        deadline = self._deadlines.next_due_ms()
+        return due if deadline is None else deadline if due is None else min(due, deadline)
 
     def _with_days(self, due: DueSchedule) -> DueSchedule:
         """``due`` with its calendar's days as this pass read them."""
@@ -475,7 +494,8 @@ class Schedules:
 _IN_COLUMNS = frozenset(
     {"workflow", "input", "every", "cron", "timezone", "key", "overlap", "catchup",
      "catchup_window", "jitter", "pool", "priority", "retry", "start_at", "end_at",
-     "pause_after_failures", "dst_gap", "dst_repeat", "calendar", "on_holiday"}
+     "pause_after_failures", "dst_gap", "dst_repeat", "calendar", "on_holiday",
+     "max_runs", "deadline"}
 )  # fmt: skip
 _INSTRUCTIONS = frozenset({"paused", "on_conflict"})
 #: the DST and calendar options at their defaults: named in a key or a definition only
@@ -502,17 +522,19 @@ def _more_options(spec: ScheduleSpec) -> dict[str, JSON]:
 def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
     """The canonical JSON of the fields that define ``record`` (equal: unchanged).
 
-    It names pause_after_failures, the DST and calendar options and the options without
-    a column only when set away from their defaults, so the definitions stored before
-    they existed stay equal (re-registering them changes nothing). The calendar's days
-    are not the schedule's definition: a calendar changes on its own (DESIGN §3)."""
+    It names the options added since the first release (pause_after_failures, max_runs,
+    deadline; the DST and calendar options away from their defaults; those without a
+    column, under ``OPTIONS``) only when set, so the definitions stored before they
+    existed stay equal (re-registering them changes nothing). The calendar's days are not
+    the schedule's definition: a calendar changes on its own (DESIGN §3)."""
     defining: dict[str, JSON] = {
         field.name: getattr(record, field.name)
         for field in fields(record)
         if field.name not in ("key", "definition", "business_days", *_POLICY_DEFAULTS)
     }
-    if record.pause_after_failures is None:
-        del defining["pause_after_failures"]
+    for added in _ADDED_COLUMNS:
+        if defining[added] is None:
+            del defining[added]
     for name, default in _POLICY_DEFAULTS.items():
         value = getattr(record, name)
         if value != default:
@@ -520,6 +542,10 @@ def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
     if more:
         defining[OPTIONS] = more
     return canonical_json(defining)
+
+
+#: a record's columns added after its first release, named in its definition when set
+_ADDED_COLUMNS = ("pause_after_failures", "max_runs", "deadline_ms")
 
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
@@ -541,4 +567,6 @@ def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
         waiting=due.waiting,
         queued_ms=due.queued_ms,
         holidays=holiday_rule(record),
+        max_runs=record.max_runs,
+        runs_counted=due.stored.runs_counted,
     )

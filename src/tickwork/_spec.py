@@ -38,11 +38,15 @@ from .errors import ConfigError
 
 __all__ = [
     "MAX_CATCHUP",
+    "MAX_DEADLINE",
     "MAX_KEY",
     "MAX_PAUSE_AFTER_FAILURES",
+    "MAX_RUNS",
     "CalendarName",
     "Catchup",
+    "Deadline",
     "Key",
+    "MaxRuns",
     "OnConflict",
     "PauseAfterFailures",
     "Pool",
@@ -68,6 +72,11 @@ MAX_CRON_JITTER_MS = 86_400_000
 MAX_KEY = 150
 #: the most failed runs in a row ``pause_after_failures`` waits for
 MAX_PAUSE_AFTER_FAILURES = 10_000
+#: the most runs ``max_runs`` allows (a bound a count can reach, far below int64's)
+MAX_RUNS = 10**9
+#: the longest ``deadline``: a week after the occurrence (a run still unfinished then is
+#: an incident, not a deadline)
+MAX_DEADLINE = timedelta(days=7)
 #: priorities are stored as 64-bit integers
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: no spaces, control characters or '/': a key is a path segment of the API, a CLI word
@@ -150,6 +159,17 @@ def _workflow(value: object) -> str:
     return check_name(value, "A workflow name")
 
 
+def _deadline(value: Any) -> timedelta:
+    """A duration of at most ``MAX_DEADLINE``."""
+    deadline = parse_duration(value)
+    if deadline > MAX_DEADLINE:
+        raise ConfigError(
+            f"deadline must be at most {describe_duration(MAX_DEADLINE)} after the "
+            f"occurrence, not {describe_duration(deadline)}"
+        )
+    return deadline
+
+
 def _int_from(name: str, low: int, high: int, *, also: str = "") -> Any:
     """A converter that refuses anything but an int from ``low`` to ``high`` (or the word
     ``also``) in words a user reads, where pydantic's would say it twice over a union."""
@@ -190,6 +210,17 @@ PauseAfterFailures = Annotated[
     ),
     _int_from("pause_after_failures", 1, MAX_PAUSE_AFTER_FAILURES),
 ]
+MaxRuns = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_RUNS,
+        description="Start at most this many runs (occurrences and backfills; a person's "
+        "trigger does not count), then deactivate; null: no limit.",
+    ),
+    _int_from("max_runs", 1, MAX_RUNS),
+]
+Deadline = Annotated[timedelta, BeforeValidator(_deadline)]
 OnConflict = Literal["update", "error", "keep"]
 GapPolicy = Annotated[DstGap, _choice(DstGap, "dst_gap")]
 RepeatPolicy = Annotated[DstRepeat, _choice(DstRepeat, "dst_repeat")]
@@ -245,6 +276,10 @@ class ScheduleSpec:
     #: occurrence on one of its days off does
     calendar: CalendarName | None = None
     on_holiday: HolidayPolicy = OnHoliday.SKIP
+    #: the most runs the schedule starts (occurrences and backfills), then it deactivates
+    max_runs: MaxRuns | None = None
+    #: how long after its occurrence a fired run must have completed
+    deadline: Deadline | None = None
     on_conflict: OnConflict = "update"
 
     def __post_init__(self) -> None:
@@ -298,6 +333,10 @@ class ScheduleSpec:
     def catchup_count(self) -> int | None:
         """``catchup`` as an int, None for "all"."""
         return None if self.catchup == "all" else self.catchup
+
+    @property
+    def deadline_ms(self) -> int | None:
+        return None if self.deadline is None else to_ms(self.deadline)
 
     @property
     def start_ms(self) -> int | None:
@@ -413,6 +452,8 @@ class ScheduleOptions(TypedDict, total=False):
     dst_repeat: str
     calendar: str | None
     on_holiday: str
+    max_runs: int | None
+    deadline: timedelta | str | dict[str, Any] | None
     on_conflict: str
 
 

@@ -136,6 +136,9 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "note": info.note,
         "state_changed_at": instant(info.state_changed_at),
         "pause_after_failures": info.pause_after_failures,
+        "max_runs": info.max_runs,
+        "runs_left": info.runs_left,
+        "deadline": _duration(info.deadline),
         "overdue_by": _duration(info.overdue_by),
         "dst_gap": info.dst_gap.value,
         "dst_repeat": info.dst_repeat.value,
@@ -212,6 +215,9 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         note=data.get("note"),  # an older server sends none of these three
         state_changed_at=instant_from_wire(data.get("state_changed_at")),
         pause_after_failures=data.get("pause_after_failures"),
+        max_runs=data.get("max_runs"),  # an older server sends none of these three
+        runs_left=data.get("runs_left"),
+        deadline=_duration_from_wire(data.get("deadline")),
         overdue_by=_duration_from_wire(data.get("overdue_by")),
         # an older server sends none of these four: its schedules had the defaults
         dst_gap=DstGap(data.get("dst_gap", DstGap.SHIFT)),

@@ -31,6 +31,7 @@ from tickwork._store.pg_claim import SELECT_LEVELS as PG_LEVELS
 from tickwork._store.pg_claim import claim_statement
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
+from tickwork._store.sql_deadlines import NEXT_DEADLINE, SELECT_PASSED, SELECT_RECENT_MISSES
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
     COUNT_LIVE,
@@ -625,3 +626,17 @@ def test_the_buffer_all_queue_is_read_and_written_by_a_seek_on_its_primary_key(
             assert plan[0].startswith("SEARCH"), (label, plan)
         else:
             assert any(re.search(r"Index Cond: \(+key = ", line) for line in plan), (label, plan)
+
+
+def test_the_deadline_pass_seeks_only_the_runs_with_a_deadline_to_check(history: Store) -> None:
+    """The deadline pass and its wake-up read the partial index of runs whose deadline is
+    still to check (migration 0018), never the history of runs; the dashboard's banner
+    reads the partial index of deadline misses, never the whole history."""
+    store = history
+    for statement, params in ((SELECT_PASSED, [T0, 100]), (NEXT_DEADLINE, [])):
+        plan = _plan(store, statement, params, generic=True)
+        assert _indexes(store, plan) == ["tickwork_runs_deadline"], plan
+        assert not _sorts(store, plan), plan
+    plan = _plan(store, SELECT_RECENT_MISSES, [T0, 100])
+    index = _indexes(store, plan, "tickwork_schedule_history")
+    assert index == ["tickwork_schedule_history_deadline_missed"], plan

@@ -20,6 +20,7 @@ EXPECTED = {
     "Context",
     "Cron",
     "CronError",
+    "DeadlineMissed",
     "Decision",
     "Engine",
     "Event",

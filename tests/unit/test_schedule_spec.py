@@ -20,6 +20,7 @@ from tickwork._records import ScheduleRecord
 from tickwork._spec import (
     MAX_CATCHUP,
     MAX_KEY,
+    MAX_RUNS,
     ScheduleOptions,
     ScheduleSpec,
     option_names,
@@ -51,6 +52,8 @@ SAMPLE: dict[str, Any] = {
     "dst_repeat": "both",
     "calendar": "uk",
     "on_holiday": "next",
+    "max_runs": 10,
+    "deadline": "15m",
     "on_conflict": "keep",
 }
 
@@ -108,7 +111,8 @@ def test_the_http_body_documents_each_options_bounds_and_default_as_the_spec_dec
     http = document["components"]["schemas"]["ScheduleCreate"]["properties"][name]
     spec = spec_schema()
     declared = spec["properties"][name]
-    if name not in ("every", "catchup_window", "jitter", "retry", "start_at", "end_at"):
+    durations = ("every", "catchup_window", "jitter", "deadline")
+    if name not in (*durations, "retry", "start_at", "end_at"):
         assert bounds(http, document) == bounds(declared, spec)
     if name != "workflow":  # required in the body, bound later in a declaration
         assert http.get("default") == declared.get("default")
@@ -117,7 +121,11 @@ def test_the_http_body_documents_each_options_bounds_and_default_as_the_spec_dec
 def test_the_spec_declares_the_bounds_it_enforces() -> None:
     """What the parity tests compare is the real bound: the spec refuses past it."""
     properties = spec_schema()["properties"]
-    for name, limit in (("catchup", MAX_CATCHUP), ("pause_after_failures", 10_000)):
+    for name, limit in (
+        ("catchup", MAX_CATCHUP),
+        ("pause_after_failures", 10_000),
+        ("max_runs", MAX_RUNS),
+    ):
         assert {"minimum": 1, "maximum": limit} in bounds(properties[name], {})
         ScheduleSpec(**{**SAMPLE, name: limit})
         with pytest.raises(ConfigError, match=f"^{name} must be an int from 1 to {limit}\\b"):
@@ -205,6 +213,13 @@ def test_each_option_is_a_key_of_a_config_file_table(tmp_path: Path) -> None:
         ({"pause_after_failures": True}, ConfigError, "pause_after_failures"),
         ({"pause_after_failures": "3"}, ConfigError, "pause_after_failures"),
         ({"pause_after_failures": 10_001}, ConfigError, "pause_after_failures"),
+        ({"max_runs": 0}, ConfigError, "max_runs"),
+        ({"max_runs": True}, ConfigError, "max_runs"),
+        ({"max_runs": "10"}, ConfigError, "max_runs"),
+        ({"max_runs": 10**9 + 1}, ConfigError, "max_runs"),
+        ({"deadline": "8d"}, ConfigError, "deadline must be at most 7 d"),
+        ({"deadline": 15}, ConfigError, "deadline"),
+        ({"deadline": "0s"}, ConfigError, "deadline|zero|positive"),
         ({"catchup": 1001}, ConfigError, "catchup"),
         ({"catchup": "some"}, ConfigError, "catchup"),
         ({"priority": 2**63}, ConfigError, "priority"),

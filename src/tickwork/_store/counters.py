@@ -31,6 +31,7 @@ from .transaction import Transaction
 __all__ = [
     "SHARDS",
     "Counted",
+    "count_deadline_miss",
     "count_firings",
     "count_run_end",
     "flush",
@@ -50,6 +51,7 @@ FIRINGS = "firings"  # decision: occurrences decided so
 LATENESS = "firing_lateness"  # workflow: created - scheduled_for of scheduled runs
 RUN_ENDS = "run_ends"  # workflow|status: runs ended so, by finished - started
 STEP_ENDS = "step_ends"  # status: tries of steps ended so, by finished - started
+DEADLINE_MISSES = "deadline_misses"  # key: runs of the schedule that missed their deadline
 
 # Add a transaction's increments, one row per (metric, labels, bucket, shard); {rows} is
 # "(?, ?, ?, ?, ?, ?), ..." (one statement for all: a driver's executemany costs more).
@@ -75,6 +77,11 @@ _Key = tuple[str, str, int]
 def count_firings(tx: Transaction, decision: str, count: int) -> None:
     """``count`` occurrences decided as ``decision`` (a span of dropped ones counts each)."""
     tx.counts.append((FIRINGS, decision, 0, count, 0))
+
+
+def count_deadline_miss(tx: Transaction, key: str) -> None:
+    """A run of schedule ``key`` missed its deadline (recorded once)."""
+    tx.counts.append((DEADLINE_MISSES, key, 0, 1, 0))
 
 
 def observe_lateness(tx: Transaction, workflow: str, scheduled_ms: int, created_ms: int) -> None:
@@ -140,6 +147,8 @@ class Counted:
     lateness: dict[str, Histogram] = field(default_factory=dict)
     run_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
     step_durations: dict[str, Histogram] = field(default_factory=dict)
+    #: schedule key -> its runs that missed their deadline
+    deadline_misses: dict[str, int] = field(default_factory=dict)
 
 
 def read_counters(tx: Transaction) -> Counted:
@@ -149,6 +158,8 @@ def read_counters(tx: Transaction) -> Counted:
     for metric, labels, bucket, value, sum_ms in tx.execute(SELECT_COUNTERS).fetchall():
         if metric == FIRINGS:
             counted.firings[labels] = int(value)
+        elif metric == DEADLINE_MISSES:
+            counted.deadline_misses[labels] = int(value)
         else:
             histograms.setdefault((metric, labels), {})[int(bucket)] = (int(value), int(sum_ms))
     for (metric, labels), buckets in histograms.items():

@@ -101,7 +101,8 @@ UPDATE tickwork_schedules s SET {_set(_ADVANCED)}, paused_at = NULL, resumed_at 
     last_run_id = COALESCE(n.last_run_id, s.last_run_id),
     last_occurrence_at = CASE
         WHEN COALESCE(n.last_occurrence_at, -1) > COALESCE(s.last_occurrence_at, -1)
-        THEN n.last_occurrence_at ELSE s.last_occurrence_at END
+        THEN n.last_occurrence_at ELSE s.last_occurrence_at END,
+    runs_counted = s.runs_counted + n.runs_counted
 FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
 """,
         # sql_schedules.LAST_OCCURRENCE takes the occurrence twice: both fill one column.
@@ -111,6 +112,7 @@ FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
             "last_run_id",
             "last_occurrence_at",
             "last_occurrence_at",
+            "runs_counted",
             "key",
         ),
         key="key",

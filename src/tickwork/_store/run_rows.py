@@ -64,9 +64,9 @@ RUN_COLUMNS = RUN.names
 NEW_RUN: Columns[NewRun] = Columns(
     NewRun,
     fields=("id", "workflow", "version", "input_json", "priority", "pool", "schedule_key",
-            "schedule_revision", "scheduled_for_ms", "retry_json", "created_ms"),
+            "schedule_revision", "scheduled_for_ms", "retry_json", "created_ms", "deadline_ms"),
     column={"input_json": "input", "scheduled_for_ms": "scheduled_for", "retry_json": "retry",
-            "created_ms": "created_at"},
+            "created_ms": "created_at", "deadline_ms": "deadline_at"},
 )  # fmt: skip
 #: a new run's place in the queue
 QUEUED_RUN: Columns[NewRun] = Columns(

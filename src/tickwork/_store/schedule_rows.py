@@ -68,7 +68,8 @@ FIRING: Columns[FiringState] = Columns(
     read={"state": ScheduleState},
     write={"state": lambda state: state.value},
 )  # fmt: skip
-#: a schedule's row: its definition, revision, interval anchor and firing state
+#: a schedule's row: its definition, revision, interval anchor and firing state, and the
+#: runs ``max_runs`` counted (migration 0018)
 STORED: Columns[StoredSchedule] = Columns(
     StoredSchedule,
     column={"anchor_ms": "anchor_at"},
@@ -87,12 +88,14 @@ NOTE_COLUMNS = (
 )  # fmt: skip
 #: the DST policy, the calendar and its holiday policy (migration 0017)
 POLICY_COLUMNS = ("s.dst_gap", "s.dst_repeat", "s.calendar", "s.on_holiday")
+#: the run limit, its count, and the deadline (migration 0018)
+LIMIT_COLUMNS = ("s.max_runs", "s.runs_counted", "s.deadline_ms")
 #: a schedule as listed (``s``), with its last run's status (``r``)
 INFO_COLUMNS = (
     "s.key", "s.workflow", "s.input", "s.cron", "s.every_ms", "s.timezone", "s.overlap",
     "s.catchup", "s.jitter_ms", "s.pool", "s.priority", "s.state", "s.revision",
     "s.next_fire_at", "s.last_fire_at", "s.last_run_id", "r.status", "s.created_at",
-    "s.updated_at", *NOTE_COLUMNS, *POLICY_COLUMNS,
+    "s.updated_at", *NOTE_COLUMNS, *POLICY_COLUMNS, *LIMIT_COLUMNS,
 )  # fmt: skip
 #: one decision of a schedule's history
 HISTORY: Columns[HistoryEntry] = Columns(
@@ -122,6 +125,7 @@ _KEY, _WAITING = STORED_COLUMNS.index("key"), STORED_COLUMNS.index("waiting")
 )  # fmt: skip
 (_I_NOTE, _I_STATE_CHANGED_AT, _I_PAUSE_AFTER) = _at(INFO_COLUMNS, *NOTE_COLUMNS)
 (_I_DST_GAP, _I_DST_REPEAT, _I_CALENDAR, _I_ON_HOLIDAY) = _at(INFO_COLUMNS, *POLICY_COLUMNS)
+(_I_MAX_RUNS, _I_RUNS_COUNTED, _I_DEADLINE_MS) = _at(INFO_COLUMNS, *LIMIT_COLUMNS)
 
 
 def waiting_from_row(row: Sequence[Any]) -> int:
@@ -153,6 +157,7 @@ def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
     """The schedule a row of ``INFO_COLUMNS`` holds."""
     every_ms, jitter_ms = row[_I_EVERY_MS], row[_I_JITTER_MS]
     catchup, last_status = row[_I_CATCHUP], row[_I_LAST_RUN_STATUS]
+    max_runs, deadline_ms = row[_I_MAX_RUNS], row[_I_DEADLINE_MS]
     return ScheduleInfo(
         key=row[_I_KEY],
         workflow=row[_I_WORKFLOW],
@@ -180,6 +185,9 @@ def info_from_row(row: Sequence[Any]) -> ScheduleInfo:
         dst_repeat=DstRepeat(row[_I_DST_REPEAT]),
         calendar=row[_I_CALENDAR],
         on_holiday=OnHoliday(row[_I_ON_HOLIDAY]),
+        max_runs=max_runs,
+        runs_left=None if max_runs is None else max(0, max_runs - row[_I_RUNS_COUNTED]),
+        deadline=None if deadline_ms is None else timedelta(milliseconds=deadline_ms),
     )
 
 

@@ -19,6 +19,7 @@ from .._holidays import Holiday
 from .._models import (
     ApiKeyInfo,
     CalendarInfo,
+    DeadlineMissed,
     HistoryEntry,
     RunInfo,
     RunStatus,
@@ -49,6 +50,7 @@ from .event_contract import StoredEvent
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .recent_runs import RecentRunsSql
 from .sql_calendars import CalendarsSql
+from .sql_deadlines import DeadlinesSql
 from .sql_events import EventsSql
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
@@ -83,6 +85,7 @@ class SqlStore:
         self._runs = RunsSql(db)
         self._recent = RecentRunsSql(db)
         self._schedules = SchedulesSql(db)
+        self._deadlines = DeadlinesSql(db)
         self._keys = ApiKeysSql(db)
         self._calendars = CalendarsSql(db)
         self._stats = StatsSql(db)
@@ -281,6 +284,17 @@ class SqlStore:
         return self._schedules.next_schedule_due_ms(
             pools=pools, workflows=workflows, ahead_ms=ahead_ms
         )
+
+    # -- deadlines ---------------------------------------------------------------------------
+
+    def record_missed_deadlines(self, *, now_ms: int, limit: int) -> list[DeadlineMissed]:
+        return self._deadlines.record_missed_deadlines(now_ms=now_ms, limit=limit)
+
+    def next_deadline_ms(self) -> int | None:
+        return self._deadlines.next_deadline_ms()
+
+    def recent_deadline_misses(self, *, since_ms: int, limit: int) -> list[HistoryEntry]:
+        return self._deadlines.recent_deadline_misses(since_ms=since_ms, limit=limit)
 
     # -- API keys --------------------------------------------------------------------------
 

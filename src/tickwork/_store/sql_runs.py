@@ -181,9 +181,13 @@ SELECT_SCHEDULE_KEY = "SELECT schedule_key FROM tickwork_runs WHERE id = ?"
 UNQUEUE_HELD = """
 DELETE FROM tickwork_queue WHERE id = ? AND lease_token = ? AND status = 'running'
 """
-# ... and ends for good.
+# ... and ends for good. A run whose deadline can no longer be missed (completed by it,
+# or cancelled: _policy.deadline_reason) has nothing left to check: its deadline is
+# cleared in this same write, so the deadline pass never visits it (migration 0018). The
+# deadline is kept when it is at or before the last parameter (_kept_deadlines_until).
 FINISH_RUN = """
-UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?
+UPDATE tickwork_runs SET status = ?, result = ?, error = ?, traceback = ?, finished_at = ?,
+    deadline_at = CASE WHEN deadline_at <= ? THEN deadline_at ELSE NULL END
 WHERE id = ?
 """
 # Hand a held run back until later (sleep, retry back-off): in the queue (its execution
@@ -206,9 +210,11 @@ FORGET_FAILED_STEPS = "DELETE FROM tickwork_steps WHERE run_id = ? AND status = 
 UNQUEUE_IDLE = (
     "DELETE FROM tickwork_queue WHERE id = ? AND status IN ('pending', 'sleeping', 'waiting')"
 )
-# ... and ends; returns its schedule's key, and its workflow and start (for metrics).
+# ... and ends (a cancelled run misses no deadline: it is cleared); returns its
+# schedule's key, and its workflow and start (for metrics).
 CANCEL_RUN = """
-UPDATE tickwork_runs SET status = 'cancelled', finished_at = ? WHERE id = ?
+UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, deadline_at = NULL
+WHERE id = ?
 RETURNING schedule_key, workflow, started_at
 """
 # Ask the executor of a running run to stop at its next step boundary.
@@ -237,6 +243,19 @@ FROM level WHERE level.priority IS NOT NULL
 """
 # ... of one workflow (SQLite; PostgreSQL's are read with the levels of all).
 NEXT_DUE = levels(one_workflow=True) + NEXT_DUE_OF_LEVELS
+
+
+def _kept_deadlines_until(status: RunStatus, now_ms: int) -> int:
+    """The latest deadline a run ending now as ``status`` keeps for the deadline pass:
+    a completed run only a deadline already passed (it completed late); a failed one any
+    (it never completed); a cancelled one none."""
+    if status is RunStatus.COMPLETED:
+        return now_ms - 1
+    return -1 if status is RunStatus.CANCELLED else _NO_DEADLINE_CLEARED
+
+
+#: a bound above every instant: a failed run keeps its deadline
+_NO_DEADLINE_CLEARED = 2**62
 
 
 def insert_run_row(tx: Transaction, run: NewRun) -> bool:
@@ -406,7 +425,11 @@ class RunsSql:
             tx.execute(UNQUEUE_HELD, run_id, token)
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
-            tx.execute(FINISH_RUN, str(status), result_json, error, traceback, now_ms, run_id)
+            kept_until = _kept_deadlines_until(status, now_ms)
+            tx.execute(
+                FINISH_RUN, str(status), result_json, error, traceback, now_ms, kept_until,
+                run_id,
+            )  # fmt: skip
             if running is None:  # not known to the caller: read it back
                 row = tx.execute(SELECT_RUN, run_id).fetchone()
                 schedule_key, workflow = row[COL_SCHEDULE_KEY], row[COL_WORKFLOW]

@@ -20,6 +20,7 @@ backfill is decided by the planner too, a bounded batch per transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from .. import _policy
 from .._clock import from_ms
@@ -146,7 +147,7 @@ ADVANCE = f"""
 UPDATE tickwork_schedules SET next_fire_at = ?, due_at = ?, buffered_for = ?, waiting = ?,
     paused_at = NULL, resumed_at = NULL,
     last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id),
-    {LAST_OCCURRENCE}
+    {LAST_OCCURRENCE}, runs_counted = runs_counted + ?
 WHERE key = ?
 """
 # The oldest two occurrences waiting in a schedule's buffer_all queue (its primary key).
@@ -168,11 +169,12 @@ DEQUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ? AND occurrence = ?"
 # Forget a schedule's queue (deactivated, activated afresh, or deleted).
 CLEAR_QUEUE = "DELETE FROM tickwork_schedule_queue WHERE key = ?"
 FORGET_WAITING = "UPDATE tickwork_schedules SET waiting = 0 WHERE key = ?"
-# After a backfill's batch: what waits, and its last run (its next occurrence stays).
+# After a backfill's batch: what waits, its last run and the runs max_runs counts (its
+# next occurrence stays).
 RECORD_BACKFILL = f"""
 UPDATE tickwork_schedules SET buffered_for = ?, waiting = ?,
     last_fire_at = COALESCE(?, last_fire_at), last_run_id = COALESCE(?, last_run_id),
-    {LAST_OCCURRENCE}
+    {LAST_OCCURRENCE}, runs_counted = runs_counted + ?
 WHERE key = ?
 """
 # A schedule whose plan could not be made is looked at again later.
@@ -326,6 +328,7 @@ class SchedulesSql:
                 _set_state(tx, record.key, row.firing, now_ms)
             if row.firing.state is not stored.firing.state:  # paused= changed it
                 mark_state_changed(tx, record.key, row.firing.state, plan.revision, now_ms)
+            _deactivate_if_spent(tx, row, now_ms)  # max_runs lowered to what it started
             self._db.notify(tx, "schedules")
         return Registration(plan.outcome, plan.revision)
 
@@ -573,6 +576,24 @@ def _write_registered(
         assert plan.row is not None
         if plan.row.firing.state is not stored.firing.state:  # paused= changed it
             mark_state_changed(tx, record.key, plan.row.firing.state, plan.revision, now_ms)
+        _deactivate_if_spent(tx, plan.row, now_ms)  # max_runs lowered to what it started
+
+
+def _deactivate_if_spent(
+    tx: Transaction, stored: StoredSchedule, now_ms: int
+) -> HistoryEntry | None:
+    """Deactivate a schedule whose runs reached ``max_runs`` (``stored`` as just written:
+    its runs counted), with its note, recorded as ``max_runs_reached``; nothing waits in
+    its queue any more. The entry recorded, or None when it has runs left."""
+    firing = _policy.spent(stored, now_ms)
+    if firing is None:
+        return None
+    note = _policy.max_runs_note(stored.record.max_runs)
+    entry = change_state(
+        tx, stored, firing, now_ms=now_ms, note=note, decision=Decision.MAX_RUNS_REACHED
+    )
+    _forget_queue(tx, stored.record.key)
+    return entry
 
 
 def _forget_queue(tx: Transaction, key: str) -> None:
@@ -658,11 +679,12 @@ def _apply(
     existing = _existing_runs(tx, planned)
     runs, queued, history, advances = [], [], [], []
     noted: list[HistoryEntry] = []
+    limited: list[StoredSchedule] = []  # schedules under max_runs, as advanced
     for due, plan in plans:
         record = due.record
         settled = settle(plan, existing)
         for run in plan.starts:  # all of them: ON CONFLICT DO NOTHING guards each
-            runs.append(_run_values(due, run, now_ms))
+            runs.append(_run_values(due, run, now_ms, fired=True))
             queued.append((run.available_ms, run.run_id))
         for run in settled.starts:
             observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
@@ -683,23 +705,34 @@ def _apply(
         advances.append((
             plan.next_fire_ms, plan.due_ms, plan.buffered_ms, waiting,
             now_ms if new else None, new[-1].run_id if new else None, latest, latest,
-            record.key,
+            len(new), record.key,
         ))  # fmt: skip
+        if record.max_runs is not None:
+            advanced = FiringState(
+                due.firing.state, plan.next_fire_ms, plan.next_fire_ms, plan.buffered_ms
+            )
+            counted = due.stored.runs_counted + len(new)
+            limited.append(replace(due.stored, firing=advanced, runs_counted=counted))
     if runs:
         tx.executemany(INSERT_RUN, runs)
         tx.executemany(QUEUE_INSERTED, queued)
     if history:
         tx.executemany(INSERT_HISTORY, history)
     tx.executemany(ADVANCE, advances)
+    for stored in limited:  # after ADVANCE, whose firing state a deactivation replaces
+        entry = _deactivate_if_spent(tx, stored, now_ms)
+        if entry is not None:
+            noted.append(entry)
     return [run_id for run_id in planned if run_id not in existing], noted
 
 
 def _apply_backfill(
     tx: Transaction, due: DueSchedule, plan: Plan, has_run: frozenset[str], now_ms: int
-) -> None:
+) -> HistoryEntry | None:
     """Carry out a backfill batch's plan: cancel, insert its runs (``ON CONFLICT DO
     NOTHING`` still guards each), queue, record every decision, and note the last run.
-    The schedule's next occurrence and due time are left as they are."""
+    The schedule's next occurrence and due time are left as they are, unless its runs
+    reach ``max_runs``: it deactivates itself (the entry recorded is returned)."""
     record = due.record
     for run_id in plan.cancel_run_ids:
         if not cancel_idle_run(tx, run_id, now_ms)[0]:
@@ -724,18 +757,28 @@ def _apply_backfill(
     latest = max((run.occurrence_ms for run in new), default=None)
     tx.execute(
         RECORD_BACKFILL, plan.buffered_ms, waiting, now_ms if last else None, last, latest,
-        latest, record.key,
+        latest, len(new), record.key,
     )  # fmt: skip
+    if record.max_runs is None:
+        return None
+    firing = replace(due.firing, buffered_ms=plan.buffered_ms)
+    counted = replace(due.stored, firing=firing, runs_counted=due.stored.runs_counted + len(new))
+    return _deactivate_if_spent(tx, counted, now_ms)
 
 
-def _run_values(due: DueSchedule, run: PlannedRun, now_ms: int) -> tuple[object, ...]:
-    """A planned run of the schedule as ``INSERT_RUN``'s values."""
+def _run_values(
+    due: DueSchedule, run: PlannedRun, now_ms: int, *, fired: bool = False
+) -> tuple[object, ...]:
+    """A planned run of the schedule as ``INSERT_RUN``'s values. A run ``fired`` for its
+    occurrence (not a backfill's, late by construction) has the schedule's deadline."""
     record = due.record
+    deadline = record.deadline_ms
+    deadline_ms = run.occurrence_ms + deadline if fired and deadline is not None else None
     new = NewRun(
         id=run.run_id, workflow=record.workflow, version=record.version,
         input_json=record.input_json, priority=record.priority, pool=record.pool,
         created_ms=now_ms, available_ms=run.available_ms, schedule_key=record.key,
         schedule_revision=due.revision, scheduled_for_ms=run.occurrence_ms,
-        retry_json=record.retry_json,
+        retry_json=record.retry_json, deadline_ms=deadline_ms,
     )  # fmt: skip
     return NEW_RUN.values(new)

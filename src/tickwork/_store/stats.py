@@ -73,4 +73,5 @@ class StatsSql:
             lateness=counted.lateness,
             run_durations=counted.run_durations,
             step_durations=counted.step_durations,
+            deadline_misses=counted.deadline_misses,
         )

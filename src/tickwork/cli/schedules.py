@@ -88,6 +88,9 @@ def list_(database: str | None, as_json: bool) -> None:
         )
         for s in schedules
     ]
+    if any(s.max_runs is not None for s in schedules):  # a limit: how much of it is left
+        columns.append("runs left")
+        rows = [(*row, _runs_left(s)) for row, s in zip(rows, schedules, strict=True)]
     if any(s.note for s in schedules):  # why a schedule is paused, when someone said
         columns.append("note")
         rows = [(*row, s.note) for row, s in zip(rows, schedules, strict=True)]
@@ -246,3 +249,8 @@ def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
         [(_when(e.occurrence), e.decision.value, e.count, e.run_id, e.reason) for e in entries],
         whole=(0, 3),
     )
+
+
+def _runs_left(info: ScheduleInfo) -> str:
+    """``2 of 3`` under ``max_runs``; empty without it."""
+    return "" if info.max_runs is None else f"{info.runs_left} of {info.max_runs}"

@@ -1,30 +1,40 @@
-"""What the dashboard warns about at the top of a page: nobody serving (DESIGN §8).
+"""What the dashboard warns about at the top of a page: nobody serving (DESIGN §8), and
+deadlines missed (DESIGN §2, ``deadline``).
 
 A scheduler cannot report its own absence, so the pages a person looks at say it: the
 Schedules page and a schedule's page when a schedule is overdue or no live worker serves
 its pool and workflow, the Runs page when runs wait for a workflow no live worker
 registers, the Workers page when no worker is alive. Pure: plain values in (schedules,
-workers, counts), banners out; the rules are ``_liveness``'s.
+workers, counts), banners out; the rules are ``_liveness``'s. A deadline missed within
+the last day (``Engine.recent_deadline_misses``) is shown on the Schedules page and on
+its schedule's page, the latest miss of each schedule, saying when and why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
 
 from .._liveness import unserved_reason, unserved_schedules, unserved_workflows
-from .._models import ScheduleInfo, WorkerInfo
+from .._models import HistoryEntry, ScheduleInfo, WorkerInfo
 from .display import format_elapsed
 
 __all__ = [
+    "MISSES_SHOWN_FOR",
     "Banner",
     "BannerLine",
+    "deadline_banners",
     "runs_banners",
     "schedule_banners",
     "schedules_banners",
     "workers_banners",
 ]
+
+
+#: how long a deadline missed stays in a banner
+MISSES_SHOWN_FOR = timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,5 +146,30 @@ def workers_banners(workers: Sequence[WorkerInfo]) -> list[Banner]:
             "no-workers",
             "No live worker: nothing fires schedules or executes runs. Start one with "
             "`tickwork worker APP`.",
+        )
+    ]
+
+
+def deadline_banners(misses: Sequence[HistoryEntry], now: datetime) -> list[Banner]:
+    """The deadlines missed lately (``misses``: newest first), the latest of each schedule:
+    the Schedules page's with every schedule's, a schedule's page with its own."""
+    latest: dict[str, HistoryEntry] = {}
+    for miss in misses:
+        latest.setdefault(miss.key, miss)
+    if not latest:
+        return []
+    return [
+        Banner(
+            "deadline-missed",
+            f"{len(latest)} schedule(s) missed a deadline in the last day: a run had not "
+            "completed in time.",
+            tuple(
+                BannerLine(
+                    key,
+                    _schedule_href(key),
+                    f"{format_elapsed(now - miss.decided_at)} ago: {miss.reason}",
+                )
+                for key, miss in latest.items()
+            ),
         )
     ]

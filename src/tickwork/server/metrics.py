@@ -12,6 +12,9 @@ bucket (bounds in ``_buckets``); the scrape turns them into Prometheus' cumulati
   (started, skipped_overlap, dropped_catchup, missed_paused, triggered...).
 - ``tickwork_firing_lateness_seconds{workflow}``: a scheduled run's creation minus its
   occurrence: how late the scheduler fired it (0 for a run decided ahead).
+- ``tickwork_deadline_misses_total{key}``: runs of each schedule with a ``deadline``
+  that had not completed that long after their occurrence (each counted once, when the
+  miss is recorded; a deleted schedule's series stays, as counters do).
 - ``tickwork_runs{workflow,status}``: unfinished runs now (pending, sleeping, running);
   for ended statuses, the runs that ever ended so (never lowered by pruning).
 - ``tickwork_schedules{state}``: schedules by state (a gauge).
@@ -86,6 +89,14 @@ class EngineCollector(Collector):
         for decision, count in sorted(stats.firings.items()):
             firings.add_metric([decision], count)
         yield firings
+        misses = CounterMetricFamily(
+            "tickwork_deadline_misses",
+            "Runs of a schedule that had not completed its deadline after their occurrence",
+            labels=["key"],
+        )
+        for key, count in sorted(stats.deadline_misses.items()):
+            misses.add_metric([key], count)
+        yield misses
         runs = GaugeMetricFamily(
             "tickwork_runs",
             "Unfinished runs by status; for ended statuses, runs that ever ended so",

@@ -28,6 +28,8 @@ from .._engine import Engine
 from .._holidays import Holiday
 from .._models import (
     ACTIVE_STATUSES,
+    Decision,
+    HistoryEntry,
     Overlap,
     RunInfo,
     RunStatus,
@@ -41,7 +43,14 @@ from .._preview import UpcomingMark, schedule_marks
 from .._wire import DONE, backfill_text, state_change_text
 from ..cron import load_zone
 from ..errors import ConfigError
-from .banners import runs_banners, schedule_banners, schedules_banners, workers_banners
+from .banners import (
+    MISSES_SHOWN_FOR,
+    deadline_banners,
+    runs_banners,
+    schedule_banners,
+    schedules_banners,
+    workers_banners,
+)
 from .charts import (
     STRIP_RUNS,
     duration_chart,
@@ -77,7 +86,7 @@ class Pages:
     # -- schedules -------------------------------------------------------------------------
 
     async def schedules(self, request: Request, session: Session) -> Response:
-        schedules, workers = await run_in_threadpool(self._schedules_and_workers)
+        schedules, workers, misses = await run_in_threadpool(self._schedules_and_workers)
         number, pages = _page_number(request.query_params.get("page", "")), _pages(schedules)
         number = min(number, pages)  # past the end (schedules were removed): the last page
         first = (number - 1) * SCHEDULES_PER_PAGE
@@ -90,7 +99,8 @@ class Pages:
             refresh=True,
             schedules=shown,
             # Banners are about every schedule, whichever page is shown.
-            banners=schedules_banners(schedules, workers),
+            banners=schedules_banners(schedules, workers)
+            + deadline_banners(misses, self.engine.clock.now()),
             strips=strips,
             page="schedules",
             total=len(schedules),
@@ -99,8 +109,12 @@ class Pages:
             pages=pages,
         )
 
-    def _schedules_and_workers(self) -> tuple[list[ScheduleInfo], list[WorkerInfo]]:
-        return self.engine.list_schedules(), self.engine.list_workers()
+    def _schedules_and_workers(
+        self,
+    ) -> tuple[list[ScheduleInfo], list[WorkerInfo], list[HistoryEntry]]:
+        engine = self.engine
+        misses = engine.recent_deadline_misses(MISSES_SHOWN_FOR)
+        return engine.list_schedules(), engine.list_workers(), misses
 
     def _strips(self, schedules: list[ScheduleInfo], here: str) -> dict[str, Markup]:
         """Each schedule's strip of its last runs, all read at once: ``STRIP_RUNS`` rows
@@ -152,12 +166,14 @@ class Pages:
         # Which of them a person started (run now, backfill): the entries that say so,
         # read further back only when the shown ones do not cover every charted run.
         history = self.engine.schedule_history(key, limit=100)
+        now = self.engine.clock.now()
         decided = {entry.run_id for entry in history}
         if any(r.scheduled_for is not None and r.id not in decided for r in recent):
             history = self.engine.schedule_history(key, limit=CHART_HISTORY)
         return {
             "s": info,
-            "banners": schedule_banners(info, self.engine.list_workers()),
+            "banners": schedule_banners(info, self.engine.list_workers())
+            + deadline_banners(_recent_misses(history, now), now),
             "history": history[:100],
             "upcoming": self._upcoming(info),
             "zone": load_zone(info.timezone),
@@ -391,3 +407,10 @@ def _form_instant(text: str) -> datetime:
     except ValueError:
         raise ConfigError(f"{text!r} is not a time such as 2026-03-01T09:00") from None
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _recent_misses(history: list[HistoryEntry], now: datetime) -> list[HistoryEntry]:
+    """The deadline misses among a schedule's latest entries recorded within the day (what
+    the Schedules page's banner shows of it)."""
+    since = now - MISSES_SHOWN_FOR
+    return [h for h in history if h.decision is Decision.DEADLINE_MISSED and h.decided_at >= since]

@@ -347,6 +347,13 @@ class Schedule(_Response):
     pause_after_failures: int | None = Field(
         description="Failed runs in a row after which it pauses itself; null: never."
     )
+    max_runs: int | None = Field(description="The most runs it starts; null: no limit.")
+    runs_left: int | None = Field(
+        description="How many more runs max_runs lets it start; null without max_runs."
+    )
+    deadline: OutDuration = Field(
+        description="How long after its occurrence a run must have completed; null: none."
+    )
     overdue_by: OutDuration = Field(
         description="How late the next occurrence is, undecided (active schedules only): "
         "the sign no worker serves it; null when it is not overdue."
