@@ -63,13 +63,19 @@ def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
         answers = list(pool.map(lambda _: engine.backfill("lim-back", *span), range(2)))
     assert answers[0] == answers[1]  # the same runs, whichever thread got there first
 
-    def spent() -> bool:
+    def spent_and_done() -> bool:
+        """Every schedule deactivated itself and every run it started completed (the
+        last may still be pending when its schedule deactivates)."""
         return all(
-            (info := engine.get_schedule(key)) is not None and info.state is ScheduleState.INACTIVE
+            (info := engine.get_schedule(key)) is not None
+            and info.state is ScheduleState.INACTIVE
+            and all(r.status == "completed" for r in engine.list_runs(schedule_key=key))
             for key in limits
         )
 
-    harness.wait_until(spent, "every schedule started its runs", alive=procs, timeout=60)
+    harness.wait_until(
+        spent_and_done, "every schedule started its runs, all completed", alive=procs, timeout=60
+    )
     for proc in procs:
         proc.terminate()
     for proc in procs:
