@@ -107,6 +107,10 @@ class ScheduleRecord:
     #: the business calendar's name, and what an occurrence on its days off does
     calendar: str | None = None
     on_holiday: OnHoliday = OnHoliday.SKIP
+    #: the most runs it starts, occurrences and backfills (None: no limit)
+    max_runs: int | None = None
+    #: how long after its occurrence a fired run must have completed (None: no deadline)
+    deadline_ms: int | None = None
     #: the calendar's days as last read (not stored: the calendar's own rows are), given
     #: where the rules need them: registering, firing, backfilling. A row read back has
     #: None, and its rules see the calendar's weekend only (``business_days_of``).
@@ -119,11 +123,6 @@ class ScheduleRecord:
         if self.business_days is not None and self.business_days.name == self.calendar:
             return self.business_days
         return BusinessDays(self.calendar)
-
-    #: the most runs it starts, occurrences and backfills (None: no limit)
-    max_runs: int | None = None
-    #: how long after its occurrence a fired run must have completed (None: no deadline)
-    deadline_ms: int | None = None
 
     def option(self, name: str, default: Any = None) -> Any:
         """An option without a column of its own, as the definition's JSON keeps it

@@ -26,7 +26,8 @@ class Columns(Generic[R]):
     """The columns of ``record``'s fields (all of them, in order, unless ``fields``)."""
 
     __slots__ = (
-        "_converts", "_flat", "_get", "_make", "_options", "_parts", "_position", "_stores",
+        "_converts", "_flat", "_get", "_make", "_options", "_parts", "_position", "_readable",
+        "_stores",
         "fields", "names",
     )  # fmt: skip
 
@@ -46,6 +47,10 @@ class Columns(Generic[R]):
             fields or [field.name for field in dataclass_fields(record)]  # type: ignore[arg-type]
         )
         self._make = record
+        every = [field.name for field in dataclass_fields(record)]  # type: ignore[arg-type]
+        #: a row is read into the record by position: only a leading run of its fields
+        #: can be (a later field left out would take an earlier one's value)
+        self._readable = list(self.fields) == every[: len(self.fields)]
         self._position = {name: i for i, name in enumerate(self.fields)}
         names: list[str] = []
         #: per field: its first column in a row and its part (None: a column of its own)
@@ -80,6 +85,8 @@ class Columns(Generic[R]):
     def read(self, row: Sequence[Any], start: int = 0, **given: Any) -> R:
         """The record whose columns begin at ``start`` in ``row``; ``given`` fields take
         the values given instead of the row's (as a claim leaves a run)."""
+        if not self._readable:
+            raise TypeError(f"{self._make} leaves out a field before its last: write-only")
         if self._flat:
             args = list(row[start : start + len(self.names)])
         else:
