@@ -3,9 +3,12 @@ values by field name, so that a column cannot be read or written at another's pl
 
 from __future__ import annotations
 
+import pytest
+
 from tickwork._clock import from_ms
 from tickwork._models import Decision, Overlap, ScheduleState
 from tickwork._records import FiringState, NewRun, ScheduleRecord, StoredSchedule
+from tickwork._store.columns import Columns
 from tickwork._store.run_rows import (
     NEW_RUN,
     QUEUED_RUN,
@@ -83,3 +86,13 @@ def test_a_new_run_is_written_under_its_columns_names_and_read_back_as_stored() 
            "started_at": None, "finished_at": None, "traceback": None}  # fmt: skip
     run = run_from_row(tuple(row[name] for name in RUN_COLUMNS))
     assert run == inserted_run(new)
+
+
+def test_columns_leaving_out_a_field_before_the_last_refuse_to_read() -> None:
+    """A row is read into its record by position: leaving out a middle field would hand
+    the next column's value to it, so such columns are for writing only."""
+    without_key = Columns(FiringState, fields=["state", "next_fire_ms", "due_ms"])
+    assert without_key.read(("active", 1, 2)) == FiringState(ScheduleState.ACTIVE, 1, 2)
+    middle_left_out = Columns(FiringState, fields=["state", "due_ms"])
+    with pytest.raises(TypeError, match="write-only"):
+        middle_left_out.read(("active", 2))
