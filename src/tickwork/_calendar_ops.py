@@ -79,15 +79,7 @@ class Calendars:
 
     def users(self, name: str) -> tuple[str, ...]:
         """The keys of the schedules whose ``calendar`` is ``name``, sorted."""
-        # A schedule names its calendar once the schedule option lands (issue 32's
-        # schedule fields); until then ScheduleInfo has no such field and none uses one.
-        return tuple(
-            sorted(
-                info.key
-                for info in self._store.list_schedules()
-                if getattr(info, "calendar", None) == name
-            )
-        )
+        return tuple(sorted(i.key for i in self._store.list_schedules() if i.calendar == name))
 
     def holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
         """The calendar's holidays of ``year`` in date order: its listed dates (named
