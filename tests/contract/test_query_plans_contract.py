@@ -55,7 +55,7 @@ from tickwork._store.sql_schedules import (
     SELECT_QUEUED_BETWEEN,
 )
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
-from tickwork._store.transaction import SOUGHT, UNSORTED, Transaction, in_filters
+from tickwork._store.transaction import SOUGHT, UNSORTED, WALKED, Transaction, in_filters
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 WORKFLOWS = ("report", "sync")
@@ -424,74 +424,100 @@ def test_postgresql_sessions_never_compile_a_statement_with_jit(history: Store) 
 
 
 @pytest.mark.parametrize("limited", [False, True], ids=["no-limits", "concurrency-limits"])
-def test_the_postgresql_claim_takes_its_candidates_from_the_due_index_in_order(
-    history: Store, limited: bool
+@pytest.mark.parametrize("served", [1, 2], ids=["one-workflow", "two-workflows"])
+def test_the_postgresql_claim_walks_each_served_workflow_on_the_claim_index_in_order(
+    history: Store, limited: bool, served: int
 ) -> None:
     """PostgreSQL claims in one UPDATE (``pg_claim.py``): the candidates it locks are read
-    from tickwork_queue_due in its order (no Sort beneath the row locks), each run's row
-    found by its id, and each run taken is written through the primary keys."""
+    from tickwork_queue_claim, one walk per workflow served, each in its order and bounded
+    by the workflow (no Sort beneath the row locks), each run's row found by its id, and
+    each run taken is written through the primary keys."""
     store = history
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
-    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
-    params: list[Any] = [0, T0, "default", "report", "sync", 10]
+    workflows = WORKFLOWS[:served]
+    params: list[Any] = []
+    for workflow in workflows:
+        params += [workflow, 0, T0, "default", 10]
     if limited:
         params += [["report"], [2], 10]
+    elif served > 1:
+        params.append(10)
     params += ["w", T0 + 1000, T0, T0]
-    plan = _plan(store, claim_statement(filters, limited=limited), params, generic=True)
+    statement = claim_statement(1, served, limited=limited)
+    plan = _plan(store, statement, params, generic=True)
     assert set(_indexes(store, plan)) == {"tickwork_runs_pkey"}, plan
     assert set(_indexes(store, plan, "tickwork_queue")) == {
-        "tickwork_queue_due",
+        "tickwork_queue_claim",
         "tickwork_queue_pkey",
     }, plan
-    locked = _beneath("LockRows", plan)
-    assert any("using tickwork_queue_due" in line for line in locked), plan
-    assert not any(re.search(r"\bSort\b", line) for line in locked), plan
+    walks = [i for i, line in enumerate(plan) if "LockRows" in line]
+    assert len(walks) == served, plan
+    for start in walks:
+        locked = _beneath("LockRows", plan[start:])
+        seek = r"Index Cond: \(\(workflow = \$\d+\) AND \(priority = \$\d+\) AND \(available_at"
+        assert any("using tickwork_queue_claim" in line for line in locked), plan
+        assert any(re.search(seek, line) for line in locked), plan
+        assert not any(re.search(r"\bSort\b", line) for line in locked), plan
 
 
-def test_the_postgresql_priority_levels_and_next_due_seek_the_due_index(history: Store) -> None:
-    """PostgreSQL's claim first reads the priority levels of the queue, and "when is the
-    next run due" the first run of each: seeks of tickwork_queue_due, one per level, never
-    a sort nor a read of the history (sql_runs.levels)."""
+def test_the_postgresql_priority_levels_and_next_due_seek_the_claim_index(history: Store) -> None:
+    """PostgreSQL's claim first reads the priority levels of the workflows served, and
+    "when is the next run due" the first run of each: seeks of tickwork_queue_claim, one
+    per workflow and level, never a sort nor a read of the history (pg_claim.py)."""
     store = history
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite's are read per workflow (test_the_worker_reads_...)")
-    filters = in_filters(["default"], ["report", "sync"], QUEUE_FILTER)
+    served = ["report", "sync"]
     for statement, params in (
-        (PG_LEVELS, []),
-        (PG_NEXT_DUE.format(filters=filters), ["default", "report", "sync"]),
+        (PG_LEVELS, [served]),
+        (PG_NEXT_DUE.format(filters="AND q.pool IN (?)"), [served, "default"]),
     ):
         plan = _plan(store, statement, params, generic=True)
-        assert set(_indexes(store, plan, "tickwork_queue")) == {"tickwork_queue_due"}, plan
+        assert set(_indexes(store, plan, "tickwork_queue")) == {"tickwork_queue_claim"}, plan
         assert not _indexes(store, plan), plan
         assert not _sorts(store, plan), plan
 
 
-def test_the_postgresql_claim_walks_the_due_index_before_the_table_is_analyzed(
+def test_the_postgresql_claim_walks_the_claim_index_before_the_table_is_analyzed(
     store: Store,
 ) -> None:
     """A new deployment's first minute: runs pile up before autovacuum's first ANALYZE, and
     with no statistics the planner takes its defaults, which say few runs are due. It
     would then read every run due and sort them, at each claim (O(backlog)). The claim
-    runs as the store runs it, planned with sorts off (``transaction.UNSORTED``), and
-    walks tickwork_queue_due in order, stopping after the runs it takes."""
+    runs as the store runs it, planned with sorts off (``transaction.UNSORTED``) for one
+    workflow, with scans and bitmaps off (``transaction.WALKED``) for several, and walks
+    tickwork_queue_claim in order, stopping after the runs it takes; for several
+    workflows, only the few rows their walks took are sorted."""
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite reads its candidates with SELECT_CLAIMABLE (above)")
     rows = [(f"due-{n:05d}", "report", "pending", None, T0 + n, T0 + n) for n in range(2000)]
+    rows += [(f"sync-{n:05d}", "sync", "pending", None, T0 + n, T0 + n) for n in range(2000)]
     _insert(store, rows)
-    filters = in_filters(["default"], ["report"], QUEUE_FILTER)
-    params = iter([0, T0 + 5000, "default", "report", 8, "w", T0 + 60_000, T0, T0])
-    statement = re.sub(
-        r"\?", lambda _: _literal(next(params)), claim_statement(filters, limited=False)
-    )
-    with store._db.read() as tx:  # type: ignore[attr-defined]
-        explained = tx.execute_under(UNSORTED, f"EXPLAIN {statement}").fetchall()
-        # The setting is the claim's only: the transaction's next statement is planned as
-        # usual (the writes of other threads share it: write_combiner.py).
-        assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
-    plan = [row[0] for row in explained]
-    assert any("using tickwork_queue_due" in line for line in _beneath("LockRows", plan)), plan
-    assert not any(re.search(r"\bSort\b", line) for line in plan), plan
+    for workflows, settings in (((["report"]), UNSORTED), (["report", "sync"], WALKED)):
+        values: list[Any] = []
+        for workflow in workflows:
+            values += [workflow, 0, T0 + 5000, "default", 8]
+        values += [8] if len(workflows) > 1 else []
+        literals = [_literal(value) for value in [*values, "w", T0 + 60_000, T0, T0]]
+        statement = claim_statement(1, len(workflows), limited=False)
+        for literal in literals:
+            statement = statement.replace("?", literal, 1)
+        with store._db.read() as tx:  # type: ignore[attr-defined]
+            explained = tx.execute_under(settings, f"EXPLAIN {statement}").fetchall()
+            # The settings are the claim's only: the transaction's next statement is
+            # planned as usual (the writes of other threads share it: write_combiner.py).
+            assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
+            assert tx.execute("SHOW enable_bitmapscan").fetchone()[0] == "on"
+        plan = [row[0] for row in explained]
+        walks = [i for i, line in enumerate(plan) if "LockRows" in line]
+        assert len(walks) == len(workflows), plan
+        for start in walks:
+            locked = _beneath("LockRows", plan[start:])
+            assert any("using tickwork_queue_claim" in line for line in locked), plan
+            assert not any(re.search(r"\bSort\b", line) for line in locked), plan
+        sorts = [line for line in plan if re.search(r"\bSort\b(?! Key)", line)]
+        assert len(sorts) == (len(workflows) > 1), plan  # the few rows taken, merged
 
 
 def test_a_sqlite_claim_seeks_the_workflows_it_serves_past_the_due_runs_of_others(
@@ -503,7 +529,7 @@ def test_a_sqlite_claim_seeks_the_workflows_it_serves_past_the_due_runs_of_other
     never walks them: walking the whole queue in order, 100,000 of them made the served
     workflow's runs drain at 30 a second instead of ~3,900."""
     if store.dialect != "sqlite":  # type: ignore[attr-defined]
-        pytest.skip("PostgreSQL's claim still walks the whole queue (docs/architecture.md)")
+        pytest.skip("PostgreSQL's: test_the_postgresql_claim_walks_each_served_workflow_...")
     others = [(f"other-{n:05d}", "retired", "pending", None, T0 + n, T0 + n) for n in range(2000)]
     _insert(store, [*others, ("mine", "report", "pending", None, T0, T0 + 3000)])
     statement = SELECT_CLAIMABLE.format(filters=in_filters(["default"], ["report"], "q."))

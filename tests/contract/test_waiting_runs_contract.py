@@ -60,6 +60,35 @@ FROM pg_index WHERE indrelid = 'tickwork_queue'::regclass
 """
 
 
+# Runs of a workflow no worker serves (its workers are down, or it was retired), all due
+# an hour ago: they come first in the claim's order (issue 33).
+UNSERVED_RUNS = """
+WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < ?)
+INSERT INTO tickwork_runs (id, workflow, version, status, attempt, priority, pool,
+    created_at)
+SELECT 'unserved-' || n, 'nobody', '1', 'pending', 1, 0, 'default', ? FROM c
+"""
+UNSERVED_QUEUE = """
+INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, created_at)
+SELECT id, workflow, pool, priority, status, ?, created_at
+FROM tickwork_runs WHERE workflow = 'nobody'
+"""
+
+
+@pytest.fixture
+def unserved(store: Store) -> Store:
+    """The store with 100,000 runs of the workflow "nobody" due an hour ago."""
+
+    def work(tx: Transaction) -> None:
+        tx.execute(UNSERVED_RUNS, WAITING, T0 - 3_600_000)
+        tx.execute(UNSERVED_QUEUE, T0 - 3_600_000)
+
+    store._write(work)  # type: ignore[attr-defined]
+    if store.dialect == "postgres":  # type: ignore[attr-defined]
+        store._write(lambda tx: tx.execute("ANALYZE tickwork_runs, tickwork_queue"))  # type: ignore[attr-defined]
+    return store
+
+
 @pytest.fixture
 def waiting(store: Store) -> Store:
     """The store with 100,000 runs of the workflow "wf" waiting a day, at two levels."""
@@ -100,12 +129,15 @@ def _most(store: Store) -> int:
     return MOST_STEPS if store.dialect == "sqlite" else MOST_PAGES  # type: ignore[attr-defined]
 
 
-def _claim_counted(store: Store, at: int, most: int | None = None) -> tuple[list[str], int]:
-    """The ids a worker serving "wf" (``concurrency=most``) claims at ``at`` (in the
-    claim's order), and the cost of the claim, in the transaction that takes them (as a
-    run's end claims)."""
+def _claim_counted(
+    store: Store, at: int, most: int | None = None, *, also: tuple[str, ...] = ()
+) -> tuple[list[str], int]:
+    """The ids a worker serving "wf" (``concurrency=most``), and the workflows ``also``,
+    claims at ``at`` (in the claim's order), and the cost of the claim, in the transaction
+    that takes them (as a run's end claims)."""
+    limits: dict[str, int | None] = {"wf": most, **dict.fromkeys(also)}
     request = ClaimRequest(
-        now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": most}, limit=10
+        now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits=limits, limit=10
     )
     runs = store._runs  # type: ignore[attr-defined]
 
@@ -116,10 +148,12 @@ def _claim_counted(store: Store, at: int, most: int | None = None) -> tuple[list
     return [row[COL_ID] for row, *_ in taken], cost
 
 
-def _next_due_counted(store: Store) -> tuple[int | None, int]:
+def _next_due_counted(
+    store: Store, workflows: tuple[str, ...] = ("wf", "nobody")
+) -> tuple[int | None, int]:
     db = store._db  # type: ignore[attr-defined]
     with db.read() as tx:
-        return _counted(store, tx, lambda: db.next_due_in(tx, ["default"], ["wf", "nobody"]))
+        return _counted(store, tx, lambda: db.next_due_in(tx, ["default"], list(workflows)))
 
 
 def test_a_claim_with_100000_runs_waiting_reads_only_the_due_runs(waiting: Store) -> None:
@@ -193,8 +227,9 @@ def test_a_claim_seeks_each_priority_level_up_to_its_first_run_not_yet_due(
 ) -> None:
     """The plan of a claim at one priority level bounds its index walk by ``available_at``
     (SQLite: a search of tickwork_queue_claim on workflow, priority and available_at;
-    PostgreSQL: tickwork_queue_due's index condition on priority and available_at), so it
-    stops at the level's first run not yet due instead of walking those after it."""
+    PostgreSQL: tickwork_queue_claim's index condition on workflow, priority and
+    available_at), so it stops at the level's first run not yet due instead of walking
+    those after it."""
     store = waiting
     if store.dialect == "sqlite":  # type: ignore[attr-defined]
         statement = SELECT_CLAIMABLE.format(filters=in_filters(["default"], ["wf"], QUEUE_FILTER))
@@ -204,14 +239,46 @@ def test_a_claim_seeks_each_priority_level_up_to_its_first_run_not_yet_due(
         seek = "(workflow=? AND priority=? AND available_at<?)"
         assert f"SEARCH q USING INDEX tickwork_queue_claim {seek}" in details, details
         return
-    filters = in_filters(["default"], ["wf"], QUEUE_FILTER)
-    values = iter([0, T0, "'default'", "'wf'", 10, "'w1'", T0 + LEASE, T0, T0])
-    statement = re.sub(r"\?", lambda _: str(next(values)), claim_statement(filters, limited=False))
+    values = iter(["'wf'", 0, T0, "'default'", 10, "'w1'", T0 + LEASE, T0, T0])
+    statement = re.sub(r"\?", lambda _: str(next(values)), claim_statement(1, 1, limited=False))
     with store._db.read() as tx:  # type: ignore[attr-defined]
         explained = tx.execute_under(UNSORTED, f"EXPLAIN {statement}").fetchall()
     plan = "\n".join(row[0] for row in explained)
     walk = (
-        r"Index Scan using tickwork_queue_due on tickwork_queue q .*\n"
-        r"\s+Index Cond: \(\(priority = 0\) AND \(available_at <= '?\d+'?(::bigint)?\)\)"
+        r"Index Scan using tickwork_queue_claim on tickwork_queue q .*\n"
+        r"\s+Index Cond: \(\(workflow = 'wf'::text\) AND \(priority = 0\) AND "
+        r"\(available_at <= '?\d+'?(::bigint)?\)\)"
     )
     assert re.search(walk, plan), plan
+
+
+@pytest.mark.parametrize("also", [(), ("other",)], ids=["one-workflow", "two-workflows"])
+def test_a_claim_never_walks_the_due_runs_of_workflows_its_worker_does_not_serve(
+    unserved: Store, also: tuple[str, ...]
+) -> None:
+    """100,000 runs of a workflow no worker serves, due an hour ago, come first in the
+    claim's order; a worker serving "wf" (and "other") seeks its own workflows' runs and
+    reads a few index pages, not the 100,000 (issue 33: walking the whole queue in order,
+    PostgreSQL read ~1,000 pages and drained another workflow ten times slower). Its own
+    runs are still taken most urgent first, then first due first, across its workflows,
+    and "when is the next run due" seeks them alike."""
+    store = unserved
+    nothing, idle_cost = _claim_counted(store, T0, also=also)
+    assert nothing == []
+    assert idle_cost <= _most(store)
+    served = ("wf", "other")
+    due, cost = _next_due_counted(store, served)
+    assert due is None
+    assert cost <= _most(store)
+
+    store.insert_run(new_run("wf-b", available_ms=T0 - 1000))
+    store.insert_run(new_run("wf-a", available_ms=T0 - 2000))
+    store.insert_run(new_run("urgent", priority=3, available_ms=T0 - 10))
+    store.insert_run(new_run("other-a", workflow="other", available_ms=T0 - 1500))
+    due, cost = _next_due_counted(store, served)
+    assert due == T0 - 2000
+    assert cost <= _most(store)
+    taken, cost = _claim_counted(store, T0, also=also)
+    expected = ["urgent", "wf-a", "other-a", "wf-b"] if also else ["urgent", "wf-a", "wf-b"]
+    assert taken == expected
+    assert cost <= _most(store)

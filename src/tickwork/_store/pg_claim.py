@@ -3,10 +3,14 @@
 Elsewhere a claim reads its candidates and writes each run taken on its own; here one
 statement does both, for each priority level in turn (``sql_runs.levels``: the levels
 are read first, one seek each, so that no walk passes the runs not yet due): the
-candidates are read from ``tickwork_queue_due`` in the same order and with the same
-filters as ``sql_runs.SELECT_CLAIMABLE`` (their queue rows locked with ``FOR UPDATE SKIP
-LOCKED``, so workers skip each other's), then their queue rows take the new leases and
-their runs' rows the new status. It returns each run as it was
+candidates are read from ``tickwork_queue_claim``, one walk per workflow served, each in
+the claim's order (its queue rows locked with ``FOR UPDATE SKIP LOCKED``, so workers skip
+each other's), so that no walk passes the due runs of workflows this worker does not
+serve; the first of the walks' rows are taken (a worker serving one workflow: its one
+walk, as it comes), their queue rows take the new leases and their runs' rows the new
+status. Each walk reads, and locks until the commit, as many runs as the claim wants, so
+a worker serving several workflows may hold a few more locks than it takes runs: other
+workers skip those for that long. It returns each run as it was
 before the claim (its old status and token tell a take-over, its old start a resumed
 run), which the candidates' columns give (``RETURNING`` alone gives the new row).
 
@@ -46,16 +50,21 @@ from .run_rows import (
     lease_worker,
 )
 from .sql_runs import (
-    NEXT_DUE_OF_LEVELS,
     NOT_SUSPECT,
     ONLY_SUSPECTS,
     QUEUE_FILTER,
-    levels,
     suspects_filter,
 )
-from .transaction import UNSORTED, Transaction, in_filters
+from .transaction import UNSORTED, WALKED, Transaction, in_filters, marks
 
-__all__ = ["CLAIM", "claim_statement", "next_due_in", "take_runs", "take_suspect"]
+__all__ = [
+    "CLAIM",
+    "claim_statement",
+    "next_due_in",
+    "suspect_claim_statement",
+    "take_runs",
+    "take_suspect",
+]
 
 #: the candidates' columns the claim returns; then their old available_at, the new token
 _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
@@ -63,30 +72,44 @@ _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
 _COL_AVAILABLE_AT = len(CLAIM_COLUMNS)
 _COL_TOKEN = len(CLAIM_COLUMNS) + 1
 
-# The priority levels of all runs in flight, highest first (sql_runs.levels): a seek of
-# tickwork_queue_due each.
-SELECT_LEVELS = (
-    levels(one_workflow=False) + " SELECT priority FROM level WHERE priority IS NOT NULL"
+# The priority levels of the runs in flight of each workflow served (an array), highest
+# first: a skip-scan per workflow (sql_runs.levels), one seek of tickwork_queue_claim per
+# level, whatever the number of runs, and none among the workflows not served.
+LEVELS_OF_SERVED = """
+WITH RECURSIVE level(workflow, priority) AS (
+    SELECT served.workflow, (SELECT MAX(q.priority) FROM tickwork_queue q
+        WHERE q.workflow = served.workflow)
+    FROM unnest(?::text[]) AS served(workflow)
+    UNION ALL
+    SELECT level.workflow, (SELECT MAX(q.priority) FROM tickwork_queue q
+        WHERE q.workflow = level.workflow AND q.priority < level.priority)
+    FROM level WHERE level.priority IS NOT NULL
+)"""
+SELECT_LEVELS = LEVELS_OF_SERVED + (
+    " SELECT workflow, priority FROM level WHERE priority IS NOT NULL"
 )
-# The earliest instant at which some run becomes claimable (sql_runs.NEXT_DUE_OF_LEVELS).
-NEXT_DUE = levels(one_workflow=False) + NEXT_DUE_OF_LEVELS
+# The earliest instant at which some run becomes claimable: the first run of each level
+# of each workflow served, sought in tickwork_queue_claim, the earliest of them;
+# {filters}: the pools' and suspects' (sql_runs.NEXT_DUE_OF_LEVELS is SQLite's).
+NEXT_DUE = (
+    LEVELS_OF_SERVED
+    + """
+SELECT MIN((SELECT q.available_at FROM tickwork_queue q
+    WHERE q.workflow = level.workflow AND q.priority = level.priority {filters}
+    ORDER BY q.available_at LIMIT 1))
+FROM level WHERE level.priority IS NOT NULL
+"""
+)
 
 # Take the most urgent due runs of one priority level under new leases, in one
-# statement: the candidates' queue rows are locked (skipping rows other workers hold),
-# read from tickwork_queue_due in its order, from the level's first run to its first run
-# not yet due, each with its run's row; {filters} as in sql_runs.SELECT_CLAIMABLE; {taken} is
-# TAKE_ALL, or TAKE_WITH_ROOM under concurrency limits. Each run gets its own token: the
+# statement: the {candidates} (WALK, one per workflow served; or a suspect's walk) have
+# their queue rows locked (skipping rows other workers hold), each with its run's row;
+# {taken} is TAKE_ALL, TAKE_FIRST or TAKE_WITH_ROOM. Each run gets its own token: the
 # worker id and 48 random bits (it fences, it is no secret). A run taken over becomes a
 # suspect, until that execution ends (lost_workers.py). started_at and attempt_started_at
 # are set once. MATERIALIZED: the locking read runs once.
 CLAIM = f"""
-WITH candidate AS MATERIALIZED (
-    SELECT {CLAIM_SELECT}, q.available_at
-    FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
-    WHERE {{level}}q.available_at <= ? {{filters}}
-    ORDER BY q.priority DESC, q.available_at, q.id
-    LIMIT ?
-    FOR UPDATE OF q SKIP LOCKED
+WITH candidate AS MATERIALIZED ({{candidates}}
 ), taken AS MATERIALIZED ({{taken}}
 ), leased AS (
     UPDATE tickwork_queue q SET status = 'running',
@@ -104,8 +127,33 @@ FROM taken c JOIN leased l ON l.id = c.id
 WHERE r.id = c.id
 RETURNING {_CANDIDATE}, c.available_at, l.lease_token
 """
-# Every candidate is taken.
+# One workflow's due runs at one priority level, first due first: a seek of
+# tickwork_queue_claim (migration 0017) from the level's first run to its first run not
+# yet due, so that no walk passes the runs of the workflows this worker does not serve
+# (one walk of the whole queue passed every one of them: 100,000 runs of a workflow
+# nobody served made another workflow drain ten times slower). {pools}: "AND q.pool IN
+# (...)" with placeholders.
+WALK = f"""
+    SELECT {CLAIM_SELECT}, q.available_at
+    FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
+    WHERE q.workflow = ? AND q.priority = ? AND q.available_at <= ? {{pools}}{NOT_SUSPECT}
+    ORDER BY q.priority DESC, q.available_at, q.id
+    LIMIT ?
+    FOR UPDATE OF q SKIP LOCKED"""
+# The most urgent suspect of the workflows served, at any level: a walk of the few-row
+# tickwork_queue_suspects; {filters} as in sql_runs.SELECT_CLAIMABLE.
+SUSPECT_WALK = f"""
+    SELECT {CLAIM_SELECT}, q.available_at
+    FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
+    WHERE q.available_at <= ? {{filters}}{ONLY_SUSPECTS}
+    ORDER BY q.priority DESC, q.available_at, q.id
+    LIMIT 1
+    FOR UPDATE OF q SKIP LOCKED"""
+# Every candidate is taken (one workflow's walk: they are the first already).
 TAKE_ALL = "SELECT * FROM candidate"
+# The first candidates of the workflows' walks (each walk read as many as wanted, so the
+# first of them all are among them): a sort of those few rows.
+TAKE_FIRST = "SELECT * FROM candidate ORDER BY priority DESC, available_at, id LIMIT ?"
 # Under concurrency limits: the first candidates of each limited workflow, as many as it
 # has room for (given as two arrays: workflows, room), then the first `limit` of those,
 # in the candidates' order (as sql_runs.take_runs picks them, one by one).
@@ -128,14 +176,24 @@ SELECT {", ".join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ANY(?) ORDER
 COUNT_RECOVERY = "UPDATE tickwork_runs SET recoveries = ?, recovery_mark = ? WHERE id = ?"
 
 
-def claim_statement(filters: str, *, limited: bool, by_level: bool = True) -> str:
-    """The claim, with its pool and workflow ``filters`` (``in_filters``); ``by_level``:
-    of one priority level, its first parameter (a suspect's claim takes any level)."""
-    return CLAIM.format(
-        filters=filters,
-        taken=TAKE_WITH_ROOM if limited else TAKE_ALL,
-        level="q.priority = ? AND " if by_level else "",
+def claim_statement(pools: int, workflows: int, *, limited: bool) -> str:
+    """The claim of one priority level for ``workflows`` workflows in ``pools`` pools: one
+    ``WALK`` per workflow (the walks' rows in one Append, then their first taken)."""
+    walk = WALK.format(pools=f" AND q.pool IN ({marks(pools)})")
+    candidates = (
+        walk
+        if workflows == 1
+        else "\n    UNION ALL".join(
+            f"\n    SELECT * FROM ({walk}\n    ) walk{n}" for n in range(workflows)
+        )
     )
+    taken = TAKE_WITH_ROOM if limited else TAKE_ALL if workflows == 1 else TAKE_FIRST
+    return CLAIM.format(candidates=candidates, taken=taken)
+
+
+def suspect_claim_statement(filters: str) -> str:
+    """The claim of the most urgent suspect (``SUSPECT_WALK``) of the ``filters``."""
+    return CLAIM.format(candidates=SUSPECT_WALK.format(filters=filters), taken=TAKE_ALL)
 
 
 # Each of these is the PostgreSQL Database's method of the same name (transaction.Database).
@@ -153,15 +211,22 @@ def take_runs(
     # claim's order, so the runs taken are the same as one walk's.
     rows: list[Any] = []
     left = dict(room)
-    workflows = list(open_workflows)
-    for (priority,) in tx.execute(SELECT_LEVELS).fetchall():
+    levels: dict[int, list[str]] = {}
+    for workflow, priority in tx.execute(SELECT_LEVELS, list(open_workflows)).fetchall():
+        levels.setdefault(priority, []).append(workflow)
+    for priority in sorted(levels, reverse=True):
+        # The workflows with runs at this level and room left, in the worker's order (one
+        # statement's text, and so its prepared plan, per number of workflows).
+        here = set(levels[priority])
+        workflows = [name for name in open_workflows if name in here and left.get(name, 1) > 0]
+        if not workflows:
+            continue
         taken = _take_level(tx, request, priority, workflows, left, request.limit - len(rows))
         rows += taken
         for row in taken:
             if row[COL_WORKFLOW] in left:
                 left[row[COL_WORKFLOW]] -= 1
-        workflows = [name for name in workflows if left.get(name, 1) > 0]
-        if len(rows) == request.limit or not workflows:
+        if len(rows) == request.limit:
             break
     # In the candidates' order (an UPDATE's RETURNING has none of its own); which runs
     # are taken was decided in SQL, so only ties' order may follow Python's collation.
@@ -179,17 +244,24 @@ def _take_level(
 ) -> list[Any]:
     """Take at most ``limit`` due runs at ``priority`` (as ``take_runs``)."""
     now_ms, pools, worker = request.now_ms, request.pools, request.worker
-    filters = in_filters(pools, open_workflows, QUEUE_FILTER) + NOT_SUSPECT
     room = {name: most for name, most in room.items() if name in open_workflows}
     # With limits, some candidates may be passed over: read a few more.
     candidates = limit * 2 if room else limit
-    params: list[Any] = [priority, now_ms, *pools, *open_workflows, candidates]
+    params: list[Any] = []
+    for workflow in open_workflows:
+        params += [workflow, priority, now_ms, *pools, candidates]
     if room:
         params += [list(room), list(room.values()), limit]
+    elif len(open_workflows) > 1:
+        params.append(limit)
     params += [worker, now_ms + request.lease_ms, now_ms, now_ms]
-    statement = claim_statement(filters, limited=bool(room))
-    # Planned as a walk of tickwork_queue_due in order (transaction.UNSORTED says why).
-    return tx.execute_under(UNSORTED, statement, *params).fetchall()
+    statement = claim_statement(len(pools), len(open_workflows), limited=bool(room))
+    # One walk: planned as a walk of tickwork_queue_claim in order (transaction.UNSORTED
+    # says why). Several: their rows are sorted, which UNSORTED would price so high that
+    # PostgreSQL planned the prepared claim again at every execution (docs/architecture.md
+    # "The queue"): each is kept on its index by WALKED instead.
+    walked = UNSORTED if len(open_workflows) == 1 and not room else WALKED
+    return tx.execute_under(walked, statement, *params).fetchall()
 
 
 def next_due_in(
@@ -199,10 +271,10 @@ def next_due_in(
     *,
     suspects: bool = True,
 ) -> int | None:
-    filters = in_filters(pools, workflows, QUEUE_FILTER) + suspects_filter(suspects)
+    filters = f"AND q.pool IN ({marks(len(pools))})" + suspects_filter(suspects)
     statement = NEXT_DUE.format(filters=filters)
     # Each level walked from its earliest run (transaction.UNSORTED says why).
-    row = tx.execute_under(UNSORTED, statement, *pools, *workflows).fetchone()
+    row = tx.execute_under(UNSORTED, statement, list(workflows), *pools).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
@@ -210,10 +282,10 @@ def take_suspect(
     tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
 ) -> TakenRun | None:
     now_ms, pools = request.now_ms, request.pools
-    filters = in_filters(pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
-    params = [now_ms, *pools, *open_workflows, 1, request.worker]
+    filters = in_filters(pools, open_workflows, QUEUE_FILTER)
+    params = [now_ms, *pools, *open_workflows, request.worker]
     params += [now_ms + request.lease_ms, now_ms, now_ms]
-    rows = tx.execute(claim_statement(filters, limited=False, by_level=False), *params).fetchall()
+    rows = tx.execute(suspect_claim_statement(filters), *params).fetchall()
     return _with_steps(tx, rows, now_ms)[0] if rows else None
 
 

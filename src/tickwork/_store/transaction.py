@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SOUGHT",
     "UNSORTED",
+    "WALKED",
     "Cursor",
     "Database",
     "Settings",
@@ -48,6 +49,9 @@ Settings = tuple[tuple[str, str], ...]
 UNSORTED: Settings = (("enable_sort", "off"),)
 #: no scan of the whole table: the rows are sought through an index
 SOUGHT: Settings = (("enable_seqscan", "off"),)
+#: the rows are read through an index, one at a time (no scan, no bitmap), and a sort of
+#: the few rows so read stays priced as it is (a claim merging several workflows' walks)
+WALKED: Settings = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"))
 
 
 class Cursor(Protocol):
