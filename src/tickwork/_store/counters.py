@@ -62,6 +62,9 @@ ON CONFLICT (metric, labels, bucket, shard) DO UPDATE
 SET value = tickwork_counters.value + excluded.value,
     sum_ms = tickwork_counters.sum_ms + excluded.sum_ms
 """
+# One row's placeholders, and the statement of the common case, one row.
+_ROW = "(?, ?, ?, ?, ?, ?)"
+_UPSERT_ONE = UPSERT_COUNTERS.format(rows=_ROW)
 #: rows per statement (SQLite takes at most 32,766 parameters, and a statement of a size
 #: seen before is cached: a firing pass can count hundreds of (workflow, bucket) rows)
 _ROWS_PER_STATEMENT = 100
@@ -119,22 +122,23 @@ def flush(tx: Transaction, shard: int) -> None:
         return
     if len(counts) == 1:  # the common case: one checkpoint, one run's end
         metric, labels, bucket, value, sum_ms = counts[0]
-        rows = [(metric, labels, bucket, shard, value, sum_ms)]
-    else:
-        totals: dict[_Key, list[int]] = {}
-        for metric, labels, bucket, value, sum_ms in counts:
-            found = totals.get((metric, labels, bucket))
-            if found is None:
-                totals[(metric, labels, bucket)] = [value, sum_ms]
-            else:
-                found[0] += value
-                found[1] += sum_ms
-        rows = [(m, labels, b, shard, v, t) for (m, labels, b), (v, t) in sorted(totals.items())]
+        counts.clear()
+        tx.execute_by_key(_UPSERT_ONE, metric, labels, bucket, shard, value, sum_ms)
+        return
+    totals: dict[_Key, list[int]] = {}
+    for metric, labels, bucket, value, sum_ms in counts:
+        found = totals.get((metric, labels, bucket))
+        if found is None:
+            totals[(metric, labels, bucket)] = [value, sum_ms]
+        else:
+            found[0] += value
+            found[1] += sum_ms
+    rows = [(m, labels, b, shard, v, t) for (m, labels, b), (v, t) in sorted(totals.items())]
     counts.clear()
     for start in range(0, len(rows), _ROWS_PER_STATEMENT):
         chunk = rows[start : start + _ROWS_PER_STATEMENT]
-        statement = UPSERT_COUNTERS.format(rows=", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)))
-        tx.execute_by_key(statement, *(value for row in chunk for value in row))
+        statement = UPSERT_COUNTERS.format(rows=", ".join([_ROW] * len(chunk)))
+        tx.execute_by_key(statement, *[value for row in chunk for value in row])
 
 
 @dataclass

@@ -305,12 +305,11 @@ class PostgresDatabase:
         open_workflows: Sequence[str],
         room: Mapping[str, int],
     ) -> list[TakenRun]:
+        if request.idle:  # a suspect first, alone (lost_workers.py)
+            suspect = pg_claim.take_suspect(tx, request, open_workflows)
+            if suspect is not None:
+                return [suspect]
         return pg_claim.take_runs(tx, request, open_workflows, room)
-
-    def take_suspect(
-        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-    ) -> TakenRun | None:
-        return pg_claim.take_suspect(tx, request, open_workflows)
 
     def next_due_in(
         self,

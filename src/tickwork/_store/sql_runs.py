@@ -12,6 +12,7 @@ it), so that two writers never wait on each other's rows. Rows are read by colum
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -58,7 +59,6 @@ __all__ = [
     "next_due_in",
     "record_step",
     "take_runs",
-    "take_suspect",
 ]
 
 _RUN_LIST = ", ".join(RUN_COLUMNS)
@@ -119,6 +119,20 @@ SELECT {CLAIM_SELECT}, q.available_at FROM tickwork_queue q CROSS JOIN tickwork_
 WHERE r.id = q.id AND q.priority = ? AND q.available_at <= ? {{filters}}
 ORDER BY q.priority DESC, q.available_at, q.id
 LIMIT ?
+"""
+# The same at the workflow's highest priority level, found in the same statement: the
+# common claim (one level, or enough due runs at the highest) is then one statement, not
+# SELECT_LEVELS and then SELECT_CLAIMABLE. Its first parameter is the workflow.
+SELECT_TOP_CLAIMABLE = SELECT_CLAIMABLE.replace(
+    "q.priority = ?", "q.priority = (SELECT MAX(priority) FROM tickwork_queue WHERE workflow = ?)"
+)
+# An idle worker's first read: the most urgent suspect due ({suspects}: SELECT_SUSPECT's
+# filters), then SELECT_TOP_CLAIMABLE's candidates ({filters}), in one statement (a
+# suspect, if any, is taken alone: the candidates are then left).
+SELECT_SUSPECT_THEN_TOP = """
+SELECT * FROM ({suspect})
+UNION ALL
+SELECT * FROM ({top})
 """
 #: position of a candidate's available_at, after CLAIM_COLUMNS
 COL_DUE_AT = len(CLAIM_COLUMNS)
@@ -365,10 +379,6 @@ class RunsSql:
         if not open_workflows:
             return []
         room = {name: cap - live.get(name, 0) for name, cap in limits.items() if cap is not None}
-        if request.idle:  # a suspect first, alone (lost_workers.py)
-            suspect = self._db.take_suspect(tx, request, open_workflows)
-            if suspect is not None:
-                return [suspect]
         return self._db.take_runs(tx, request, open_workflows, room)
 
     def renew_leases(
@@ -515,18 +525,6 @@ class RunsSql:
 # -- SQLite's claim and checkpoint: its Database's methods (PostgreSQL's: pg_claim.py)
 
 
-def take_suspect(
-    tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-) -> TakenRun | None:
-    """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
-    filters = in_filters(request.pools, open_workflows, QUEUE_FILTER) + ONLY_SUSPECTS
-    row = tx.execute(
-        SELECT_SUSPECT.format(filters=filters), request.now_ms, *request.pools,
-        *open_workflows,
-    ).fetchone()  # fmt: skip
-    return None if row is None else _take(tx, row, request, ())
-
-
 def take_runs(
     tx: Transaction,
     request: ClaimRequest,
@@ -535,24 +533,35 @@ def take_runs(
 ) -> list[TakenRun]:
     """Take the most urgent due runs of ``open_workflows`` under new leases, at most
     ``room[name]`` of each concurrency-limited workflow (counted and serialized by the
-    caller). Here a read of candidates, then one write per run taken; PostgreSQL takes
-    them in one statement (``pg_claim.py``)."""
+    caller); an idle request's suspect first, alone (``Database.take_runs``). Here a read
+    of candidates, then one write per run taken; PostgreSQL takes them in one statement
+    (``pg_claim.py``)."""
     now_ms, pools = request.now_ms, request.pools
-    # The filters' placeholders for one workflow: each is walked on its own below.
-    one_workflow = in_filters(pools, open_workflows[:1], QUEUE_FILTER) + NOT_SUSPECT
-    statement = SELECT_CLAIMABLE.format(filters=one_workflow)
+    top, statement, suspect_then_top = _claim_statements(len(pools), len(open_workflows))
     # With limits, some candidates may be passed over below: read a few more.
     candidates = request.limit * 2 if room else request.limit
     # Each workflow's most urgent, level by level, then merged in the claim's order:
     # one walk of the whole queue in that order would pass every due run of the
     # workflows this worker does not serve (migration 0012), and a walk across levels
     # every run not yet due (levels).
-    rows = []
-    for workflow in open_workflows:
-        wanted = candidates
-        for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall():
-            found = tx.execute(statement, priority, now_ms, *pools, workflow, wanted)
-            level = found.fetchall()
+    rows: list[Any] = []
+    for n, workflow in enumerate(open_workflows):
+        params = [workflow, now_ms, *pools, workflow, candidates]
+        if n == 0 and request.idle:
+            suspects = (now_ms, *pools, *open_workflows)
+            found = tx.execute(suspect_then_top, *suspects, *params).fetchall()
+            suspect = next((row for row in found if row[COL_SUSPECT] != 0), None)
+            if suspect is not None:  # it runs alone (lost_workers.py)
+                return [_take(tx, suspect, request, ())]
+        else:
+            found = tx.execute(top, *params).fetchall()
+        rows += found
+        wanted = candidates - len(found)
+        if not wanted:
+            continue
+        # Fewer than wanted at the highest level: the levels below it, one by one.
+        for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall()[1:]:
+            level = tx.execute(statement, priority, now_ms, *pools, workflow, wanted).fetchall()
             rows += level
             wanted -= len(level)
             if not wanted:
@@ -570,6 +579,20 @@ def take_runs(
         if len(claimed) == request.limit:
             break
     return claimed
+
+
+@functools.lru_cache(maxsize=64)
+def _claim_statements(pools: int, workflows: int) -> tuple[str, str, str]:
+    """SELECT_TOP_CLAIMABLE, SELECT_CLAIMABLE (one workflow each) and
+    SELECT_SUSPECT_THEN_TOP (the suspects of all ``workflows``) with their filters'
+    placeholders, made once per number of pools and workflows (each claim needs them)."""
+    one_workflow = in_filters(["?"] * pools, ["?"], QUEUE_FILTER) + NOT_SUSPECT
+    top = SELECT_TOP_CLAIMABLE.format(filters=one_workflow)
+    suspects = in_filters(["?"] * pools, ["?"] * workflows, QUEUE_FILTER) + ONLY_SUSPECTS
+    suspect_then_top = SELECT_SUSPECT_THEN_TOP.format(
+        suspect=SELECT_SUSPECT.format(filters=suspects), top=top
+    )
+    return top, SELECT_CLAIMABLE.format(filters=one_workflow), suspect_then_top
 
 
 def next_due_in(

@@ -104,11 +104,6 @@ SELECT_SCHEMA_VERSION = "SELECT MAX(version) FROM tickwork_schema"
 INSERT_SCHEMA_VERSION = "INSERT INTO tickwork_schema (version) VALUES (?)"
 
 
-def _same(statement: str) -> str:
-    """SQLite takes ``?`` placeholders as written."""
-    return statement
-
-
 def is_transient(exc: sqlite3.Error) -> bool:
     """Whether trying again may work: a locked or busy database, I/O trouble; not a value
     SQLite refused (a constraint, a number too large, an unencodable string)."""
@@ -213,12 +208,19 @@ class SQLiteDatabase:
         conn.execute(FOREIGN_KEYS)
         return conn
 
-    @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Transaction]:
-        # In memory, the one connection's transactions take turns.
-        with self._turns or contextlib.nullcontext():
-            yield from self._on_connection(write=write)
+    def _transaction(self, *, write: bool) -> contextlib.AbstractContextManager[Transaction]:
+        if self._turns is None:  # a file: every write runs in a turn of the combiner
+            return self._on_connection(write=write)
+        return self._in_turn(write=write)
 
+    @contextlib.contextmanager
+    def _in_turn(self, *, write: bool) -> Iterator[Transaction]:
+        # In memory, the one connection's transactions take turns.
+        assert self._turns is not None
+        with self._turns, self._on_connection(write=write) as tx:
+            yield tx
+
+    @contextlib.contextmanager
     def _on_connection(self, *, write: bool) -> Iterator[Transaction]:
         """The transaction on this thread's connection: ``_transaction``'s body."""
         # Writes run only in a turn (see WriteCombiner), on the writer connection.
@@ -236,7 +238,7 @@ class SQLiteDatabase:
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite: {exc}") from exc
         try:
-            tx = Transaction(cursor, _same)
+            tx = Transaction(cursor, None)
             yield tx
             counters.flush(tx, shard=0)  # its writes take turns: one shard is enough
         except sqlite3.Error as exc:
@@ -312,11 +314,6 @@ class SQLiteDatabase:
         room: Mapping[str, int],
     ) -> list[TakenRun]:
         return sql_runs.take_runs(tx, request, open_workflows, room)
-
-    def take_suspect(
-        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-    ) -> TakenRun | None:
-        return sql_runs.take_suspect(tx, request, open_workflows)
 
     def next_due_in(
         self,

@@ -74,7 +74,8 @@ class Checkpointer:
                         target=self._run, name="tickwork-sqlite-checkpoint", daemon=True
                     )
                     self._thread.start()
-        self._wrote.set()
+        if not self._wrote.is_set():  # set already: the checkpoint to come copies it too
+            self._wrote.set()
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint under way, if any)."""

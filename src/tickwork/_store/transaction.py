@@ -81,7 +81,7 @@ class Transaction:
     __slots__ = ("_cursor", "_planner", "_translate", "_undo", "counts")
 
     def __init__(
-        self, cursor: Cursor, translate: Callable[[str], str], *, planner: bool = False
+        self, cursor: Cursor, translate: Callable[[str], str] | None, *, planner: bool = False
     ) -> None:
         self._cursor = cursor
         self._translate = translate
@@ -90,19 +90,25 @@ class Transaction:
         self.counts: list[tuple[str, str, int, int, int]] = []
 
     def execute(self, statement: str, *params: Any) -> Cursor:
-        self._undo_settings()
-        self._cursor.execute(self._translate(statement), params)
+        if self._undo:
+            self._undo_settings()
+        translate = self._translate  # None: the dialect takes "?" as written (SQLite)
+        self._cursor.execute(statement if translate is None else translate(statement), params)
         return self._cursor
+
+    def _sql(self, statement: str) -> str:
+        return statement if self._translate is None else self._translate(statement)
 
     def executemany(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
         self._undo_settings()
-        self._cursor.executemany(self._translate(statement), rows)
+        self._cursor.executemany(self._sql(statement), rows)
 
     def execute_by_key(self, statement: str, *params: Any) -> None:
         """A write of rows through their primary key, which has no plan to choose, so the
         settings of ``execute_under`` may stay (``counters.flush``, the last statement of
         most transactions, would otherwise pay a statement to take them back)."""
-        self._cursor.execute(self._translate(statement), params)
+        translate = self._translate
+        self._cursor.execute(statement if translate is None else translate(statement), params)
 
     def execute_under(self, settings: Settings, statement: str, *params: Any) -> Cursor:
         """``statement`` planned with ``settings`` of the planner (PostgreSQL's ``SET
@@ -115,7 +121,7 @@ class Transaction:
             for name, value in settings:
                 self._cursor.execute(f"SET LOCAL {name} = {value}", ())
             self._undo = [f"SET LOCAL {name} TO DEFAULT" for name, _ in settings]
-        self._cursor.execute(self._translate(statement), params)
+        self._cursor.execute(self._sql(statement), params)
         return self._cursor
 
     def roll_back_to(self, savepoint: str) -> None:
@@ -124,7 +130,7 @@ class Transaction:
         ``SAVEPOINT`` included, takes back the earlier ones first): the rollback undoes
         them too, and running anything else first would fail in the failed transaction."""
         self._undo.clear()
-        self._cursor.execute(self._translate(savepoint), ())
+        self._cursor.execute(self._sql(savepoint), ())
 
     def _undo_settings(self) -> None:
         while self._undo:
@@ -196,13 +202,9 @@ class Database(Protocol):
         room: Mapping[str, int],
     ) -> list[TakenRun]:
         """Take the most urgent due runs of ``open_workflows`` under new leases, at most
-        ``room[name]`` of each concurrency-limited workflow (``RunsSql.claim_in``)."""
-        ...
-
-    def take_suspect(
-        self, tx: Transaction, request: ClaimRequest, open_workflows: Sequence[str]
-    ) -> TakenRun | None:
-        """Take the most urgent suspect of ``open_workflows`` under a new lease, if any."""
+        ``room[name]`` of each concurrency-limited workflow (``RunsSql.claim_in``). An
+        ``idle`` request takes the most urgent suspect due, if any, first and alone
+        (``lost_workers.py``); no other request takes a suspect."""
         ...
 
     def next_due_in(

@@ -39,8 +39,9 @@ RELEASE_SAVEPOINT = "RELEASE SAVEPOINT tickwork_write"
 class _Write:
     """One thread's write waiting to be carried out, and its outcome.
 
-    Its thread sleeps on its own lock (held from creation), released once: when the write
-    is done, or when the thread's ``turn`` has come to carry out the queued writes.
+    Its thread sleeps on its own lock (``prepare_wait``: held from then on), released
+    once: when the write is done, or when the thread's ``turn`` has come to carry out the
+    queued writes. A write whose thread has the turn at once never waits: it has no lock.
     """
 
     __slots__ = ("_ready", "abandoned", "done", "error", "result", "turn", "work")
@@ -52,13 +53,19 @@ class _Write:
         self.abandoned = False  # its thread was interrupted while waiting
         self.result: Any = None
         self.error: BaseException | None = None
+        self._ready: threading.Lock | None = None
+
+    def prepare_wait(self) -> None:
+        """Before ``wait``, while the queue's lock is held (so nobody wakes it first)."""
         self._ready = threading.Lock()
         self._ready.acquire()
 
     def wake(self) -> None:
+        assert self._ready is not None, "only a write that waits is woken"
         self._ready.release()
 
     def wait(self) -> None:
+        assert self._ready is not None
         self._ready.acquire()
 
 
@@ -106,6 +113,8 @@ class WriteCombiner:
             self._queue.append(request)
             request.turn = not self._combining
             self._combining = True
+            if not request.turn:
+                request.prepare_wait()
         if not request.turn:
             try:
                 request.wait()  # until done, or until our turn to combine
