@@ -28,7 +28,7 @@ from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
 from tickwork._store.pg_claim import NEXT_DUE as PG_NEXT_DUE
 from tickwork._store.pg_claim import SELECT_LEVELS as PG_LEVELS
-from tickwork._store.pg_claim import claim_statement
+from tickwork._store.pg_claim import claim_statement, served
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_deadlines import NEXT_DEADLINE, SELECT_PASSED, SELECT_RECENT_MISSES
@@ -468,10 +468,13 @@ def test_the_postgresql_priority_levels_and_next_due_seek_the_claim_index(histor
     store = history
     if store.dialect != "postgres":  # type: ignore[attr-defined]
         pytest.skip("SQLite's are read per workflow (test_the_worker_reads_...)")
-    served = ["report", "sync"]
+    workflows = ["report", "sync"]
     for statement, params in (
-        (PG_LEVELS, [served]),
-        (PG_NEXT_DUE.format(filters="AND q.pool IN (?)"), [served, "default"]),
+        (PG_LEVELS.format(served=served(2)), workflows),
+        (
+            PG_NEXT_DUE.format(served=served(2), filters="AND q.pool IN (?)"),
+            [*workflows, "default"],
+        ),
     ):
         plan = _plan(store, statement, params, generic=True)
         assert set(_indexes(store, plan, "tickwork_queue")) == {"tickwork_queue_claim"}, plan

@@ -72,14 +72,17 @@ _CANDIDATE = ", ".join(f"c.{name}" for name in CLAIM_COLUMNS)
 _COL_AVAILABLE_AT = len(CLAIM_COLUMNS)
 _COL_TOKEN = len(CLAIM_COLUMNS) + 1
 
-# The priority levels of the runs in flight of each workflow served (an array), highest
-# first: a skip-scan per workflow (sql_runs.levels), one seek of tickwork_queue_claim per
-# level, whatever the number of runs, and none among the workflows not served.
+# The priority levels of the runs in flight of each workflow served, highest first: a
+# skip-scan per workflow (sql_runs.levels), one seek of tickwork_queue_claim per level,
+# whatever the number of runs, and none among the workflows not served. {served}: one
+# "(?::text)" per workflow, not an array: the generic plan of a prepared statement would
+# guess an array's length (10), price itself above the custom plans and so be planned
+# again at every execution (0.3 ms a claim here, against 0.05 ms for the old walk).
 LEVELS_OF_SERVED = """
 WITH RECURSIVE level(workflow, priority) AS (
     SELECT served.workflow, (SELECT MAX(q.priority) FROM tickwork_queue q
         WHERE q.workflow = served.workflow)
-    FROM unnest(?::text[]) AS served(workflow)
+    FROM (VALUES {served}) AS served(workflow)
     UNION ALL
     SELECT level.workflow, (SELECT MAX(q.priority) FROM tickwork_queue q
         WHERE q.workflow = level.workflow AND q.priority < level.priority)
@@ -100,6 +103,12 @@ SELECT MIN((SELECT q.available_at FROM tickwork_queue q
 FROM level WHERE level.priority IS NOT NULL
 """
 )
+
+
+def served(workflows: int) -> str:
+    """``LEVELS_OF_SERVED``'s ``{served}`` for that many workflows."""
+    return ", ".join(["(?::text)"] * workflows)
+
 
 # Take the most urgent due runs of one priority level under new leases, in one
 # statement: the {candidates} (WALK, one per workflow served; or a suspect's walk) have
@@ -212,7 +221,8 @@ def take_runs(
     rows: list[Any] = []
     left = dict(room)
     levels: dict[int, list[str]] = {}
-    for workflow, priority in tx.execute(SELECT_LEVELS, list(open_workflows)).fetchall():
+    statement = SELECT_LEVELS.format(served=served(len(open_workflows)))
+    for workflow, priority in tx.execute(statement, *open_workflows).fetchall():
         levels.setdefault(priority, []).append(workflow)
     for priority in sorted(levels, reverse=True):
         # The workflows with runs at this level and room left, in the worker's order (one
@@ -272,9 +282,9 @@ def next_due_in(
     suspects: bool = True,
 ) -> int | None:
     filters = f"AND q.pool IN ({marks(len(pools))})" + suspects_filter(suspects)
-    statement = NEXT_DUE.format(filters=filters)
+    statement = NEXT_DUE.format(served=served(len(workflows)), filters=filters)
     # Each level walked from its earliest run (transaction.UNSORTED says why).
-    row = tx.execute_under(UNSORTED, statement, list(workflows), *pools).fetchone()
+    row = tx.execute_under(UNSORTED, statement, *workflows, *pools).fetchone()
     return None if row is None or row[0] is None else int(row[0])
 
 
