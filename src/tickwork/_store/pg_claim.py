@@ -140,7 +140,7 @@ RETURNING {_CANDIDATE}, c.available_at, l.lease_token
 # tickwork_queue_claim (migration 0017) from the level's first run to its first run not
 # yet due, so that no walk passes the runs of the workflows this worker does not serve
 # (one walk of the whole queue passed every one of them: 100,000 runs of a workflow
-# nobody served made another workflow drain ten times slower). {pools}: "AND q.pool IN
+# nobody served made another workflow drain 5-10 times slower). {pools}: "AND q.pool IN
 # (...)" with placeholders.
 WALK = f"""
     SELECT {CLAIM_SELECT}, q.available_at
