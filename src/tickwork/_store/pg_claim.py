@@ -137,7 +137,7 @@ WHERE r.id = c.id
 RETURNING {_CANDIDATE}, c.available_at, l.lease_token
 """
 # One workflow's due runs at one priority level, first due first: a seek of
-# tickwork_queue_claim (migration 0018) from the level's first run to its first run not
+# tickwork_queue_claim (migration 0020) from the level's first run to its first run not
 # yet due, so that no walk passes the runs of the workflows this worker does not serve
 # (one walk of the whole queue passed every one of them: 100,000 runs of a workflow
 # nobody served made another workflow drain 5-10 times slower). {pools}: "AND q.pool IN

@@ -1,3 +1,3 @@
 -- Nothing on SQLite: its claim has walked tickwork_queue_claim since 0012.
--- PostgreSQL's 0018 gives it the same index. A version of its own all the same, so that
+-- PostgreSQL's 0020 gives it the same index. A version of its own all the same, so that
 -- both dialects keep the same versions.
