@@ -9,18 +9,36 @@ workers' firing loop starts the run once it is due (``_store/sql_events.py``), e
 once: the buffer's row is deleted in the transaction that inserts the run. The run's id
 is the subscription's key and the buffer's first event id, so it is the same on every
 worker.
+
+Every decision (a window opened or extended, an event batched, a run started and why, a
+buffer dropped) is a ``Decided`` stored in the subscription's history in the same
+transaction, as a schedule's decisions are: ``engine.subscription_history(key)`` answers
+"why did this run start now, with this input?".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
-from ._durations import Duration, to_ms
+from ._durations import Duration, describe_duration, to_ms
 from ._ids import JSON, canonical_json
 from .errors import ConfigError
 
-__all__ = ["MAX_BATCH", "Buffer", "Flow", "buffered", "flow_run_id"]
+__all__ = [
+    "MAX_BATCH",
+    "Buffer",
+    "Decided",
+    "Flow",
+    "FlowDecision",
+    "SubscriptionDecision",
+    "buffered",
+    "decided_on_event",
+    "decided_on_flush",
+    "flow_run_id",
+]
 
 #: the most payloads one batch run gets
 MAX_BATCH = 10_000
@@ -97,23 +115,27 @@ class Buffer:
     first_ms: int
     due_ms: int
     payloads: tuple[JSON, ...]
+    #: how many events it holds (a debounce keeps only the last payload)
+    count: int = 1
 
 
 def buffered(
     flow: Flow, buffer: Buffer | None, event_id: str, payload: JSON, now_ms: int
 ) -> tuple[Buffer, bool]:
     """The buffer after an event, and whether its run starts now (a full batch)."""
+    count = 1 if buffer is None else buffer.count + 1
     if buffer is None:
         buffer = Buffer(event_id, now_ms, now_ms, ())
     if flow.debounce_ms is not None:
         due = now_ms + flow.debounce_ms
         if flow.debounce_max_ms is not None:
             due = min(due, buffer.first_ms + flow.debounce_max_ms)
-        return replace(buffer, due_ms=due, payloads=(payload,)), False
+        return replace(buffer, due_ms=due, payloads=(payload,), count=count), False
     assert flow.batch is not None and flow.batch_window_ms is not None
     payloads = (*buffer.payloads, payload)
     due = buffer.first_ms + flow.batch_window_ms
-    return replace(buffer, due_ms=due, payloads=payloads), len(payloads) >= flow.batch
+    after = replace(buffer, due_ms=due, payloads=payloads, count=count)
+    return after, len(payloads) >= flow.batch
 
 
 def flow_run_id(subscription: str, flow: Flow, first_event: str) -> str:
@@ -121,3 +143,121 @@ def flow_run_id(subscription: str, flow: Flow, first_event: str) -> str:
     on every worker)."""
     kind = "debounce" if flow.debounce_ms is not None else "batch"
     return f"{subscription}@{kind}:{first_event}"
+
+
+class FlowDecision(StrEnum):
+    """What the firing side decided for a debounced or batched subscription."""
+
+    #: an event opened or extended a debounce window (``due_at``: when its run starts)
+    DEBOUNCED = "debounced"
+    #: an event joined a batch (``due_at``: when the batch starts at the latest)
+    BATCHED = "batched"
+    #: a buffer's run started: quiet for the debounce, debounce_max reached, batch full,
+    #: or batch_window ended (the reason says which)
+    STARTED = "started"
+    #: a buffer's run id existed already (its run was started before): nothing new
+    ALREADY_STARTED = "already_started"
+    #: a buffer came due after its subscription was removed: its events start nothing
+    DROPPED = "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionDecision:
+    """One decision in a subscription's history (``engine.subscription_history``).
+
+    ``group`` is the value at the flow's ``key`` path the buffer is for (None without a
+    key); ``event_id`` the event decided on (for a run started, the buffer's first);
+    ``run_id`` the run started, or the one the buffer will start; ``count`` the events in
+    the buffer; ``due_at`` when its run starts at the latest (None once decided).
+    """
+
+    key: str
+    decision: FlowDecision
+    reason: str
+    group: Any
+    event_id: str | None
+    run_id: str | None
+    count: int
+    due_at: datetime | None
+    decided_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A decision as the store records it, beside the change it describes."""
+
+    decision: FlowDecision
+    reason: str
+    event_id: str | None
+    run_id: str | None
+    count: int
+    due_ms: int | None
+
+
+def _said(ms: int) -> str:
+    return describe_duration(timedelta(milliseconds=ms))
+
+
+def _events(n: int) -> str:
+    return "1 event" if n == 1 else f"{n} events"
+
+
+def decided_on_event(
+    flow: Flow, subscription: str, before: Buffer | None, after: Buffer, full: bool,
+    event_id: str,
+) -> Decided:  # fmt: skip
+    """Why an event did what it did to its buffer (``buffered``'s outcome)."""
+    run_id = flow_run_id(subscription, flow, after.first_event)
+    if flow.debounce_ms is not None:
+        verb = "opened" if before is None else "extended"
+        most = flow.debounce_max_ms
+        if most is not None and after.due_ms == after.first_ms + most:
+            until = f"up to debounce_max ({_said(most)} after the first event)"
+        else:
+            until = f"the run starts after {_said(flow.debounce_ms)} without an event"
+        reason = f"{verb} the debounce window: {until}"
+        reason += f", with the last of {_events(after.count)}"
+        return Decided(FlowDecision.DEBOUNCED, reason, event_id, run_id, after.count, after.due_ms)
+    assert flow.batch is not None and flow.batch_window_ms is not None
+    if full:
+        reason = f"batch full: {_events(after.count)} (batch={flow.batch})"
+        return Decided(FlowDecision.STARTED, reason, event_id, run_id, after.count, None)
+    reason = (
+        f"joined the batch: {after.count} of {flow.batch}; it starts at the latest "
+        f"{_said(flow.batch_window_ms)} after its first event"
+    )
+    return Decided(FlowDecision.BATCHED, reason, event_id, run_id, after.count, after.due_ms)
+
+
+def decided_on_flush(
+    flow: Flow | None, subscription: str, buffer: Buffer, *, started: bool
+) -> Decided:
+    """Why a due buffer's run started (or not: ``flow`` None, its subscription removed;
+    ``started`` False, its run existed already)."""
+    if flow is None:
+        reason = (
+            f"the subscription was removed before its run was due: {_events(buffer.count)} dropped"
+        )
+        return Decided(FlowDecision.DROPPED, reason, buffer.first_event, None, buffer.count, None)
+    run_id = flow_run_id(subscription, flow, buffer.first_event)
+    if not started:
+        reason = "the buffer's run existed already: nothing started"
+        return Decided(
+            FlowDecision.ALREADY_STARTED, reason, buffer.first_event, run_id, buffer.count, None
+        )
+    if flow.debounce_ms is not None:
+        capped = flow.debounce_max_ms is not None and (
+            buffer.due_ms == buffer.first_ms + flow.debounce_max_ms
+        )
+        why = (
+            f"debounce_max reached ({_said(flow.debounce_max_ms or 0)} after the first event)"
+            if capped
+            else f"no event for {_said(flow.debounce_ms)}"
+        )
+        reason = f"{why}: started with the last of {_events(buffer.count)}"
+    else:
+        reason = (
+            f"batch_window ended ({_said(flow.batch_window_ms or 0)} after the first event): "
+            f"started with {_events(buffer.count)}"
+        )
+    return Decided(FlowDecision.STARTED, reason, buffer.first_event, run_id, buffer.count, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from .._event_flow import SubscriptionDecision
 from .._events import Event
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 
@@ -50,7 +51,18 @@ class EventStore(Protocol):
     def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
         """Start the run of at most ``limit`` debounce or batch buffers due at ``now_ms``
         (``_event_flow``), each exactly once across processes: the buffer is removed in
-        the transaction that inserts its run. The ids of the runs started."""
+        the transaction that inserts its run. The ids of the runs started.
+
+        Every decision about a buffer, here and in ``emit_event`` (an event debounced or
+        batched, a run started, a buffer dropped because its subscription is gone), is
+        recorded in the subscription's history in the same transaction
+        (``_event_flow.decided_on_event`` / ``decided_on_flush``): exactly one entry per
+        decision however many workers flush at once."""
+        ...
+
+    def subscription_history(self, key: str, *, limit: int) -> list[SubscriptionDecision]:
+        """The subscription's decisions, newest first (through its index: the cost of a
+        page does not grow with the history kept). Kept after an unsubscribe."""
         ...
 
     def next_flush_ms(self) -> int | None:
@@ -78,8 +90,9 @@ class EventStore(Protocol):
         ...
 
     def prune_events(self, *, before_ms: int, limit: int) -> int:
-        """Remove at most ``limit`` events emitted before ``before_ms``, oldest first, in
-        one transaction; how many went. Their counts in ``emit_counts`` stay."""
+        """Remove at most ``limit`` events emitted before ``before_ms``, oldest first, then
+        (within the same ``limit``) subscriptions' decisions made before it, in one
+        transaction; how many rows went. The counts in ``emit_counts`` stay."""
         ...
 
     def emit_counts(self) -> dict[str, int]:

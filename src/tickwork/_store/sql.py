@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
+from .._event_flow import SubscriptionDecision
 from .._holidays import Holiday
 from .._models import (
     ApiKeyInfo,
@@ -383,6 +384,9 @@ class SqlStore:
 
     def emit_counts(self) -> dict[str, int]:
         return self._events.emit_counts()
+
+    def subscription_history(self, key: str, *, limit: int) -> list[SubscriptionDecision]:
+        return self._events.subscription_history(key, limit=limit)
 
     def prune_events(self, *, before_ms: int, limit: int) -> int:
         return self._events.prune_events(before_ms=before_ms, limit=limit)

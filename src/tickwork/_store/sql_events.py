@@ -19,7 +19,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._clock import from_ms
-from .._event_flow import Buffer, Flow, buffered, flow_run_id
+from .._event_flow import (
+    Buffer,
+    Flow,
+    SubscriptionDecision,
+    buffered,
+    decided_on_event,
+    decided_on_flush,
+    flow_run_id,
+)
 from .._events import (
     Event,
     event_run_id,
@@ -34,6 +42,7 @@ from .._models import RunStatus
 from .._records import NewRun
 from .contract import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
+from .flow_history import PRUNE_DECISIONS, SELECT_DECISIONS, decision_from_row, record_decision
 from .run_rows import claimed_runs, run_from_row
 from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, insert_run_row
 from .transaction import Database, Transaction
@@ -95,15 +104,16 @@ ORDER BY emitted_at DESC, id DESC LIMIT ?
 """
 # Debounce and batch (_event_flow.py): a subscription's buffer for one key value, ...
 SELECT_BUFFER = """
-SELECT first_event, first_at, due_at, payloads FROM tickwork_event_buffers
+SELECT first_event, first_at, due_at, payloads, events FROM tickwork_event_buffers
 WHERE subscription = ? AND grp = ?
 """
 # ... written after an event ...
 UPSERT_BUFFER = """
-INSERT INTO tickwork_event_buffers (subscription, grp, first_event, first_at, due_at, payloads)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO tickwork_event_buffers (subscription, grp, first_event, first_at, due_at, payloads,
+    events)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (subscription, grp) DO UPDATE SET due_at = excluded.due_at,
-    payloads = excluded.payloads
+    payloads = excluded.payloads, events = excluded.events
 """
 # ... and gone with its run (only the one that began with first_event).
 DELETE_BUFFER = """
@@ -111,8 +121,8 @@ DELETE FROM tickwork_event_buffers WHERE subscription = ? AND grp = ? AND first_
 """
 # The buffers due, soonest first (tickwork_event_buffers_due), and the next due.
 SELECT_DUE_BUFFERS = """
-SELECT subscription, grp, first_event, first_at, due_at, payloads FROM tickwork_event_buffers
-WHERE due_at <= ? ORDER BY due_at LIMIT ?
+SELECT subscription, grp, first_event, first_at, due_at, payloads, events
+FROM tickwork_event_buffers WHERE due_at <= ? ORDER BY due_at LIMIT ?
 """
 NEXT_BUFFER_DUE = "SELECT MIN(due_at) FROM tickwork_event_buffers"
 # Retention: the oldest events emitted before the cutoff, a batch at a time (their names'
@@ -234,15 +244,18 @@ class EventsSql:
         row = tx.execute(SELECT_BUFFER + self._db.lock_row, sub.key, group).fetchone()
         before = None if row is None else _buffer_of(row)
         after, full = buffered(flow, before, event.id, payload, event.emitted_ms)
+        decided = decided_on_event(flow, sub.key, before, after, full, event.id)
+        record_decision(tx, sub.key, group, decided, event.emitted_ms)
         if not full:
             tx.execute(
                 UPSERT_BUFFER, sub.key, group, after.first_event, after.first_ms, after.due_ms,
-                canonical_json(list(after.payloads)),
+                canonical_json(list(after.payloads)), after.count,
             )  # fmt: skip
             return []
         if before is not None:
             tx.execute(DELETE_BUFFER, sub.key, group, before.first_event)
-        return [_start_flushed(tx, sub, flow, after, event.emitted_ms)]
+        run_id, _ = _start_flushed(tx, sub, flow, after, event.emitted_ms)
+        return [run_id]
 
     def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
         """Start the runs of the buffers due at ``now_ms``, each once across the fleet:
@@ -250,18 +263,26 @@ class EventsSql:
 
         def work(tx: Transaction) -> list[str]:
             started = []
-            for sub_key, group, first, first_at, due, payloads in tx.execute(
+            for sub_key, group, first, first_at, due, payloads, count in tx.execute(
                 SELECT_DUE_BUFFERS + self._db.lock_row, now_ms, limit
             ).fetchall():
                 tx.execute(DELETE_BUFFER, sub_key, group, first)
-                taken = tx.rowcount == 1
+                if tx.rowcount != 1:
+                    continue  # another worker took it
+                buffer = Buffer(
+                    first, int(first_at), int(due), tuple(json.loads(payloads)), int(count)
+                )
                 row = tx.execute(SELECT_SUBSCRIPTION, sub_key).fetchone()
-                if not taken or row is None:
-                    continue  # another worker took it, or it was unsubscribed
+                if row is None:  # unsubscribed since: its events start nothing
+                    decided = decided_on_flush(None, sub_key, buffer, started=False)
+                    record_decision(tx, sub_key, group, decided, now_ms)
+                    continue
                 sub = subscription_from_row(row)
                 flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
-                buffer = Buffer(first, int(first_at), int(due), tuple(json.loads(payloads)))
-                started.append(_start_flushed(tx, sub, flow, buffer, now_ms))
+                run_id, new = _start_flushed(tx, sub, flow, buffer, now_ms)
+                decided = decided_on_flush(flow, sub_key, buffer, started=new)
+                record_decision(tx, sub_key, group, decided, now_ms)
+                started.append(run_id)
             if started:
                 self._db.notify(tx, "runs")
             return started
@@ -402,10 +423,19 @@ class EventsSql:
             rows = tx.execute(LIST_EVENTS.format(where=where), *params, limit).fetchall()
         return [stored_event_from_row(row) for row in rows]
 
+    def subscription_history(self, key: str, *, limit: int) -> list[SubscriptionDecision]:
+        with self._db.read() as tx:
+            rows = tx.execute(SELECT_DECISIONS, key, limit).fetchall()
+        return [decision_from_row(row) for row in rows]
+
     def prune_events(self, *, before_ms: int, limit: int) -> int:
         def work(tx: Transaction) -> int:
             tx.execute(PRUNE_EVENTS, before_ms, limit)
-            return int(tx.rowcount)
+            removed = int(tx.rowcount)
+            if removed < limit:  # then the subscriptions' decisions of that age
+                tx.execute(PRUNE_DECISIONS, before_ms, limit - removed)
+                removed += int(tx.rowcount)
+            return removed
 
         return self._db.write_alone(work)
 
@@ -426,14 +456,14 @@ def _start(tx: Transaction, sub: SubscriptionRecord, run_id: str, value: JSON, n
 
 def _start_flushed(
     tx: Transaction, sub: SubscriptionRecord, flow: Flow, buffer: Buffer, now_ms: int
-) -> str:
-    """A buffer's run: the last payload (debounce) or the list of them (batch)."""
+) -> tuple[str, bool]:
+    """A buffer's run: the last payload (debounce) or the list of them (batch); its id,
+    and False when it existed already."""
     mapping = _loaded(sub.input_json)
     inputs = [map_input(p, mapping) for p in buffer.payloads]
     value = inputs[-1] if flow.debounce_ms is not None else inputs
     run_id = flow_run_id(sub.key, flow, buffer.first_event)
-    _start(tx, sub, run_id, value, now_ms)
-    return run_id
+    return run_id, _start(tx, sub, run_id, value, now_ms)
 
 
 def _group(payload: JSON, key: str) -> str:
@@ -443,7 +473,7 @@ def _group(payload: JSON, key: str) -> str:
 
 
 def _buffer_of(row: Sequence[Any]) -> Buffer:
-    return Buffer(row[0], int(row[1]), int(row[2]), tuple(json.loads(row[3])))
+    return Buffer(row[0], int(row[1]), int(row[2]), tuple(json.loads(row[3])), int(row[4]))
 
 
 def _loaded(text: str | None) -> Any:
