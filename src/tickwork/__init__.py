@@ -10,6 +10,8 @@ from ._declared import Cron as Cron
 from ._declared import Every as Every
 from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
+from ._event_flow import FlowDecision as FlowDecision
+from ._event_flow import SubscriptionDecision as SubscriptionDecision
 from ._events import Event as Event
 from ._events import EventInfo as EventInfo
 from ._events import On as On
@@ -73,6 +75,7 @@ __all__ = [
     "Event",
     "EventInfo",
     "Every",
+    "FlowDecision",
     "HistoryEntry",
     "Holiday",
     "InputValidationError",
@@ -99,6 +102,7 @@ __all__ = [
     "StorageStats",
     "StoreError",
     "StoreUnreachable",
+    "SubscriptionDecision",
     "SubscriptionInfo",
     "TickworkError",
     "Triggered",

@@ -31,7 +31,9 @@ from ._calendar_wire import (
 )
 from ._calendars import declared_calendar, is_calendar_name, unknown_calendar
 from ._durations import Duration, format_duration, parse_duration
+from ._event_flow import SubscriptionDecision
 from ._event_wire import (
+    decision_list_from_wire,
     emitted_from_wire,
     event_from_wire,
     event_list_from_wire,
@@ -52,7 +54,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._registry import check_note
+from ._registry import check_name, check_note
 from ._spec import ScheduleOptions, check_option_names, make_spec, takes_schedule_options
 from ._wire import (
     error_from_wire,
@@ -424,6 +426,13 @@ class Client:
         found = self._request("GET", "/subscriptions")
         return [subscription_from_wire(s) for s in found["subscriptions"]]
 
+    def subscription_history(self, key: str, limit: int = 100) -> list[SubscriptionDecision]:
+        """A debounced or batched subscription's decisions, newest first ([] if none)."""
+        check_name(key, "A subscription key")  # as Engine's: no empty path segment sent
+        params = {"limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else ""}
+        found = self._request("GET", f"/subscriptions/{_segment(key)}/history", params=params)
+        return decision_list_from_wire(found)
+
     def list_events(self, *, name: str | None = None, limit: int = 100) -> list[EventInfo]:
         """The newest events (of ``name``, when given), newest first."""
         params = {"name": name, "limit": limit}
@@ -558,6 +567,7 @@ class Client:
     subscribe_async = twin(subscribe)
     unsubscribe_async = twin(unsubscribe)
     list_subscriptions_async = twin(list_subscriptions)
+    subscription_history_async = twin(subscription_history)
     list_events_async = twin(list_events)
     get_event_async = twin(get_event)
     calendar_async = twin(calendar)

@@ -19,6 +19,7 @@ from ._async_api import twin
 from ._calendar_ops import Calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
+from ._event_flow import SubscriptionDecision
 from ._event_ops import Events, FiringWithEvents
 from ._events import EventInfo, On, SubscriptionInfo
 from ._handle import RunHandle
@@ -509,6 +510,12 @@ class Engine:
         self.sync_subscriptions()
         return self._events.subscriptions()
 
+    def subscription_history(self, key: str, limit: int = 100) -> list[SubscriptionDecision]:
+        """A debounced or batched subscription's decisions, newest first: each event
+        debounced or batched, each run started and why, each buffer dropped ([] for a
+        key with none; kept after ``unsubscribe``, until the retention)."""
+        return self._events.history(key, limit)
+
     def list_events(self, *, name: str | None = None, limit: int = 100) -> list[EventInfo]:
         """The newest events (of ``name``, when given), newest first."""
         return self._events.query(name=name, limit=limit)
@@ -696,6 +703,7 @@ class Engine:
     subscribe_async = twin(subscribe)
     unsubscribe_async = twin(unsubscribe)
     list_subscriptions_async = twin(list_subscriptions)
+    subscription_history_async = twin(subscription_history)
     list_events_async = twin(list_events)
     get_event_async = twin(get_event)
     calendar_async = twin(calendar)

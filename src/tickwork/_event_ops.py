@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from ._clock import from_ms
+from ._event_flow import SubscriptionDecision
 from ._events import (
     Event,
     EventInfo,
@@ -133,6 +134,12 @@ class Events:
             )
             for r in self._runtime.store.list_subscriptions()
         ]
+
+    def history(self, key: str, limit: int) -> list[SubscriptionDecision]:
+        """A debounced or batched subscription's decisions, newest first."""
+        check_name(key, "A subscription key")
+        check_limit(limit)
+        return self._runtime.store.subscription_history(key, limit=limit)
 
     def get(self, event_id: str) -> EventInfo | None:
         check_event_id(event_id)

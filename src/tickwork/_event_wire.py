@@ -6,9 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from ._event_flow import FlowDecision, SubscriptionDecision
 from ._events import EventInfo, SubscriptionInfo
 
 __all__ = [
+    "decision_list_from_wire",
+    "decision_list_to_wire",
     "emitted_from_wire",
     "emitted_to_wire",
     "event_from_wire",
@@ -94,3 +97,39 @@ def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
 
 def subscription_list_to_wire(subs: list[SubscriptionInfo]) -> dict[str, Any]:
     return {"subscriptions": [subscription_to_wire(s) for s in subs]}
+
+
+def _decision_to_wire(entry: SubscriptionDecision) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "decision": entry.decision.value,
+        "reason": entry.reason,
+        "group": entry.group,
+        "event_id": entry.event_id,
+        "run_id": entry.run_id,
+        "count": entry.count,
+        "due_at": None if entry.due_at is None else _instant(entry.due_at),
+        "decided_at": _instant(entry.decided_at),
+    }
+
+
+def decision_list_to_wire(entries: list[SubscriptionDecision]) -> dict[str, Any]:
+    """``GET /subscriptions/{key}/history``'s answer (and ``events history --json``'s)."""
+    return {"history": [_decision_to_wire(e) for e in entries]}
+
+
+def decision_list_from_wire(data: dict[str, Any]) -> list[SubscriptionDecision]:
+    return [
+        SubscriptionDecision(
+            key=e["key"],
+            decision=FlowDecision(e["decision"]),
+            reason=e["reason"],
+            group=e["group"],
+            event_id=e["event_id"],
+            run_id=e["run_id"],
+            count=e["count"],
+            due_at=None if e["due_at"] is None else _from_instant(e["due_at"]),
+            decided_at=_from_instant(e["decided_at"]),
+        )
+        for e in data["history"]
+    ]

@@ -1,4 +1,5 @@
-"""``tickwork events emit|list|show``: emit an event, and what was emitted (DESIGN §9).
+"""``tickwork events emit|list|show|history``: emit an event, what was emitted, and what
+a debounced or batched subscription decided (DESIGN §9).
 
 No app is needed: subscriptions are stored in the database, so an event emitted here
 starts the same runs as one emitted by the app or over HTTP.
@@ -12,8 +13,14 @@ from typing import Any
 
 import click
 
-from .._event_wire import emitted_to_wire, event_list_to_wire, event_to_wire
+from .._event_wire import (
+    decision_list_to_wire,
+    emitted_to_wire,
+    event_list_to_wire,
+    event_to_wire,
+)
 from .._hints import not_found
+from .._ids import canonical_json
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, print_table
 
@@ -100,3 +107,30 @@ def show(event_id: str, database: str | None, as_json: bool) -> None:
         echo_json(wire)
         return
     print_table(["field", "value"], field_rows(wire), title=f"event {event.id}")
+
+
+@command.command("history")
+@click.argument("key")
+@click.option("--limit", default=100, show_default=True, type=int, help="How many, newest first.")
+@database_option
+@json_option
+def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
+    """What the debounced or batched subscription KEY decided, newest first: each event
+    debounced or batched, each run started and why, each buffer dropped."""
+    with open_engine(database) as engine:
+        entries = engine.subscription_history(key, limit=limit)
+    if as_json:
+        echo_json(decision_list_to_wire(entries))
+        return
+    if not entries:
+        click.echo(f"No decisions for subscription {key!r} in {engine.where}.")
+        return
+    print_table(
+        ["decided (UTC)", "decision", "group", "event", "events", "run", "reason"],
+        [
+            (_when(e.decided_at), e.decision.value, canonical_json(e.group), e.event_id,
+             e.count, e.run_id, e.reason)
+            for e in entries
+        ],
+        whole=(0, 5),
+    )  # fmt: skip

@@ -36,6 +36,7 @@ from starlette.routing import BaseRoute, Route
 from .._durations import format_duration
 from .._engine import Engine
 from .._event_wire import (
+    decision_list_to_wire,
     emitted_to_wire,
     event_list_to_wire,
     event_to_wire,
@@ -276,6 +277,12 @@ class _Api:
         )
         return JSONResponse({"key": key})
 
+    async def subscription_history(self, request: Request) -> Response:
+        limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
+        key = request.path_params["key"]
+        entries = await self._call(self.engine.subscription_history, key, limit)
+        return JSONResponse(decision_list_to_wire(entries))
+
     async def unsubscribe(self, request: Request) -> Response:
         removed = await self._call(self.engine.unsubscribe, request.path_params["key"])
         return JSONResponse({"key": request.path_params["key"], "removed": removed})
@@ -385,6 +392,7 @@ def build_api(engine: Engine) -> Starlette:
         "/events/{event_id}": {"GET": api.get_event},
         "/subscriptions": {"GET": api.list_subscriptions, "POST": api.subscribe},
         "/subscriptions/{key}": {"DELETE": api.unsubscribe},
+        "/subscriptions/{key}/history": {"GET": api.subscription_history},
         **calendar_routes(engine),
         "/workflows": {"GET": api.workflows},
         "/workers": {"GET": api.workers},

@@ -88,6 +88,7 @@ def routes(engine: Engine) -> list[BaseRoute]:
         Route("/run/cancel", action(pages.cancel_run), methods=["POST"]),
         Route("/workers", page(pages.workers)),
         Route("/events", page(pages.events)),
+        Route("/subscription", page(pages.subscription)),
         Route("/calendars", page(calendars.calendars)),
         Route("/calendar", page(calendars.calendar)),
         Route("/login", secured(login.page, renderer)),

@@ -302,6 +302,16 @@ def _paths() -> dict[str, Any]:
                 errors={"400": _BAD_PARAM},
             )
         },
+        "/subscriptions/{key}/history": {
+            "get": _operation(
+                "subscription_history",
+                "A debounced or batched subscription's decisions, newest first: each event "
+                "debounced or batched, each run started and why, each buffer dropped",
+                _json("SubscriptionHistory", "The decisions"),
+                params=[_path_param("key", "The subscription's key"), _LIMIT],
+                errors={"400": _BAD_PARAM},
+            )
+        },
         **_calendar_paths(),
         "/workflows": {
             "get": _operation(

@@ -366,6 +366,7 @@ class Pages:
         for run in waiting:
             steps = await run_in_threadpool(self.engine.list_steps, run.id)
             waits.append((run, waiting_for(run, steps)))
+        subscriptions = await run_in_threadpool(self.engine.list_subscriptions)
         return self.renderer.render(
             request,
             "events.html",
@@ -375,6 +376,31 @@ class Pages:
             events=events,
             event_name=name,
             waits=waits,
+            subscriptions=subscriptions,
+        )
+
+    async def subscription(self, request: Request, session: Session) -> Response:
+        """A subscription's decisions (debounced, batched, started and why, dropped),
+        newest first, like a schedule's history (DESIGN §9)."""
+        key = request.query_params.get("key", "")
+        subs = await run_in_threadpool(self.engine.list_subscriptions)
+        sub = next((s for s in subs if s.key == key), None)
+        history = (
+            await run_in_threadpool(self.engine.subscription_history, key, limit=EVENTS_SHOWN)
+            if key
+            else []
+        )
+        if sub is None and not history:
+            return self.renderer.not_found(request, session, f"subscription {key!r}")
+        return self.renderer.render(
+            request,
+            "subscription.html",
+            session,
+            refresh=True,
+            page="events",
+            key=key,
+            sub=sub,
+            history=history,
         )
 
     async def cancel_run(self, request: Request, session: Session, form: FormData) -> Response:

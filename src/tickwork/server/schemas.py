@@ -29,6 +29,7 @@ from .. import _spec
 from .._business_days import OnHoliday
 from .._cron_walk import DstGap, DstRepeat
 from .._durations import bare_number_error
+from .._event_flow import FlowDecision
 from .._models import Decision, Overlap, RunStatus, ScheduleState
 from .._retry import Retry
 
@@ -589,6 +590,22 @@ class SubscriptionList(_Response):
     subscriptions: list[Subscription]
 
 
+class SubscriptionDecision(_Response):
+    key: str
+    decision: FlowDecision
+    reason: str
+    group: Any = Field(description="The value at the flow's key path (null without a key).")
+    event_id: str | None = Field(description="The event decided on (a run's: its first).")
+    run_id: str | None = Field(description="The run started, or the one the buffer will start.")
+    count: int = Field(description="The events in the buffer.")
+    due_at: Instant | None = Field(description="When the buffer's run starts at the latest.")
+    decided_at: Instant
+
+
+class SubscriptionHistory(_Response):
+    history: list[SubscriptionDecision]
+
+
 class Subscribed(_Response):
     key: str
 
@@ -651,6 +668,8 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     EventList,
     Subscribed,
     Subscription,
+    SubscriptionDecision,
+    SubscriptionHistory,
     SubscriptionList,
     Unsubscribed,
     Backfilled,
