@@ -33,7 +33,7 @@ from ._records import tries_from_json, tries_to_json
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
 from ._store import ClaimedRun, StepRecord, Store
-from ._store.event_records import NewEvent
+from ._store.event_records import Emitted, NewEvent
 from .errors import ConfigError, ResultError, StepFailed, StoreError
 
 __all__ = [
@@ -192,8 +192,10 @@ class Context:
         clock: _clock.Clock,
         lease_ms: int,
         input: Any,
+        on_emitted: Callable[[str, Emitted], None] = lambda _id, _emitted: None,
     ) -> None:
         info = claim.info
+        self._on_emitted = on_emitted
         self.run_id: str = info.id
         self.workflow: str = info.workflow
         self.attempt: int = info.attempt
@@ -385,11 +387,12 @@ class Context:
         self._check_boundary()
         now = self._now_ms()
         digest = hashlib.sha256(f"{self.run_id}\x00{key}".encode()).hexdigest()[:32]
-        store = self._lease.store
+        store, event_id = self._lease.store, f"run-{digest}"
         emitted = durable(
-            lambda: store.emit_event(NewEvent(f"run-{digest}", name, text, now)),
+            lambda: store.emit_event(NewEvent(event_id, name, text, now)),
             give_up_after=self._lease.lease_ms / 2000,
         )
+        self._on_emitted(event_id, emitted)  # this process's worker takes its runs now
         started = list(emitted.started)
         self._write(
             StepRecord("emit", key, self._next_seq(), "completed", canonical_json(started),

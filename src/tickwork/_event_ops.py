@@ -83,12 +83,7 @@ class Events:
                 f"event id {event.id!r} is already an event named {emitted.name!r}, "
                 f"not {name!r}: choose another id"
             )
-        if emitted.new and (emitted.started or emitted.woke):
-            self._runtime.wake.set()  # this process's worker claims them at once
-            for run_id in emitted.started:
-                LOG.info("event %s (%s) started run %s", name, event.id, run_id)
-            for run_id in emitted.woke:
-                LOG.info("event %s (%s) woke run %s", name, event.id, run_id)
+        self._runtime.emitted(event.id, emitted)
         return list(emitted.started)
 
     def subscribe(

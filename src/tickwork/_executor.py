@@ -31,7 +31,7 @@ from ._models import HistoryEntry, RunInfo, RunStatus
 from ._registry import WorkflowDef
 from ._retry import Retry
 from ._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
-from ._store.event_records import NewWait
+from ._store.event_records import Emitted, NewWait
 from .errors import ConfigError, ResultError, StoreError
 
 __all__ = ["Outcome", "execute"]
@@ -77,14 +77,17 @@ def execute(
     lease_ms: int,
     on_context: Callable[[Context | None], None] = lambda _ctx: None,
     next_claim: Callable[[int], ClaimRequest | None] = lambda _now_ms: None,
+    on_emitted: Callable[[str, Emitted], None] = lambda _id, _emitted: None,
 ) -> Outcome:
     """Execute the claimed run until it finishes, suspends or fails this attempt.
 
     ``on_context`` receives the context while it runs (and None after) so the caller can
     flag a cancellation seen by a lease renewal. ``next_claim(now_ms)`` says which runs
     to claim in the transaction that ends this attempt (None: claim nothing).
+    ``on_emitted(event_id, emitted)`` hears of each event the workflow's ``ctx.emit``
+    stored.
     """
-    attempt = _Attempt(claim, definition, store, clock, lease_ms, next_claim)
+    attempt = _Attempt(claim, definition, store, clock, lease_ms, next_claim, on_emitted)
     try:
         if claim.cancel_requested:
             outcome = attempt.end(RunStatus.CANCELLED)
@@ -150,9 +153,11 @@ class _Attempt:
         clock: _clock.Clock,
         lease_ms: int,
         next_claim: Callable[[int], ClaimRequest | None],
+        on_emitted: Callable[[str, Emitted], None],
     ) -> None:
         self.claim, self.definition, self.store = claim, definition, store
         self.clock, self.lease_ms, self.next_claim = clock, lease_ms, next_claim
+        self.on_emitted = on_emitted
         self.give_up_after = lease_ms / 2000
         #: what failed the attempt, for the log's traceback
         self.failure: BaseException | None = None
@@ -173,6 +178,7 @@ class _Attempt:
                 clock=self.clock,
                 lease_ms=self.lease_ms,
                 input=definition.load_input(info.input),
+                on_emitted=self.on_emitted,
             )
             on_context(ctx)
             value = _call(definition, ctx)

@@ -13,6 +13,7 @@ thousand schedules a second must not drown its logs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,12 +23,14 @@ from ._models import DeadlineMissed, Decision, HistoryEntry, RunInfo
 from ._retry import Retry
 
 __all__ = [
+    "EVENTS",
     "FIRING",
     "RUNS",
     "elapsed",
     "instant",
     "log_deadline_missed",
     "log_decision",
+    "log_emitted",
     "log_run",
     "log_step_failed",
 ]
@@ -36,6 +39,8 @@ __all__ = [
 RUNS = logging.getLogger("tickwork.runs")
 #: firing decisions other than a plain start: skipped, buffered, dropped, missed...
 FIRING = logging.getLogger("tickwork.firing")
+#: what an emit did: the runs it started and the waiting runs it woke
+EVENTS = logging.getLogger("tickwork.events")
 #: history entries that record a state change rather than an occurrence's fate
 _STATE_CHANGES = frozenset({
     Decision.PAUSED, Decision.RESUMED, Decision.DEACTIVATED, Decision.ACTIVATED,
@@ -120,6 +125,19 @@ def log_deadline_missed(missed: DeadlineMissed) -> None:
             "status": missed.status.value,
         },
     )
+
+
+def log_emitted(name: str, event_id: str, started: Sequence[str], woke: Sequence[str]) -> None:
+    """Each run an emit started and each waiting run it woke (INFO on ``tickwork.events``),
+    whether ``engine.emit`` or a workflow's ``ctx.emit`` made it."""
+    if not EVENTS.isEnabledFor(logging.INFO):
+        return
+    for run_id in started:
+        EVENTS.info("event %s (%s) started run %s", name, event_id, run_id,
+                    extra={"event": name, "event_id": event_id, "run_id": run_id})  # fmt: skip
+    for run_id in woke:
+        EVENTS.info("event %s (%s) woke run %s", name, event_id, run_id,
+                    extra={"event": name, "event_id": event_id, "run_id": run_id})  # fmt: skip
 
 
 def instant(when: datetime | int) -> str:

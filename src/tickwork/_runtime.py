@@ -25,9 +25,11 @@ from ._durations import Duration, to_ms
 from ._executor import Outcome, execute
 from ._hooks import ErrorHook, Hooks
 from ._ids import new_worker_id
+from ._logs import log_emitted
 from ._models import RunInfo, RunStatus, Stats
 from ._registry import Registry, check_pool
 from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, StatsSource, Store, open_store
+from ._store.event_records import Emitted
 from .errors import ConfigError, StoreError
 
 __all__ = ["Executors", "HandOver", "LeaseKeeper", "Runtime"]
@@ -181,6 +183,14 @@ class Runtime:
         self.schedules_changed.set()
         self.wake.set()
 
+    def emitted(self, event_id: str, emitted: Emitted) -> None:
+        """After an emit here (``engine.emit`` or a workflow's ``ctx.emit``): this
+        process's worker looks for the runs it started or woke at once, rather than at
+        its next poll (as ``insert_run`` does for a start), and each is logged."""
+        if emitted.new and (emitted.started or emitted.woke):
+            self.wake.set()
+            log_emitted(emitted.name, event_id, emitted.started, emitted.woke)
+
     def run_ended(self) -> None:
         with self.finished:
             self.finished.notify_all()
@@ -248,6 +258,7 @@ class Runtime:
                 lease_ms=self.lease_ms,
                 on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
                 next_claim=next_claim,
+                on_emitted=self.emitted,
             )
         finally:
             keeper.drop(claim.info.id)
