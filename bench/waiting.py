@@ -171,9 +171,11 @@ def fill(url: str, size: int) -> float:
     return time.perf_counter() - start
 
 
-def start_worker(url: str, folder: Path) -> subprocess.Popen[bytes]:
+def start_worker(url: str, folder: Path, app_text: str = APP) -> subprocess.Popen[bytes]:
+    """``python -m tickwork worker waiting_app:engine`` over ``url``, the app's code
+    ``app_text`` (an ``engine``), its log in ``folder/worker.log``."""
     app = folder / "waiting_app.py"
-    app.write_text(APP)
+    app.write_text(app_text)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKWORK_")}
     if not url.startswith("sqlite:///"):
         url = f"{url}&application_name={APP_NAME}"

@@ -150,6 +150,9 @@ class Events:
     def flush(self) -> list[str]:
         """Start the runs of the debounce and batch buffers due now (the firing loop's)."""
         started: list[str] = []
+        due = self._runtime.store.next_flush_ms()
+        if due is None or due > self._runtime.now_ms():
+            return started  # an idle pass reads by the index, and writes nothing
         while True:
             batch = self._runtime.store.flush_due(now_ms=self._runtime.now_ms(), limit=FLUSH_BATCH)
             started += batch

@@ -158,14 +158,41 @@ def _check_path(path: object, what: str) -> str:
 
 
 def check_match(match: object) -> dict[str, JSON] | None:
-    """``match`` as a plain dict of dotted paths to JSON values (None: every event)."""
+    """``match`` as a plain dict of dotted paths to JSON values (None: every event).
+
+    Equality only: a ``$name`` in a path or as a key of an object value (Mongo's and
+    Inngest's ``{"$gt": 5}``, ``{"$or": ...}``) is refused by name rather than compared
+    as a literal that would never match what was meant."""
     if match is None:
         return None
     if not isinstance(match, Mapping):
         raise ConfigError(f"match must be a dict of dotted payload paths to values, not {match!r}")
     checked = {_check_path(path, "A match key"): value for path, value in match.items()}
     canonical_json(checked, what="match", error=ConfigError)
+    for path, value in checked.items():
+        operator = _operator_in(path.split(".")) or _operator_in_value(value)
+        if operator is not None:
+            raise ConfigError(
+                f"match compares payload values for equality only: {operator!r} in "
+                f"{path!r} is no match syntax tickwork knows (no operators)"
+            )
     return checked
+
+
+def _operator_in(names: Sequence[object]) -> str | None:
+    return next((n for n in names if isinstance(n, str) and n.startswith("$")), None)
+
+
+def _operator_in_value(value: object) -> str | None:
+    """The first ``$name`` key of an object anywhere in a match value, or None."""
+    if isinstance(value, Mapping):
+        found = _operator_in(list(value))
+        return found or next(
+            (f for f in map(_operator_in_value, value.values()) if f is not None), None
+        )
+    if isinstance(value, list):
+        return next((f for f in map(_operator_in_value, value) if f is not None), None)
+    return None
 
 
 def _check_input_map(mapping: object) -> None:

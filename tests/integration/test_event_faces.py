@@ -31,10 +31,12 @@ def app_engine(engine: Engine) -> Engine:
     return engine
 
 
-def call(engine: Engine, method: str, path: str, **kwargs: Any) -> httpx.Response:
+def call(
+    engine: Engine, method: str, path: str, headers: dict[str, str] | None = None, **kwargs: Any
+) -> httpx.Response:
     app = create_app(engine, dashboard=False)
     key = engine.create_api_key(f"t{len(engine.list_api_keys())}")
-    headers = {"Authorization": f"Bearer {key}"}
+    headers = {"Authorization": f"Bearer {key}", **(headers or {})}
 
     async def send() -> httpx.Response:
         transport = httpx.ASGITransport(app=app)
@@ -75,6 +77,46 @@ def test_a_bad_event_is_refused_with_a_4xx_and_nothing_is_stored(
     response = call(app_engine, "POST", "/api/v1/events", json=body)
     assert 400 <= response.status_code < 500
     assert app_engine.list_events() == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",  # not JSON at all
+        b'{"name": "x", "payload": NaN}',  # Python's json reads NaN; JSON has none
+        b'{"name": "x", "payload": "\\ud800"}',  # a lone surrogate: no UTF-8 text
+        b'{"name": "\\ud800"}',
+        b'{"name": "x", "id": "a\\u0000b"}',  # NUL in an id
+        b'[{"name": "x"}]',  # JSON, but not an object
+    ],
+)
+def test_a_body_that_is_no_event_is_refused_with_a_4xx_and_nothing_is_stored(
+    app_engine: Engine, body: bytes
+) -> None:
+    headers = {"content-type": "application/json"}
+    response = call(app_engine, "POST", "/api/v1/events", content=body, headers=headers)
+    assert 400 <= response.status_code < 500, response.text
+    assert response.json()["error"]["message"]
+    assert app_engine.list_events() == []
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        {"amount": {"$gt": 5}},  # operators (Mongo's, Inngest's): equality only here
+        {"$or": [{"a": 1}]},
+        {"a..b": 1},  # no dotted path
+        {"": 1},
+        "tier=gold",  # no dict
+    ],
+)
+def test_a_subscription_with_unknown_match_syntax_is_refused_and_not_stored(
+    app_engine: Engine, match: Any
+) -> None:
+    body = {"workflow": "audit", "name": "order.paid", "match": match, "key": "audit"}
+    response = call(app_engine, "POST", "/api/v1/subscriptions", json=body)
+    assert 400 <= response.status_code < 500, response.text
+    assert "audit" not in [s.key for s in app_engine.list_subscriptions()]
 
 
 def test_a_payload_over_the_body_limit_is_refused(app_engine: Engine) -> None:

@@ -89,6 +89,9 @@ def test_runtime_subscriptions_are_stored_listed_and_removed(engine: Engine) -> 
         ("ok", None, "id\x1b[31m", None),
         ("ok", None, None, {"a..b": 1}),
         ("ok", None, None, "order_id == 7"),
+        ("ok", None, None, {"amount": {"$gt": 5}}),  # equality only: no operators
+        ("ok", None, None, {"$or": [{"a": 1}]}),
+        ("ok", None, None, {"items": [{"$elemMatch": {"a": 1}}]}),
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_stored(
@@ -105,6 +108,31 @@ def test_bad_input_is_refused_and_nothing_is_stored(
             engine.emit(name, payload, id=event_id)
     assert engine.list_events() == []
     assert engine.list_subscriptions() == []
+
+
+def test_a_wait_with_operator_syntax_in_its_match_is_refused_before_it_waits(
+    engine: Engine,
+) -> None:
+    @engine.workflow("fulfil")
+    def fulfil(ctx: Context, input: Any) -> Any:
+        return ctx.wait_for_event("order.paid", match={"amount": {"$gte": 10}})
+
+    handle = engine.start("fulfil")
+    engine.run_until_idle()
+    assert handle.status() is RunStatus.FAILED
+    assert "$gte" in (engine.get_run(handle.id).error or "")  # type: ignore[union-attr]
+
+
+def test_a_match_on_a_dollar_free_object_or_a_dollar_inside_a_value_is_equality(
+    engine: Engine,
+) -> None:
+    @engine.workflow("wf")
+    def wf(ctx: Context, input: Any) -> None:
+        return None
+
+    engine.subscribe("wf", "x", match={"price": {"currency": "USD"}, "note": "$5 off"})
+    assert engine.emit("x", {"price": {"currency": "USD"}, "note": "$5 off"}) != []
+    assert engine.emit("x", {"price": {"currency": "EUR"}, "note": "$5 off"}) == []
 
 
 def test_an_id_already_used_by_another_event_name_is_refused(engine: Engine) -> None:
