@@ -26,6 +26,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
+from tickwork._store.flow_history import SELECT_DECISIONS
 from tickwork._store.pg_claim import NEXT_DUE as PG_NEXT_DUE
 from tickwork._store.pg_claim import SELECT_LEVELS as PG_LEVELS
 from tickwork._store.pg_claim import claim_statement, served
@@ -348,6 +349,8 @@ def _face_reads(store: Store) -> list[tuple[str, str, list[Any], str, str, bool]
         ("list_steps", SELECT_STEPS, ["x"], "tickwork_steps", pk_steps, True),  # one run's
         ("schedule_history", SELECT_HISTORY, ["k1", 100], "tickwork_schedule_history",
          "tickwork_schedule_history_key", False),
+        ("subscription_history", SELECT_DECISIONS, ["k1", 100],
+         "tickwork_subscription_history", "tickwork_subscription_history_key", False),
         ("get_schedule", GET_INFO, ["k1"], "tickwork_runs r", pk_runs, False),
         ("list_schedules", LIST_INFO.format(where="", page=""), [], "tickwork_runs r", pk_runs,
          True),  # sorted by key: the schedules, not the runs
