@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Protocol
 
 from ._clock import from_ms
-from ._event_flow import SubscriptionDecision
+from ._event_flow import Flow, SubscriptionDecision
 from ._events import (
     Event,
     EventInfo,
@@ -117,18 +118,7 @@ class Events:
         return self._runtime.store.delete_subscription(key)
 
     def subscriptions(self) -> list[SubscriptionInfo]:
-        return [
-            SubscriptionInfo(
-                key=r.key,
-                workflow=r.workflow,
-                name=r.event_name,
-                match=None if r.match_json is None else from_json(r.match_json),
-                input=None if r.input_json is None else from_json(r.input_json),
-                declared=r.declared,
-                created_at=from_ms(r.created_ms),
-            )
-            for r in self._runtime.store.list_subscriptions()
-        ]
+        return [_subscription(r) for r in self._runtime.store.list_subscriptions()]
 
     def history(self, key: str, limit: int) -> list[SubscriptionDecision]:
         """A debounced or batched subscription's decisions, newest first."""
@@ -188,6 +178,28 @@ class Events:
             created_ms=self._runtime.now_ms(),
             flow_json=None if (flow := on.flow()) is None else flow.to_json(),
         )
+
+
+def _subscription(r: SubscriptionRecord) -> SubscriptionInfo:
+    flow = None if r.flow_json is None else Flow.from_json(from_json(r.flow_json))
+    return SubscriptionInfo(
+        key=r.key,
+        workflow=r.workflow,
+        name=r.event_name,
+        match=None if r.match_json is None else from_json(r.match_json),
+        input=None if r.input_json is None else from_json(r.input_json),
+        declared=r.declared,
+        created_at=from_ms(r.created_ms),
+        debounce=None if flow is None else _span(flow.debounce_ms),
+        debounce_max=None if flow is None else _span(flow.debounce_max_ms),
+        group_key=None if flow is None else flow.key,
+        batch=None if flow is None else flow.batch,
+        batch_window=None if flow is None else _span(flow.batch_window_ms),
+    )
+
+
+def _span(ms: int | None) -> timedelta | None:
+    return None if ms is None else timedelta(milliseconds=ms)
 
 
 def _info(event: Event, started: list[str], woke: list[str]) -> EventInfo:

@@ -3,9 +3,10 @@ reads back and ``tickwork events ... --json`` prints (DESIGN §9)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ._durations import describe_duration, format_duration, parse_duration
 from ._event_flow import FlowDecision, SubscriptionDecision
 from ._events import EventInfo, SubscriptionInfo
 
@@ -18,6 +19,7 @@ __all__ = [
     "event_list_from_wire",
     "event_list_to_wire",
     "event_to_wire",
+    "flow_text",
     "subscription_from_wire",
     "subscription_list_to_wire",
     "subscription_to_wire",
@@ -80,6 +82,11 @@ def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:
         "input": sub.input,
         "declared": sub.declared,
         "created_at": _instant(sub.created_at),
+        "debounce": _duration(sub.debounce),
+        "debounce_max": _duration(sub.debounce_max),
+        "group_key": sub.group_key,
+        "batch": sub.batch,
+        "batch_window": _duration(sub.batch_window),
     }
 
 
@@ -92,7 +99,34 @@ def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
         input=data["input"],
         declared=data["declared"],
         created_at=_from_instant(data["created_at"]),
+        debounce=_duration_from(data["debounce"]),
+        debounce_max=_duration_from(data["debounce_max"]),
+        group_key=data["group_key"],
+        batch=data["batch"],
+        batch_window=_duration_from(data["batch_window"]),
     )
+
+
+def _duration(value: timedelta | None) -> str | None:
+    return None if value is None else format_duration(value)
+
+
+def _duration_from(value: str | None) -> timedelta | None:
+    return None if value is None else parse_duration(value)
+
+
+def flow_text(sub: SubscriptionInfo) -> str | None:
+    """A subscription's flow control for people (the CLI's table, the dashboard):
+    ``debounce 5 min (at most 1 h) by user_id``, ``batch of 100 within 10 s``; None
+    for a run per event."""
+    by = "" if sub.group_key is None else f" by {sub.group_key}"
+    if sub.debounce is not None:
+        most = sub.debounce_max
+        cap = "" if most is None else f" (at most {describe_duration(most)})"
+        return f"debounce {describe_duration(sub.debounce)}{cap}{by}"
+    if sub.batch is not None and sub.batch_window is not None:
+        return f"batch of {sub.batch} within {describe_duration(sub.batch_window)}{by}"
+    return None
 
 
 def subscription_list_to_wire(subs: list[SubscriptionInfo]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ._clock import from_ms
@@ -77,7 +77,12 @@ class EventInfo(Event):
 @dataclass(frozen=True, slots=True)
 class SubscriptionInfo:
     """A stored subscription: events ``name`` matching ``match`` start ``workflow``;
-    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``."""
+    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``.
+
+    Its flow control, as ``On(...)`` gave it (all None: a run per event): ``debounce``,
+    ``debounce_max``, ``batch``, ``batch_window``, and ``group_key``, ``On``'s ``key=``
+    (the payload path whose value picks the buffer; named apart from the subscription's
+    own ``key``)."""
 
     key: str
     workflow: str
@@ -86,6 +91,11 @@ class SubscriptionInfo:
     input: dict[str, str] | None
     declared: bool
     created_at: datetime
+    debounce: timedelta | None = None
+    debounce_max: timedelta | None = None
+    group_key: str | None = None
+    batch: int | None = None
+    batch_window: timedelta | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
-"""``tickwork events emit|list|show|history``: emit an event, what was emitted, and what
-a debounced or batched subscription decided (DESIGN §9).
+"""``tickwork events emit|list|show|subscriptions|history``: emit an event, what was
+emitted, the subscriptions (with their debounce or batch), and what a debounced or
+batched subscription decided (DESIGN §9).
 
 No app is needed: subscriptions are stored in the database, so an event emitted here
 starts the same runs as one emitted by the app or over HTTP.
@@ -18,6 +19,8 @@ from .._event_wire import (
     emitted_to_wire,
     event_list_to_wire,
     event_to_wire,
+    flow_text,
+    subscription_list_to_wire,
 )
 from .._hints import not_found
 from .._ids import canonical_json
@@ -107,6 +110,31 @@ def show(event_id: str, database: str | None, as_json: bool) -> None:
         echo_json(wire)
         return
     print_table(["field", "value"], field_rows(wire), title=f"event {event.id}")
+
+
+@command.command("subscriptions")
+@database_option
+@json_option
+def subscriptions(database: str | None, as_json: bool) -> None:
+    """Every subscription, by key: the event it takes, its workflow, its match and its
+    flow control (debounce or batch)."""
+    with open_engine(database) as engine:
+        subs = engine.list_subscriptions()
+    if as_json:  # the API's answer to GET /subscriptions
+        echo_json(subscription_list_to_wire(subs))
+        return
+    if not subs:
+        click.echo(f"No subscriptions in {engine.where}.")
+        return
+    print_table(
+        ["key", "event", "workflow", "match", "flow", "made by"],
+        [
+            (s.key, s.name, s.workflow, "-" if s.match is None else canonical_json(s.match),
+             flow_text(s) or "a run per event", "on=" if s.declared else "subscribe()")
+            for s in subs
+        ],
+        whole=(0,),
+    )  # fmt: skip
 
 
 @command.command("history")

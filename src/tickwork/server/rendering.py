@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from .._durations import describe_duration
+from .._event_wire import flow_text
 from .._models import ACTIVE_STATUSES
 from .._tracebacks import fold_traceback
 from .._wire import error_line
@@ -74,6 +75,7 @@ def _environment() -> jinja2.Environment:
         q=lambda s: quote(str(s), safe=""),
         folded=fold_traceback,
         error_line=error_line,
+        flow=flow_text,
     )
     templates.globals.update(
         elapsed=format_elapsed,

@@ -584,6 +584,15 @@ class Subscription(_Response):
     input: dict[str, str] | None
     declared: bool = Field(description="Declared by @engine.workflow(on=...), not subscribe.")
     created_at: Instant
+    debounce: OutDuration = Field(description="On(debounce=): one run once no event for so long.")
+    debounce_max: OutDuration = Field(description="On(debounce_max=): a debounce's longest wait.")
+    group_key: str | None = Field(
+        description="On(key=): the payload path whose value picks the buffer (one per value)."
+    )
+    batch: int | None = Field(description="On(batch=): the most payloads one batch run gets.")
+    batch_window: OutDuration = Field(
+        description="On(batch_window=): a batch starts at the latest this long after its first."
+    )
 
 
 class SubscriptionList(_Response):
