@@ -186,10 +186,13 @@ class Runtime:
     def emitted(self, event_id: str, emitted: Emitted) -> None:
         """After an emit here (``engine.emit`` or a workflow's ``ctx.emit``): this
         process's worker looks for the runs it started or woke at once, rather than at
-        its next poll (as ``insert_run`` does for a start), and each is logged."""
+        its next poll (as ``insert_run`` does for a start), and each is logged; for a
+        debounce or batch buffer it opened, its firing loop reads the next due time."""
         if emitted.new and (emitted.started or emitted.woke):
             self.wake.set()
             log_emitted(emitted.name, event_id, emitted.started, emitted.woke)
+        if emitted.buffered:  # the firing loop reads when the new buffer is due
+            self.schedule_changed()
 
     def run_ended(self) -> None:
         with self.finished:

@@ -216,8 +216,12 @@ class Worker:
             now = runtime.now_ms()
             if now >= self._tick_at or runtime.schedules_changed.is_set():
                 runtime.schedules_changed.clear()
-                self._firing.tick()
+                # When is the firing side due (schedules, deadlines, buffers)? Only a due
+                # one needs the pass: an idle look is those reads alone, not twice over.
                 upcoming = self._firing.next_due_ms()
+                if upcoming is not None and upcoming <= now:
+                    self._firing.tick()
+                    upcoming = self._firing.next_due_ms()
                 now = runtime.now_ms()
                 # Look again at least every poll interval: other processes change schedules.
                 self._tick_at = now + self._poll_ms

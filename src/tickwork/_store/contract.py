@@ -622,8 +622,9 @@ class Listening(Protocol):
     """A store that can tell its workers, across processes, when work became due."""
 
     def listen(self, on_notify: Callable[[str], None], stop: threading.Event) -> None:
-        """Call ``on_notify(payload)`` for each change ("runs", "schedules"; "listening"
-        after each (re)connection) until ``stop`` is set; blocking.
+        """Call ``on_notify(payload)`` for each change ("runs", "schedules", "events": a
+        debounce or batch buffer due sooner; "listening" after each (re)connection)
+        until ``stop`` is set; blocking.
 
         Changes made while the connection is down are not reported: callers keep a
         fallback poll.

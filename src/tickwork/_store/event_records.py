@@ -31,6 +31,9 @@ class Emitted:
     started: tuple[str, ...]
     woke: tuple[str, ...]
     new: bool
+    #: it opened a debounce or batch buffer (or brought one's due time forward): the
+    #: firing loops must look again at when the next buffer is due
+    buffered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

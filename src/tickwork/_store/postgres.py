@@ -14,6 +14,7 @@ import logging
 import os
 import random
 import re
+import select
 import threading
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,11 +42,13 @@ T = TypeVar("T")
 
 log = logging.getLogger("tickwork")
 
-#: the NOTIFY channel: payload "runs" or "schedules"
+#: the NOTIFY channel: payload "runs", "schedules" or "events" (a buffer due sooner)
 CHANNEL = "tickwork"
 # Advisory lock keys (any constants; the names only help people reading pg_locks).
 _MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
+#: seconds the LISTEN connection sleeps at most between looks at the stop event
+_LISTEN_LOOK_S = 1.0
 #: seconds a call waits for a pooled connection before failing with StoreError
 _WAIT_S = 10.0
 #: seconds the first connection may take (libpq's least) unless the URL says otherwise
@@ -63,7 +66,7 @@ _SERVER_KEEPALIVES = (
 # Hold a transaction lock per concurrency-limited workflow, so counts and claims of one
 # workflow never race.
 LOCK_LIMIT = "SELECT pg_advisory_xact_lock(hashtext(?))"
-# Wake listening workers at commit: payload "runs" or "schedules".
+# Wake listening workers at commit: payload "runs", "schedules" or "events".
 NOTIFY = "SELECT pg_notify(?, ?)"
 # Receive the notifications of the channel on this connection.
 LISTEN = f"LISTEN {CHANNEL}"
@@ -413,8 +416,13 @@ class PostgresStore(SqlStore):
                     delay = 0.1
                     on_notify("listening")  # catch up with what happened while away
                     while not stop.is_set():
-                        for note in conn.notifies(timeout=0.5):
-                            on_notify(note.payload)
+                        # Sleep in select() until the server sends something: psycopg's
+                        # own wait wakes every 0.1 s (to notice Ctrl-C), which was most
+                        # of an idle worker's CPU. Then take what came, without waiting.
+                        ready, _, _ = select.select([conn.fileno()], [], [], _LISTEN_LOOK_S)
+                        if ready:
+                            for note in conn.notifies(timeout=0):
+                                on_notify(note.payload)
             except psycopg.Error as exc:
                 if not stop.is_set():
                     log.debug("LISTEN connection lost (%s); reconnecting", exc)

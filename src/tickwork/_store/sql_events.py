@@ -210,23 +210,28 @@ class EventsSql:
                 return Emitted(name, tuple(json.loads(started)), tuple(json.loads(woke)), False)
             tx.execute(COUNT_EMIT, event.name)
             payload = json.loads(event.payload_json)
-            started = self._start_subscribed(tx, event, payload)
+            sooner: list[bool] = []  # a buffer due sooner than the loops know of
+            started = self._start_subscribed(tx, event, payload, sooner)
             woke = self._wake_waiting(tx, event, payload)
             tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
             if started or woke:
                 self._db.notify(tx, "runs")
-            return Emitted(event.name, tuple(started), tuple(woke), True)
+            if sooner:  # every worker's firing loop reads the buffers' next due time again
+                self._db.notify(tx, "events")
+            return Emitted(event.name, tuple(started), tuple(woke), True, bool(sooner))
 
         return self._db.write(work)
 
-    def _start_subscribed(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
+    def _start_subscribed(
+        self, tx: Transaction, event: NewEvent, payload: JSON, sooner: list[bool]
+    ) -> list[str]:
         started = []
         for row in tx.execute(SELECT_SUBSCRIPTIONS_OF, event.name).fetchall():
             sub = subscription_from_row(row)
             if not matches(payload, _loaded(sub.match_json)):
                 continue
             if sub.flow_json is not None:
-                started += self._buffer(tx, sub, event, payload)
+                started += self._buffer(tx, sub, event, payload, sooner)
                 continue
             value = map_input(payload, _loaded(sub.input_json))
             run_id = event_run_id(sub.key, event.id)
@@ -236,9 +241,19 @@ class EventsSql:
         return started
 
     def _buffer(
-        self, tx: Transaction, sub: SubscriptionRecord, event: NewEvent, payload: JSON
+        self,
+        tx: Transaction,
+        sub: SubscriptionRecord,
+        event: NewEvent,
+        payload: JSON,
+        sooner: list[bool],
     ) -> list[str]:
-        """Debounce or batch: the event joins its buffer; a full batch starts its run."""
+        """Debounce or batch: the event joins its buffer; a full batch starts its run.
+
+        ``sooner`` gets True when the buffer is new or now due sooner (a subscription
+        redefined with a shorter debounce): only then can a firing loop be sleeping past
+        it. A debounce extended or a batch joined moves its due time later or not at all,
+        and a loop that wakes for the old time finds nothing due and reads the new one."""
         flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
         group = canonical_json(None) if flow.key is None else _group(payload, flow.key)
         row = tx.execute(SELECT_BUFFER + self._db.lock_row, sub.key, group).fetchone()
@@ -247,6 +262,8 @@ class EventsSql:
         decided = decided_on_event(flow, sub.key, before, after, full, event.id)
         record_decision(tx, sub.key, group, decided, event.emitted_ms)
         if not full:
+            if before is None or after.due_ms < before.due_ms:
+                sooner.append(True)
             tx.execute(
                 UPSERT_BUFFER, sub.key, group, after.first_event, after.first_ms, after.due_ms,
                 canonical_json(list(after.payloads)), after.count,
