@@ -423,7 +423,7 @@ class PostgresStore(SqlStore):
                         if ready:
                             for note in conn.notifies(timeout=0):
                                 on_notify(note.payload)
-            except psycopg.Error as exc:
+            except (psycopg.Error, OSError) as exc:  # OSError: select() on a socket gone
                 if not stop.is_set():
                     log.debug("LISTEN connection lost (%s); reconnecting", exc)
                     _clock.wait(stop, delay)
