@@ -78,7 +78,7 @@ class Occurrences(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: built per schedule fired (_records.py says why)
 class PlanInput:
     """What the planner needs to know of one schedule at ``now_ms``.
 
@@ -111,14 +111,14 @@ class PlanInput:
     runs_counted: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PlannedRun:
     occurrence_ms: int
     run_id: str
     available_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PlannedDecision:
     decision: Decision
     occurrence_ms: int
@@ -303,6 +303,8 @@ def _record_dropped(
     state: PlanInput, occurrences: Occurrences, first: int, last: int, result: Plan
 ) -> None:
     """Summarise the occurrences in ``[first, last]`` that will never run."""
+    if first > last:
+        return
     spans = [(first, last, Decision.DROPPED_CATCHUP)]
     pause, resumed = state.paused_ms, state.resumed_ms
     if pause is not None and pause <= last:

@@ -3,6 +3,12 @@
 They sit below the store and the pure policy modules (``_occurrences``, ``_planning``,
 ``_policy``) so that those can speak of stored schedules without importing the store.
 Instants are UTC epoch milliseconds; JSON values are canonical JSON text.
+
+The records a firing pass builds for every schedule (``ScheduleRecord``, ``FiringState``,
+``StoredSchedule``, ``DueSchedule``, ``NewRun``) are not ``frozen``: a frozen dataclass's
+``__init__`` sets each field through ``object.__setattr__``, which made a third of
+firing's interpreter work (bench/README.md, "Round four"). Nothing changes one after it
+is built; a changed copy is made with ``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ OPTIONS = "options"
 KEEP_TRIES = 10
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NewRun:
     """A run to insert. ``available_ms`` is when it may first execute."""
 
@@ -74,7 +80,7 @@ class StepRecord:
     tries_json: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ScheduleRecord:
     """A schedule's definition as registered. ``catchup`` None means "all".
 
@@ -131,7 +137,7 @@ class ScheduleRecord:
         return kept.get(name, default)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FiringState:
     """Where a stored schedule stands, as ``_policy.transition`` reads and writes it.
 
@@ -149,7 +155,7 @@ class FiringState:
     resumed_ms: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StoredSchedule:
     """A schedule's row: its definition, revision, interval anchor and firing state, and
     how many runs it started that ``max_runs`` counts (written only by the transactions
@@ -168,7 +174,7 @@ class StoredSchedule:
         return None if limit is None else max(0, limit - self.runs_counted)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DueSchedule:
     """A claimed schedule as the planner sees it: its row, its unfinished runs (oldest
     first), and how many occurrences wait in its ``buffer_all`` queue with the oldest two.
