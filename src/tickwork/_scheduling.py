@@ -8,9 +8,11 @@ inputs from stored rows and hands them over inside the store's firing transactio
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import datetime, timedelta
+from functools import cache
+from typing import Any
 
 from . import cron
 from ._business_days import BusinessDays, OnHoliday
@@ -40,7 +42,7 @@ from ._policy import current_occurrence
 from ._records import OPTIONS
 from ._registry import check_limit, check_note
 from ._runtime import Runtime
-from ._spec import ScheduleSpec, aware_ms, check_key, stored_value, to_overlap
+from ._spec import ScheduleSpec, aware_ms, check_key, option_defaults, stored_value, to_overlap
 from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
@@ -175,7 +177,7 @@ class Schedules:
         key = (
             spec.key if spec.key is not None else check_key(schedule_key(definition.name, identity))
         )
-        record = ScheduleRecord(
+        values: dict[str, Any] = dict(
             key=key,
             workflow=definition.name,
             version=definition.version,
@@ -200,9 +202,8 @@ class Schedules:
             business_days=self._calendar_of(spec),
             max_runs=spec.max_runs,
             deadline_ms=spec.deadline_ms,
-            definition="",
         )
-        return replace(record, definition=_definition(record, _more_options(spec)))
+        return ScheduleRecord(**values, definition=_definition(values, _more_options(spec)))
 
     def _calendar_of(self, spec: ScheduleSpec) -> BusinessDays | None:
         """The days of the calendar ``spec`` names, which must be stored (else
@@ -512,31 +513,34 @@ def _more_options(spec: ScheduleSpec) -> dict[str, JSON]:
     """The options set away from their defaults that have no column of their own: the
     definition's JSON keeps them (``ScheduleRecord.option`` reads one back), so a new
     option is a spec field and nothing more until a query has to read it."""
-    return {
-        name: stored_value(value)
-        for name, value in spec.options().items()
+    return {name: stored_value(value) for name, value in spec.options(_without_column()).items()}
+
+
+@cache
+def _without_column() -> tuple[tuple[str, object], ...]:
+    """The spec's options (names and defaults) that have no column of their own."""
+    return tuple(
+        (name, default)
+        for name, default in option_defaults()
         if name not in _IN_COLUMNS and name not in _INSTRUCTIONS
-    }
+    )
 
 
-def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
-    """The canonical JSON of the fields that define ``record`` (equal: unchanged).
+def _definition(record: Mapping[str, Any], more: dict[str, JSON]) -> str:
+    """The canonical JSON of the fields that define ``record`` (a record's values by
+    field name; equal: unchanged).
 
     It names the options added since the first release (pause_after_failures, max_runs,
     deadline; the DST and calendar options away from their defaults; those without a
     column, under ``OPTIONS``) only when set, so the definitions stored before they
     existed stay equal (re-registering them changes nothing). The calendar's days are not
     the schedule's definition: a calendar changes on its own (DESIGN §3)."""
-    defining: dict[str, JSON] = {
-        field.name: getattr(record, field.name)
-        for field in fields(record)
-        if field.name not in ("key", "definition", "business_days", *_POLICY_DEFAULTS)
-    }
+    defining: dict[str, JSON] = {name: record[name] for name in _DEFINING}
     for added in _ADDED_COLUMNS:
         if defining[added] is None:
             del defining[added]
     for name, default in _POLICY_DEFAULTS.items():
-        value = getattr(record, name)
+        value = record[name]
         if value != default:
             defining[name] = str(value)
     if more:
@@ -546,6 +550,12 @@ def _definition(record: ScheduleRecord, more: dict[str, JSON]) -> str:
 
 #: a record's columns added after its first release, named in its definition when set
 _ADDED_COLUMNS = ("pause_after_failures", "max_runs", "deadline_ms")
+#: the record's fields its definition names (the policy options only when not defaults)
+_DEFINING = tuple(
+    field.name
+    for field in fields(ScheduleRecord)
+    if field.name not in ("key", "definition", "business_days", *_POLICY_DEFAULTS)
+)
 
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -346,13 +347,15 @@ class ScheduleSpec:
     def end_ms(self) -> int | None:
         return None if self.end_at is None else _clock.to_ms(self.end_at)
 
-    def options(self) -> dict[str, Any]:
-        """The fields that differ from their defaults, by name (what a declaration shows)."""
-        return {
-            field.name: getattr(self, field.name)
-            for field in dataclasses.fields(self)
-            if getattr(self, field.name) != field.default
-        }
+    def options(self, among: tuple[tuple[str, Any], ...] | None = None) -> dict[str, Any]:
+        """The fields that differ from their defaults, by name (what a declaration shows);
+        only those ``among`` (names and defaults, as ``option_defaults`` gives) if given."""
+        found = {}
+        for name, default in option_defaults() if among is None else among:
+            value = getattr(self, name)
+            if value != default:
+                found[name] = value
+        return found
 
 
 def _raising_config_errors(init: Any) -> Any:
@@ -393,9 +396,18 @@ def make_spec(**options: Any) -> ScheduleSpec:
     return ScheduleSpec(**options)
 
 
+# The fields are read once: registering one schedule asked for them five times, and
+# ``dataclasses.fields`` builds its tuple each time.
+@functools.cache
 def option_names() -> tuple[str, ...]:
     """The names of the spec's fields: every option ``schedule()`` takes, in order."""
     return tuple(field.name for field in dataclasses.fields(ScheduleSpec))
+
+
+@functools.cache
+def option_defaults() -> tuple[tuple[str, Any], ...]:
+    """Each field's name and default, in order."""
+    return tuple((field.name, field.default) for field in dataclasses.fields(ScheduleSpec))
 
 
 def spec_from(options: Mapping[str, Any], where: str) -> ScheduleSpec:
@@ -457,6 +469,7 @@ class ScheduleOptions(TypedDict, total=False):
     on_conflict: str
 
 
+@functools.cache
 def option_fields() -> tuple[dataclasses.Field[Any], ...]:
     """The spec's fields that are keyword options of ``schedule()`` (all but the workflow
     and its input)."""
@@ -466,14 +479,19 @@ def option_fields() -> tuple[dataclasses.Field[Any], ...]:
 def check_option_names(options: Mapping[str, Any], where: str) -> None:
     """Refuse a keyword that is no option as Python refuses one (``TypeError``), with the
     closest option's name: ``schedule() got an unexpected keyword argument 'catchp'``."""
-    known = [f.name for f in option_fields()]
+    known = _keyword_names()
     for name in options:
         if name not in known:
-            hint = did_you_mean(close_names(name, known))
+            hint = did_you_mean(close_names(name, [f.name for f in option_fields()]))
             raise TypeError(
                 f"{where}() got an unexpected keyword argument {name!r}"
                 + (f"; {hint}" if hint else "")
             )
+
+
+@functools.cache
+def _keyword_names() -> frozenset[str]:
+    return frozenset(f.name for f in option_fields())
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -5,9 +5,10 @@ One ``Columns`` per record type gives a table its column list (for SELECT, INSER
 SET clauses) and the values to bind, so that no value is read or written at another
 column's place and a new table needs one declaration. A field is stored under its own
 name unless ``column`` renames it (``start_ms`` in ``start_at``); ``read``/``write``
-convert a field's stored value (an enum's string); a field in ``parts`` is a record of
-its own whose columns are spliced in. Positions are worked out once, at import: reading
-a row costs about what building its record by hand does.
+convert a field's stored value (an enum class: a member from its value, and back); a
+field in ``parts`` is a record of its own whose columns are spliced in. Positions are
+worked out once, at import: reading a row costs about what building its record by hand
+does.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class Columns(Generic[R]):
         self._flat = not any(name in parts for name in self.fields)
         kept = self.fields
         self._converts = [(i, _reader(read[name])) for i, name in enumerate(kept) if name in read]
-        self._stores = [(i, write[name]) for i, name in enumerate(kept) if name in write]
+        self._stores = [(i, _writer(write[name])) for i, name in enumerate(kept) if name in write]
         self._get = attrgetter(*self.fields)
 
     def select(self, alias: str = "") -> str:
@@ -137,3 +138,16 @@ def _reader(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return convert(value) if found is None else found  # unknown: Enum's own error
 
     return member
+
+
+def _writer(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert``, but an enum class stores its member's value (a text naming a member,
+    as tests pass, is looked up first)."""
+    if not (isinstance(convert, type) and issubclass(convert, Enum)):
+        return convert
+    kind = convert
+
+    def value(member: Any) -> Any:
+        return member.value if isinstance(member, kind) else kind(member).value
+
+    return value

@@ -52,10 +52,8 @@ DEFINITION: Columns[ScheduleRecord] = Columns(
             "end_ms": "end_at"},
     read={"overlap": Overlap, "dst_gap": DstGap, "dst_repeat": DstRepeat,
           "on_holiday": OnHoliday},
-    write={"overlap": lambda overlap: Overlap(overlap).value,  # tests still pass text
-           "dst_gap": lambda gap: DstGap(gap).value,
-           "dst_repeat": lambda repeat: DstRepeat(repeat).value,
-           "on_holiday": lambda policy: OnHoliday(policy).value},
+    write={"overlap": Overlap, "dst_gap": DstGap, "dst_repeat": DstRepeat,
+           "on_holiday": OnHoliday},  # each member's value (tests still pass text)
     fields=[field.name for field in fields(ScheduleRecord) if field.name != "business_days"],
 )  # fmt: skip
 #: what replacing a definition writes: all of it but its key
@@ -66,7 +64,7 @@ FIRING: Columns[FiringState] = Columns(
     column={"next_fire_ms": "next_fire_at", "due_ms": "due_at", "buffered_ms": "buffered_for",
             "paused_ms": "paused_at", "resumed_ms": "resumed_at"},
     read={"state": ScheduleState},
-    write={"state": lambda state: state.value},
+    write={"state": ScheduleState},
 )  # fmt: skip
 #: a schedule's row: its definition, revision, interval anchor and firing state, and the
 #: runs ``max_runs`` counted (migration 0018)
