@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.scanner
 import os
 import re
 import uuid
@@ -43,6 +44,19 @@ def canonical_json(
         return _CANONICAL.encode(value)
     except (TypeError, ValueError) as exc:
         raise error(f"{what} is not a JSON value: {exc}") from exc
+
+
+# json.loads goes through two Python calls (loads, decode) before its C scanner: text
+# this module wrote itself (canonical, no surrounding blanks) is handed to the scanner.
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # a decoder is its context
+
+
+def from_canonical_json(text: str) -> JSON:
+    """The value of text ``canonical_json`` made (a step's result read back at once)."""
+    value, end = _SCAN(text, 0)
+    if end != len(text):  # never for canonical_json's text; say so rather than guess
+        raise ValueError(f"not canonical JSON: {text[:80]!r}")
+    return value
 
 
 def from_json(text: str | None) -> JSON:

@@ -147,7 +147,7 @@ class WriteCombiner:
                 if not request.turn:
                     request.wake()
             with self._queue_lock:
-                waiting = [request for request in self._queue if not request.abandoned]
+                waiting = [r for r in self._queue if not r.abandoned] if self._queue else None
                 if waiting:
                     waiting[0].turn = True
                 self._combining = bool(waiting)
@@ -197,7 +197,9 @@ class WriteCombiner:
                         failure = exc
                         raise
                     done += 1
-                    if done == len(batch) and done < _MOST_JOINED:
+                    # (the queue read unlocked first: a write queued just after is
+                    # handed the next turn, as one queued after the commit would be)
+                    if done == len(batch) and done < _MOST_JOINED and self._queue:
                         with self._queue_lock:
                             batch += self._queue
                             self._queue = []
