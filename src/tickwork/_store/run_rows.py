@@ -11,7 +11,6 @@ looked up by name once, at import, so reading stays as cheap as indexing a tuple
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from .._clock import from_ms
@@ -159,10 +158,14 @@ def ended_run(
     now_ms: int,
     traceback: str | None = None,
 ) -> RunInfo:
-    """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back)."""
-    return replace(
-        running, status=status, result=from_json(result_json), error=error,
-        finished_at=from_ms(now_ms), traceback=traceback,
+    """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back). Built
+    field by field: ``dataclasses.replace`` reads every field by name first (every run's
+    end goes through here)."""
+    r = running
+    return RunInfo(
+        r.id, r.workflow, r.version, status, from_json(result_json), error, r.attempt,
+        r.priority, r.pool, r.schedule_key, r.scheduled_for, r.created_at, r.started_at,
+        from_ms(now_ms), r.schedule_revision, traceback,
     )  # fmt: skip
 
 
