@@ -436,21 +436,18 @@ class Context:
         except ConfigError as exc:
             self._record_failure(key, started, exc, NO_RETRY)
             raise
-        attempts = self._previous_tries(key) + 1
+        before = self._log.get(("step", key))
+        if before is None:  # the common case: its first try, which succeeded
+            seq, attempts, tries = self._next_seq(), 1, None
+        else:  # earlier tries failed: what it took is kept in sight
+            seq, attempts = 0, self._previous_tries(key) + 1  # 0: _seq_of's "kept"
+            tries = tries_to_json(self._failed_tries(key))
         stored = self._write(
             StepRecord(
-                "step",
-                key,
-                self._seq_of("step", key),
-                "completed",
-                text,
-                None,
-                attempts,
-                started,
-                self._now_ms(),
-                tries_to_json(self._failed_tries(key)),  # what it took, kept in sight
+                "step", key, seq, "completed", text, None, attempts, started, self._now_ms(),
+                tries,
             )
-        )
+        )  # fmt: skip
         return stored.result  # as stored: a replay returns exactly this
 
     def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:

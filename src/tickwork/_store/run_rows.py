@@ -163,9 +163,11 @@ def ended_run(
     end goes through here)."""
     r = running
     return RunInfo(
-        r.id, r.workflow, r.version, status, from_json(result_json), error, r.attempt,
-        r.priority, r.pool, r.schedule_key, r.scheduled_for, r.created_at, r.started_at,
-        from_ms(now_ms), r.schedule_revision, traceback,
+        id=r.id, workflow=r.workflow, version=r.version, status=status, input=r.input,
+        result=from_json(result_json), error=error, attempt=r.attempt, priority=r.priority,
+        pool=r.pool, schedule_key=r.schedule_key, scheduled_for=r.scheduled_for,
+        created_at=r.created_at, started_at=r.started_at, finished_at=from_ms(now_ms),
+        schedule_revision=r.schedule_revision, traceback=traceback,
     )  # fmt: skip
 
 
