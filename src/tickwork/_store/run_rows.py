@@ -51,10 +51,14 @@ def _instant(ms: int | None) -> Any:
     return None if ms is None else from_ms(ms)
 
 
+#: a stored status as its member: a dict's lookup, not ``RunStatus(text)`` (two Python
+#: calls through Enum's machinery, for every run claimed or read)
+_STATUS = {status.value: status for status in RunStatus}.__getitem__
+
 #: a run as stored
 RUN: Columns[RunInfo] = Columns(
     RunInfo,
-    read={"status": RunStatus, "input": from_json, "result": from_json,
+    read={"status": _STATUS, "input": from_json, "result": from_json,
           "scheduled_for": _instant, "created_at": from_ms, "started_at": _instant,
           "finished_at": _instant},
 )  # fmt: skip
