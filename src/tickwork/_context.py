@@ -425,7 +425,8 @@ class Context:
                 return stored.result
             if not retry.allows_another(stored.attempts):
                 raise StepFailed(key, stored.error)
-        self._check_boundary()
+        if self._lease.cancel_requested or self._deadline_ms is not None:
+            self._check_boundary()
         if self._spent_limit is not None:
             raise WorkerLost(f"step {key!r}", self._lost_workers, self._spent_limit)
         return _MISSING

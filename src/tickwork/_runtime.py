@@ -215,7 +215,7 @@ class Runtime:
         finally:
             if executors is not None and request is not None:
                 executors.hand_over(claimed)
-        if not claimed or claimed[0].info.id != run.id:
+        if (not claimed or claimed[0].info.id != run.id) and not self.wake.is_set():
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
 
