@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import json
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,9 +25,9 @@ from typing import Any, TypeVar
 from . import _clock
 from ._durations import Duration, to_ms
 from ._events import check_event_name, check_match, event_from_json, payload_json
-from ._ids import canonical_json
+from ._ids import canonical_json, from_canonical_json
 from ._logs import log_step_failed
-from ._models import RunInfo, RunStatus, StepInfo, StepTry
+from ._models import RunInfo, RunStatus, StepTry
 from ._records import tries_from_json, tries_to_json
 from ._registry import WorkflowDef
 from ._retry import NO_RETRY, Retry
@@ -205,8 +204,12 @@ class Context:
         self._info = info
         self._definition = definition
         self._clock = clock
+        self._now_ms = _clock.ms_reader(clock)
         self._lease = _Lease(store, claim.lease_token, lease_ms, claim.cancel_requested)
-        self._log: dict[tuple[str, str], StepInfo] = {(s.kind, s.name): s for s in claim.steps}
+        self._log: dict[tuple[str, str], _Logged] = {
+            (s.kind, s.name): _Logged(s.status, s.result, s.error, s.attempts, s.tries)
+            for s in claim.steps
+        }
         self._calls: dict[tuple[str, str], int] = {}
         self._seq = len(claim.steps)
         self._deadline_ms = (
@@ -262,7 +265,7 @@ class Context:
         started = self._now_ms()
         try:
             value = fn(*args, **kwargs)
-            if inspect.isawaitable(value):
+            if type(value) not in _PLAIN and inspect.isawaitable(value):
                 value = asyncio.run(_awaited(value))
         except Exception as exc:
             self._record_failure(key, started, exc, retry or NO_RETRY)
@@ -422,7 +425,8 @@ class Context:
                 return stored.result
             if not retry.allows_another(stored.attempts):
                 raise StepFailed(key, stored.error)
-        self._check_boundary()
+        if self._lease.cancel_requested or self._deadline_ms is not None:
+            self._check_boundary()
         if self._spent_limit is not None:
             raise WorkerLost(f"step {key!r}", self._lost_workers, self._spent_limit)
         return _MISSING
@@ -433,21 +437,18 @@ class Context:
         except ConfigError as exc:
             self._record_failure(key, started, exc, NO_RETRY)
             raise
-        attempts = self._previous_tries(key) + 1
+        before = self._log.get(("step", key))
+        if before is None:  # the common case: its first try, which succeeded
+            seq, attempts, tries = self._next_seq(), 1, None
+        else:  # earlier tries failed: what it took is kept in sight
+            seq, attempts = 0, self._previous_tries(key) + 1  # 0: _seq_of's "kept"
+            tries = tries_to_json(self._failed_tries(key))
         stored = self._write(
             StepRecord(
-                "step",
-                key,
-                self._seq_of("step", key),
-                "completed",
-                text,
-                None,
-                attempts,
-                started,
-                self._now_ms(),
-                tries_to_json(self._failed_tries(key)),  # what it took, kept in sight
+                "step", key, seq, "completed", text, None, attempts, started, self._now_ms(),
+                tries,
             )
-        )
+        )  # fmt: skip
         return stored.result  # as stored: a replay returns exactly this
 
     def _record_failure(self, key: str, started: int, exc: Exception, retry: Retry) -> None:
@@ -534,30 +535,26 @@ class Context:
         if self._deadline_ms is not None and self._now_ms() >= self._deadline_ms:
             raise AttemptTimedOut
 
-    def _write(self, record: StepRecord) -> StepInfo:
+    def _write(self, record: StepRecord) -> _Logged:
         lease = self._lease
         cancel = durable(
             lambda: lease.store.record_step(
                 run_id=self.run_id,
                 token=lease.token,
                 step=record,
-                now_ms=self._now_ms(),
+                now_ms=record.finished_ms,  # read just now: "now" for the lease's renewal
                 lease_ms=lease.lease_ms,
             ),
             give_up_after=lease.lease_ms / 2000,
         )
         lease.cancel_requested = lease.cancel_requested or cancel
-        stored = self._log[(record.kind, record.name)] = StepInfo(
-            run_id=self.run_id,
-            name=record.name,
-            kind=record.kind,
-            status=record.status,
-            result=None if record.result_json is None else json.loads(record.result_json),
-            error=record.error,
-            attempts=record.attempts,
-            started_at=_clock.from_ms(record.started_ms),
-            finished_at=_clock.from_ms(record.finished_ms),
-            tries=tries_from_json(record.tries_json),
+        failed = record.status == "failed"
+        stored = self._log[(record.kind, record.name)] = _Logged(
+            record.status,
+            None if record.result_json is None else from_canonical_json(record.result_json),
+            record.error,
+            record.attempts,
+            tries_from_json(record.tries_json) if failed else (),  # read only when failed
         )
         return stored
 
@@ -572,11 +569,27 @@ class Context:
         stored = self._log.get((kind, key))
         return self._next_seq() if stored is None else 0  # 0: not written over
 
-    def _now_ms(self) -> int:
-        return _clock.now_ms(self._clock)
-
     def __repr__(self) -> str:
         return f"<Context run={self.run_id} workflow={self.workflow} attempt={self.attempt}>"
+
+
+class _Logged:
+    """A checkpoint as this execution knows it: what a replay and a step's next try read
+    of it (a ``StepInfo``'s datetimes and names are not needed here, and building one
+    cost every step)."""
+
+    __slots__ = ("attempts", "error", "result", "status", "tries")
+
+    def __init__(
+        self, status: str, result: Any, error: str | None, attempts: int, tries: tuple[StepTry, ...]
+    ) -> None:
+        self.status, self.result, self.error = status, result, error
+        self.attempts, self.tries = attempts, tries
+
+
+#: what a step's function returns that is surely no awaitable (the common case: no
+#: ``inspect.isawaitable``, an ABC check, on every step)
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None), tuple})
 
 
 class _Missing:

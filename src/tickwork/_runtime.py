@@ -215,7 +215,7 @@ class Runtime:
         finally:
             if executors is not None and request is not None:
                 executors.hand_over(claimed)
-        if not claimed or claimed[0].info.id != run.id:
+        if (not claimed or claimed[0].info.id != run.id) and not self.wake.is_set():
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
 
@@ -249,8 +249,9 @@ class Runtime:
         The outcome's ``claimed`` runs (see ``execute``'s ``next_claim``) are held from now.
         """
         definition = self.registry.get(claim.info.workflow)
-        if not claim.resumed:
-            self.hooks.fire(self.hooks.started, claim.info)
+        hooks = self.hooks
+        if not claim.resumed and hooks.started:
+            hooks.fire(hooks.started, claim.info)
         keeper.hold(claim.info.id, claim.lease_token)
         try:
             outcome = execute(
@@ -271,9 +272,10 @@ class Runtime:
         if run is not None and outcome.finished:
             self.run_ended()
             if run.status is RunStatus.COMPLETED:
-                self.hooks.fire(self.hooks.completed, run)
-            elif run.status is RunStatus.FAILED:
-                self.hooks.fire(self.hooks.failed, run)
+                if hooks.completed:
+                    hooks.fire(hooks.completed, run)
+            elif run.status is RunStatus.FAILED and hooks.failed:
+                hooks.fire(hooks.failed, run)
             if outcome.report is not None:  # e.g. a step that kept killing its worker
                 self.hooks.report(
                     outcome.report,

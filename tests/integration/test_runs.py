@@ -267,3 +267,29 @@ def test_async_twins_match_the_sync_api(engine: Engine) -> None:
     run_id, run, ids, result, cancelled = asyncio.run(scenario())
     assert (run_id, ids, result, cancelled) == ("async", ["async"], 2, False)
     assert run is not None and run.status is RunStatus.COMPLETED
+
+
+def test_run_hooks_get_the_run_as_stored(engine: Engine) -> None:
+    """The run handed to the started, completed and failed hooks is built without
+    reading it back (run_rows.ended_run): every field must still be what is stored."""
+    seen: dict[str, RunInfo] = {}
+    engine.on_run_started(lambda run: seen.setdefault(f"started {run.input}", run))
+    engine.on_run_completed(lambda run: seen.setdefault(f"ended {run.input}", run))
+    engine.on_run_failed(lambda run: seen.setdefault(f"ended {run.input}", run))
+
+    @engine.workflow()
+    def wf(ctx: Context, input: str) -> dict[str, str]:
+        ctx.step("one", lambda: input)
+        if input == "fail":
+            raise ValueError("asked to")
+        return {"got": input}
+
+    ok = engine.start(wf, "ok", priority=3)
+    failed = engine.start(wf, "fail")
+    engine.run_until_idle()
+    for handle, name in ((ok, "ok"), (failed, "fail")):
+        stored = engine.get_run(handle.id)
+        assert stored is not None and seen[f"ended {name}"] == stored
+        assert seen[f"started {name}"].started_at == stored.started_at
+    assert seen["ended ok"].result == {"got": "ok"} and seen["ended ok"].priority == 3
+    assert seen["ended fail"].status is RunStatus.FAILED

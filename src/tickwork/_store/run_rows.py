@@ -11,7 +11,6 @@ looked up by name once, at import, so reading stays as cheap as indexing a tuple
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from .._clock import from_ms
@@ -52,10 +51,14 @@ def _instant(ms: int | None) -> Any:
     return None if ms is None else from_ms(ms)
 
 
+#: a stored status as its member: a dict's lookup, not ``RunStatus(text)`` (two Python
+#: calls through Enum's machinery, for every run claimed or read)
+_STATUS = {status.value: status for status in RunStatus}.__getitem__
+
 #: a run as stored
 RUN: Columns[RunInfo] = Columns(
     RunInfo,
-    read={"status": RunStatus, "input": from_json, "result": from_json,
+    read={"status": _STATUS, "input": from_json, "result": from_json,
           "scheduled_for": _instant, "created_at": from_ms, "started_at": _instant,
           "finished_at": _instant},
 )  # fmt: skip
@@ -159,10 +162,16 @@ def ended_run(
     now_ms: int,
     traceback: str | None = None,
 ) -> RunInfo:
-    """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back)."""
-    return replace(
-        running, status=status, result=from_json(result_json), error=error,
-        finished_at=from_ms(now_ms), traceback=traceback,
+    """The run as ``sql_runs.FINISH_RUN`` leaves it (no need to read it back). Built
+    field by field: ``dataclasses.replace`` reads every field by name first (every run's
+    end goes through here)."""
+    r = running
+    return RunInfo(
+        id=r.id, workflow=r.workflow, version=r.version, status=status, input=r.input,
+        result=from_json(result_json), error=error, attempt=r.attempt, priority=r.priority,
+        pool=r.pool, schedule_key=r.schedule_key, scheduled_for=r.scheduled_for,
+        created_at=r.created_at, started_at=r.started_at, finished_at=from_ms(now_ms),
+        schedule_revision=r.schedule_revision, traceback=traceback,
     )  # fmt: skip
 
 

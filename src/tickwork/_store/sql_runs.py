@@ -617,19 +617,16 @@ def next_due_in(
 def record_step(tx: Transaction, *, run_id: str, token: str, step: StepRecord) -> bool:
     """``Database.record_step`` where the lease is left to ``renew_leases`` (SQLite)."""
 
-    def write(most_cancelled: int) -> bool:
-        tx.execute(
-            RECORD_STEP, step.kind, step.name, step.seq, step.status, step.result_json,
-            step.error, step.attempts, step.started_ms, step.finished_ms, step.tries_json,
-            run_id, token, most_cancelled,
-        )  # fmt: skip
-        return tx.rowcount == 1
-
+    values = [
+        step.kind, step.name, step.seq, step.status, step.result_json, step.error,
+        step.attempts, step.started_ms, step.finished_ms, step.tries_json, run_id, token, 0,
+    ]  # fmt: skip
     # One statement in the common case; a second only when cancellation was asked
     # for (the step did complete, so it is still recorded) or the lease is gone.
-    if write(0):
+    if tx.execute(RECORD_STEP, *values).rowcount == 1:
         return False
-    if not write(1):
+    values[-1] = 1  # most_cancelled: a run whose cancellation was asked is written too
+    if tx.execute(RECORD_STEP, *values).rowcount != 1:
         raise LeaseLost(run_id)
     return True
 

@@ -140,7 +140,7 @@ class SQLiteDatabase:
         self._lock = threading.Lock()
         self._closed = False
         self._writer_conn: sqlite3.Connection | None = None
-        self._combiner = WriteCombiner(lambda: self._transaction(write=True), self.as_store_error)
+        self._combiner = WriteCombiner(self._write_transaction, self.as_store_error)
         self._dbstat: bool | None = None  # whether the build has dbstat, once asked
         # A file's log is copied back on a thread of its own (sqlite_checkpoints.py).
         self._checkpoints = None if path is None else Checkpointer(self._open_checkpointer)
@@ -208,6 +208,13 @@ class SQLiteDatabase:
         conn.execute(FOREIGN_KEYS)
         return conn
 
+    def _write_transaction(self) -> contextlib.AbstractContextManager[Transaction]:
+        """A combined write's transaction (``WriteCombiner``'s ``begin``)."""
+        if self._turns is None:
+            conn = self._writer_conn or self.writer()
+            return _OnConnection(conn, True, False, self._timeout, self._checkpoints)
+        return self._in_turn(write=True)
+
     def _transaction(self, *, write: bool) -> contextlib.AbstractContextManager[Transaction]:
         if self._turns is None:  # a file: every write runs in a turn of the combiner
             return self._on_connection(write=write)
@@ -220,43 +227,11 @@ class SQLiteDatabase:
         with self._turns, self._on_connection(write=write) as tx:
             yield tx
 
-    @contextlib.contextmanager
-    def _on_connection(self, *, write: bool) -> Iterator[Transaction]:
+    def _on_connection(self, *, write: bool) -> _OnConnection:
         """The transaction on this thread's connection: ``_transaction``'s body."""
         # Writes run only in a turn (see WriteCombiner), on the writer connection.
         conn = self.writer() if write else self.connection()
-        try:
-            if conn.in_transaction:  # left open by a turn cut short: its writes failed
-                conn.rollback()
-            cursor = conn.cursor()
-            if not write:
-                cursor.execute(BEGIN_READ)
-            elif self.path is None:  # in memory: nobody else to wait for
-                cursor.execute(BEGIN_WRITE)
-            else:
-                begin_write(cursor, self._timeout)
-        except sqlite3.Error as exc:
-            raise StoreError(f"SQLite: {exc}") from exc
-        try:
-            tx = Transaction(cursor, None)
-            yield tx
-            counters.flush(tx, shard=0)  # its writes take turns: one shard is enough
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.rollback()
-            raise _as_store_error(exc) from exc
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.rollback()
-            raise
-        try:
-            conn.commit()
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                conn.rollback()
-            raise StoreError(f"SQLite commit failed: {exc}") from exc
-        if write and self._checkpoints is not None:
-            self._checkpoints.wrote()
+        return _OnConnection(conn, write, self.path is None, self._timeout, self._checkpoints)
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self._transaction(write=False)
@@ -423,3 +398,72 @@ class SQLiteStore(SqlStore):
     def _writer(self) -> sqlite3.Connection:
         """The connection combined writes run on."""
         return self._sqlite.writer()
+
+
+class _OnConnection:
+    """One transaction on a connection, as a context manager: begun on entry (a write
+    with ``BEGIN IMMEDIATE``), its counters flushed and committed on a clean exit, rolled
+    back otherwise, a driver's error made a ``StoreError``. A class, not a generator:
+    every checkpoint goes through it, and ``contextlib``'s wrapper cost five Python calls
+    a transaction."""
+
+    __slots__ = ("_checkpoints", "_conn", "_memory", "_timeout", "_tx", "_write")
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        write: bool,
+        memory: bool,
+        timeout: float,
+        checkpoints: Checkpointer | None,
+    ) -> None:
+        self._conn, self._write, self._memory = conn, write, memory
+        self._timeout, self._checkpoints = timeout, checkpoints
+
+    def __enter__(self) -> Transaction:
+        conn = self._conn
+        try:
+            if conn.in_transaction:  # left open by a turn cut short: its writes failed
+                conn.rollback()
+            cursor = conn.cursor()
+            if not self._write:
+                cursor.execute(BEGIN_READ)
+            elif self._memory:  # in memory: nobody else to wait for
+                cursor.execute(BEGIN_WRITE)
+            else:
+                try:
+                    cursor.execute(BEGIN_WRITE)
+                except sqlite3.OperationalError:  # another process holds the lock?
+                    begin_write(cursor, self._timeout)
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite: {exc}") from exc
+        self._tx = Transaction(cursor, None)
+        return self._tx
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, _tb: Any
+    ) -> None:
+        conn = self._conn
+        if kind is None:
+            try:
+                counters.flush(self._tx, shard=0)  # its writes take turns: one shard is enough
+            except BaseException as failed:
+                self._rollback()
+                if isinstance(failed, sqlite3.Error):
+                    raise _as_store_error(failed) from failed
+                raise
+            try:
+                conn.commit()
+            except sqlite3.Error as failed:
+                self._rollback()
+                raise StoreError(f"SQLite commit failed: {failed}") from failed
+            if self._write and self._checkpoints is not None:
+                self._checkpoints.wrote()
+            return
+        self._rollback()
+        if isinstance(exc, sqlite3.Error):
+            raise _as_store_error(exc) from exc
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.rollback()

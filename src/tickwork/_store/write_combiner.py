@@ -140,22 +140,6 @@ class WriteCombiner:
         """
         with self._queue_lock:
             batch, self._queue = self._queue, []
-        try:
-            self._run_batch(batch)
-        finally:  # even if this thread is interrupted: never leave the others stuck
-            for request in batch:
-                if not request.turn:
-                    request.wake()
-            with self._queue_lock:
-                waiting = [request for request in self._queue if not request.abandoned]
-                if waiting:
-                    waiting[0].turn = True
-                self._combining = bool(waiting)
-            if waiting:
-                waiting[0].wake()
-
-    def _run_batch(self, batch: list[_Write]) -> None:
-        """Carry out ``batch`` and the writes that join it before its commit."""
         committed = False
         try:
             failure = self._run_unguarded(batch)
@@ -171,11 +155,21 @@ class WriteCombiner:
         except (Exception, LeaseLost) as exc:  # the transaction as a whole failed
             for request in batch:
                 request.error = request.error or exc
-        finally:
+        finally:  # even if this thread is interrupted: never leave the others stuck
             for request in batch:
                 if not committed and request.error is None:
                     request.error = StoreError("write abandoned: its writer was interrupted")
                 request.done = True
+            for request in batch:
+                if not request.turn:
+                    request.wake()
+            with self._queue_lock:
+                waiting = [r for r in self._queue if not r.abandoned] if self._queue else None
+                if waiting:
+                    waiting[0].turn = True
+                self._combining = bool(waiting)
+            if waiting:
+                waiting[0].wake()
 
     def _run_unguarded(self, batch: list[_Write]) -> BaseException | None:
         """Carry out the batch with no savepoints, the common case where no write fails.
@@ -197,7 +191,9 @@ class WriteCombiner:
                         failure = exc
                         raise
                     done += 1
-                    if done == len(batch) and done < _MOST_JOINED:
+                    # (the queue read unlocked first: a write queued just after is
+                    # handed the next turn, as one queued after the commit would be)
+                    if done == len(batch) and done < _MOST_JOINED and self._queue:
                         with self._queue_lock:
                             batch += self._queue
                             self._queue = []
