@@ -64,11 +64,13 @@ def simulate_day(
     return sizes
 
 
-def assert_stops_growing(sizes: list[int]) -> None:
-    """Growth in the first hours, then none beyond noise once retention holds it."""
+def assert_stops_growing(sizes: list[int], *, slack: float = 0.05) -> None:
+    """Growth in the first hours, then none beyond ``slack`` of the first hour's growth
+    once retention holds it (a store still growing by 2 % of its size an hour fails it
+    within the day's last 20 hours)."""
     first_hour = sizes[1] - sizes[0]
     assert first_hour > 0  # the first hour writes something to keep
-    assert max(sizes[SETTLED:]) <= sizes[SETTLED] * 1.05, sizes
+    assert max(sizes[SETTLED:]) - sizes[SETTLED] <= first_hour * slack, sizes
     # Without pruning every hour would add about the first hour's growth.
     assert sizes[-1] - sizes[0] < 2 * first_hour, sizes
 
@@ -143,4 +145,8 @@ def test_the_postgres_tables_stop_growing_under_retention(
 
     with Engine(own_database, clock=clock, retention="1h") as engine:
         sizes = simulate_day(engine, clock, vacuumed_size, autovacuum)
-    assert_stops_growing(sizes)
+    # A B-tree page that VACUUM emptied is reused only once no transaction of any
+    # database on the server may still see it, so other sessions' transactions delay
+    # the reuse by a page or a few (seen: +106 kB, 14 % of the first hour's growth, with
+    # the whole suite running beside it). Growth that never stops passes 50 % in hours.
+    assert_stops_growing(sizes, slack=0.5)
