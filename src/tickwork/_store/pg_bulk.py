@@ -181,14 +181,15 @@ class PgTransaction(Transaction):
         there were as many as statements; a statement without a bulk form, or whose rows
         name one row twice, and the rest go one after the other."""
         writes = [(statement, rows) for statement, rows in writes if rows]
-        bulks = [BULK.get(statement) for statement, _ in writes]
-        settings = {bulk.settings for bulk in bulks if bulk is not None} - {None}
-        if len(writes) < 2 or None in bulks or len(settings) > 1 or _repeats(bulks, writes):
+        bulks = [(BULK.get(statement), rows) for statement, rows in writes]
+        known = [(bulk, rows) for bulk, rows in bulks if bulk is not None]
+        settings = {bulk.settings for bulk, _ in known if bulk.settings is not None}
+        if len(writes) < 2 or len(known) < len(writes) or len(settings) > 1 or _repeats(known):
             super().write_many(writes)
             return
-        parts = [bulk.sql.strip() for bulk in bulks if bulk is not None]
+        parts = [bulk.sql.strip() for bulk, _ in known]
         ahead = ", ".join(f"w{i} AS ({sql})" for i, sql in enumerate(parts[:-1]))
-        params = [bulk.rows_json(rows) for bulk, (_, rows) in zip(bulks, writes) if bulk]
+        params = [bulk.rows_json(rows) for bulk, rows in known]
         self._bulk(settings.pop() if settings else None, f"WITH {ahead} {parts[-1]}", *params)
 
     def _bulk(self, settings: Settings | None, sql: str, *params: Any) -> None:
@@ -198,14 +199,12 @@ class PgTransaction(Transaction):
             self.execute_under(settings, sql, *params)
 
 
-def _repeats(bulks: Sequence[Bulk | None], writes: Sequence[tuple[str, Any]]) -> bool:
+def _repeats(writes: Sequence[tuple[Bulk, Sequence[Sequence[Any]]]]) -> bool:
     """Whether the rows of a write by key name one row twice (it needs several
     statements, ``_distinct_runs``)."""
     return any(
-        bulk is not None
-        and bulk.key is not None
-        and len(_distinct_runs(rows, bulk.columns.index(bulk.key))) > 1
-        for bulk, (_, rows) in zip(bulks, writes, strict=True)
+        bulk.key is not None and len(_distinct_runs(rows, bulk.columns.index(bulk.key))) > 1
+        for bulk, rows in writes
     )
 
 

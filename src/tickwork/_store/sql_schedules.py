@@ -676,7 +676,9 @@ def _apply(
         for run_id in plan.cancel_run_ids:
             if not cancel_idle_run(tx, run_id, now_ms)[0]:
                 tx.execute(REQUEST_CANCEL, run_id)  # running: its executor stops
-    new_runs = [_new_run(due, run, now_ms, fired=True) for due, plan in plans for run in plan.starts]
+    new_runs = [
+        _new_run(due, run, now_ms, fired=True) for due, plan in plans for run in plan.starts
+    ]
     inserted = db.insert_runs(tx, new_runs) if new_runs else set()
     existing = frozenset(run.id for run in new_runs if run.id not in inserted)
     history, advances = [], []
