@@ -11,7 +11,10 @@ when the driver creates it.
     tickwork: M hourly interval schedules registered under a ``FakeClock`` at T0; every
     process loops ``engine.tick()`` at T0 + 1 h until it starts nothing (all of them
     fire in the same transactions a worker's scheduler uses: ``FOR UPDATE SKIP LOCKED``
-    batches of 1,000, runs inserted with ``executemany``). DBOS: what its scheduler does
+    batches of 100). With ``--against``, also the CPU those processes and the PostgreSQL
+    server processes serving them used per 1,000 firings (``/proc/<pid>/schedstat``, the
+    server on this machine): on a machine shared with other work, a steadier figure than
+    the rate. DBOS: what its scheduler does
     for each occurrence (``dbos/_scheduler.py``, ``_ScheduleThread._loop``): look the
     deterministic workflow id ``sched-<name>-<time>`` up, enqueue the workflow if it is
     not there (``_enqueue_scheduled_workflow``). DBOS runs one thread per schedule in
@@ -46,6 +49,7 @@ Usage (from the repository root; PostgreSQL from ``--postgres``, or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -130,16 +134,45 @@ def _tickwork_engine(url: str, clock: Any = None) -> Any:
     return engine
 
 
+def _server_cpu_ns(url: str, name: str) -> dict[int, int]:
+    """CPU time so far (ns, ``/proc/<pid>/schedstat``) of each PostgreSQL server process
+    serving a connection named ``name``; none when the server runs on another machine."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+            "AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchall()
+    found = {}
+    for (pid,) in pids:
+        with contextlib.suppress(OSError, ValueError):  # no /proc, or a process gone
+            found[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    return found
+
+
 def child_tickwork_fire(spec: dict[str, Any]) -> None:
     from tickwork.testing import FakeClock
 
     clock = FakeClock(T0 + timedelta(hours=1, seconds=1))
-    engine = _tickwork_engine(spec["url"], clock)
+    # Its connections named, so that the CPU of the server processes serving them is read.
+    url, name, postgres = spec["url"], f"fleet-{os.getpid()}", spec["url"].startswith("postgres")
+    if postgres:
+        url = f"{url}{'&' if '?' in url else '?'}application_name={name}"
+    engine = _tickwork_engine(url, clock)
+    server = _server_cpu_ns(spec["url"], name) if postgres else {}
     _ready_and_wait(Path(spec["dir"]), spec["index"])
+    cpu = time.process_time_ns()
     fired = 0
     while started := engine.tick():
         fired += len(started)
-    _emit({"end": time.time(), "fired": fired, "tickwork_file": _tickwork_file()})
+    end = time.time()
+    cpu = time.process_time_ns() - cpu
+    after = _server_cpu_ns(spec["url"], name) if postgres else {}
+    server_ns = sum(ns - server.get(pid, 0) for pid, ns in after.items())
+    _emit({"end": end, "fired": fired, "cpu_ns": cpu, "server_cpu_ns": server_ns,
+           "tickwork_file": _tickwork_file()})  # fmt: skip
     engine.close()
 
 
@@ -387,8 +420,9 @@ def _tickwork_trial(measure: str, db: Database, n: int, m: int, folder: Path) ->
         runs = db.count("SELECT COUNT(*) FROM tickwork_runs")
         if runs != m or sum(r["fired"] for r in results) != m:
             raise SystemExit(f"tickwork fired {runs} runs, reported {results}, expected {m}")
+        cpu_ns = sum(r["cpu_ns"] + r["server_cpu_ns"] for r in results)
         return {"rate": m / elapsed, "setup_rate": setup_rate, "startup_s": 0.0,
-                **_files(results)}  # fmt: skip
+                "cpu_ms_per_1000": cpu_ns / 1e6 / m * 1000, **_files(results)}  # fmt: skip
 
     # Done when no run is unfinished (all M were stored before "go"): a count of
     # tickwork_queue, which holds one row per unfinished run and shrinks as they
@@ -474,6 +508,9 @@ def _against(
     def figures(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, float | None]:
         where = f"{spec['measure']} {spec['backend']}"
         found: dict[str, float | None] = {f"{where} {spec['n']} procs, /s": result["rate"]}
+        if result.get("cpu_ms_per_1000"):  # PostgreSQL on this machine: lower is better
+            cpu = f"{where} {spec['n']} procs, CPU ms per 1,000 (lower is better)"
+            found[cpu] = result["cpu_ms_per_1000"]
         if spec["n"] == counts[0]:
             setup = "schedules registered" if spec["measure"] == "firings" else "runs stored"
             found[f"{where} {setup} one call at a time, /s"] = result["setup_rate"]
@@ -488,7 +525,9 @@ def _against(
         print(revisions.describe(this, other), flush=True)
         print()
         jobs = [revisions.Job(spec) for spec in specs]
-        found = revisions.interleave(jobs, this, other, args.repeat, run, figures)
+        found = revisions.interleave(
+            jobs, this, other, args.repeat, run, figures, lambda name: "lower is better" in name
+        )
     for line in revisions.table(found, args.against):
         print(line)
     return 0

@@ -362,7 +362,7 @@ def _apply_overlap(
 ) -> None:
     """Start ``occurrence``, or not, as its overlap policy says; ``moved`` is where a
     calendar moved its run to, and why (recorded ``moved_holiday`` when it starts)."""
-    own = occurrence_run_id(state.key, occurrence)
+    own = occurrence_run_id(state.key, occurrence) if active else ""  # none: none to find
     if own in active:
         # A trigger started this very occurrence: its run is no earlier run to overlap
         # with (the store records "already_started" for it).

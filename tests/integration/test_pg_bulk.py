@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
+import psycopg
 import pytest
-from tests.contract.test_schedules_contract import record
+from tests.contract.test_schedules_contract import HOUR, T0, fire, record
 from tests.pg import fresh_schema
 
+from tickwork._store import NewRun
 from tickwork._store.postgres import PostgresStore
-from tickwork._store.sql_schedules import INSERT_HISTORY, SET_STATE
+from tickwork._store.sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE
+from tickwork._store.transaction import INDEXED
 from tickwork.errors import StoreError
 
 pytestmark = pytest.mark.postgres
@@ -66,3 +70,100 @@ def test_rows_naming_one_row_twice_are_written_in_order(store: PostgresStore) ->
     with store._pg.transaction() as tx:
         row = tx.execute("SELECT state, resumed_at, updated_at FROM tickwork_schedules").fetchone()
     assert tuple(row) == ("active", 6, 6)
+
+
+class Statements:
+    """The statements psycopg is handed while counting (BEGIN and COMMIT are not)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        real = psycopg.Cursor.execute
+
+        def counted(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            self.sent.append(" ".join(str(query).split()))
+            return real(cursor, query, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+
+
+def _advance(key: str, runs: int) -> tuple[object, ...]:
+    """``ADVANCE``'s values for a schedule that started ``runs`` runs."""
+    return (HOUR, HOUR, None, 0, 5, f"{key}@run", 7, 7, runs, key)
+
+
+def _runs_counted(store: PostgresStore, key: str) -> int:
+    with store._pg.transaction() as tx:
+        row = tx.execute("SELECT runs_counted FROM tickwork_schedules WHERE key = ?", key)
+        return int(row.fetchone()[0])
+
+
+def test_writes_of_two_tables_go_as_one_statement_and_both_land(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A firing pass's history and advance (``write_many``): one statement, one round
+    trip, and every row of both written."""
+    store.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
+    statements = Statements(monkeypatch)
+    with store._pg.transaction() as tx:
+        tx.write_many(((INSERT_HISTORY, _history("s", 3)), (ADVANCE, [_advance("s", 2)])))
+    assert len(statements.sent) == 2  # the planner's settings, then the one write
+    assert statements.sent[1].startswith("WITH w0 AS (INSERT INTO tickwork_schedule_history")
+    with store._pg.transaction() as tx:
+        count = tx.execute("SELECT count(*) FROM tickwork_schedule_history").fetchone()[0]
+    assert (count, _runs_counted(store, "s")) == (3, 2)
+
+
+def test_writes_naming_one_row_twice_are_written_in_order_not_as_one_statement(
+    store: PostgresStore,
+) -> None:
+    """Two advances of one schedule in one ``write_many``: both count, as one at a time
+    (one UPDATE over both would apply one of them)."""
+    store.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
+    with store._pg.transaction() as tx:
+        rows = [_advance("s", 2), _advance("s", 3)]
+        tx.write_many(((INSERT_HISTORY, _history("s", 1)), (ADVANCE, rows)))
+    assert _runs_counted(store, "s") == 5
+
+
+def test_settings_are_set_once_for_statements_that_share_them_and_end_with_them(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two statements under the same settings: one statement sets them; the next statement
+    that asks for none runs under the defaults again (a write combined into the same
+    transaction is never planned under a firing pass's settings)."""
+    statements = Statements(monkeypatch)
+    with store._pg.transaction() as tx:
+        for _ in range(2):
+            assert tx.execute_under(INDEXED, "SHOW enable_seqscan").fetchone()[0] == "off"
+        assert tx.execute("SHOW enable_seqscan").fetchone()[0] == "on"
+        assert tx.execute("SHOW enable_sort").fetchone()[0] == "on"
+    assert sum(sent.startswith("SET LOCAL") for sent in statements.sent) == 2  # set, undo
+
+
+def test_runs_inserted_in_one_statement_are_queued_and_reported_but_not_those_that_existed(
+    store: PostgresStore,
+) -> None:
+    """``insert_runs``: a run whose id exists (a trigger got there first) is neither
+    inserted again nor queued again, and is not among the ids returned."""
+    first = NewRun("a", "wf", "1", None, 0, "default", 5, 7, schedule_key="s")
+    store.insert_run(first)
+    runs = [first, NewRun("b", "wf", "1", None, 0, "default", 5, 9, schedule_key="s")]
+    with store._pg.transaction() as tx:
+        assert store._pg.insert_runs(tx, runs) == {"b"}
+    with store._pg.transaction() as tx:
+        queued = tx.execute("SELECT id, available_at FROM tickwork_queue ORDER BY id").fetchall()
+    assert [tuple(row) for row in queued] == [("a", 7), ("b", 9)]
+
+
+def test_a_firing_pass_of_a_hundred_schedules_is_seven_statements(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Firing 100 due schedules: the settings, the due rows, their runs in flight, the
+    runs with their queue rows, the history with the advance, the NOTIFY and the
+    counters, whatever the number of schedules (BEGIN and COMMIT besides)."""
+    for i in range(100):
+        store.upsert_schedule(record(f"s{i}"), on_conflict="update", now_ms=T0, paused=None)
+    statements = Statements(monkeypatch)
+    result = fire(store, T0 + HOUR)
+    assert (result.fired, len(result.run_ids)) == (100, 100)
+    assert len(statements.sent) == 7, statements.sent

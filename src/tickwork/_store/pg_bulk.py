@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .contract import NewRun
 from .run_rows import NEW_RUN
 from .schedule_rows import CHANGEABLE, FIRING
 from .sql_runs import INSERT_RUN, QUEUE_INSERTED
 from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
-from .transaction import SOUGHT, Settings, Transaction
+from .transaction import INDEXED, SOUGHT, Settings, Transaction
 
-__all__ = ["PgTransaction", "insert_as_json", "select_among_array"]
+__all__ = ["PgTransaction", "insert_as_json", "insert_runs_returning", "select_among_array"]
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,9 @@ class Bulk:
     columns: tuple[str, ...]
     #: the row's column that a write finds its row by, when two rows may name one row
     key: str | None = None
-    #: the planner's settings: a join of the rows to a table seeks it by key
-    settings: Settings = ()
+    #: the planner's settings: a join of the rows to a table seeks it by key; None: the
+    #: statement reads no table (an insert), so whatever settings are in force may stay
+    settings: Settings | None = None
 
     def rows_json(self, rows: Sequence[Sequence[Any]]) -> str:
         # A column named twice (a placeholder given twice) takes the same value both times.
@@ -116,7 +118,9 @@ FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
             "key",
         ),
         key="key",
-        settings=SOUGHT,
+        # a firing pass's statement: under the settings its other statements have
+        # (sql_schedules.fire_due), so that none of them is a statement to change them
+        settings=INDEXED,
     ),
     UPDATE_SCHEDULE: Bulk(
         f"""
@@ -168,7 +172,40 @@ class PgTransaction(Transaction):
             return
         batches = [rows] if bulk.key is None else _distinct_runs(rows, bulk.columns.index(bulk.key))
         for batch in batches:
-            self.execute_under(bulk.settings, bulk.sql, bulk.rows_json(batch))
+            self._bulk(bulk.settings, bulk.sql, bulk.rows_json(batch))
+
+    def write_many(self, writes: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        """The bulk forms of ``writes`` as one statement: the first ones as data-modifying
+        ``WITH`` queries of the last, all on one snapshot (which is why the statements must
+        write different tables and none read what another writes). One round trip where
+        there were as many as statements; a statement without a bulk form, or whose rows
+        name one row twice, and the rest go one after the other."""
+        writes = [(statement, rows) for statement, rows in writes if rows]
+        bulks = [(BULK.get(statement), rows) for statement, rows in writes]
+        known = [(bulk, rows) for bulk, rows in bulks if bulk is not None]
+        settings = {bulk.settings for bulk, _ in known if bulk.settings is not None}
+        if len(writes) < 2 or len(known) < len(writes) or len(settings) > 1 or _repeats(known):
+            super().write_many(writes)
+            return
+        parts = [bulk.sql.strip() for bulk, _ in known]
+        ahead = ", ".join(f"w{i} AS ({sql})" for i, sql in enumerate(parts[:-1]))
+        params = [bulk.rows_json(rows) for bulk, rows in known]
+        self._bulk(settings.pop() if settings else None, f"WITH {ahead} {parts[-1]}", *params)
+
+    def _bulk(self, settings: Settings | None, sql: str, *params: Any) -> None:
+        if settings is None:
+            self.execute_by_key(sql, *params)
+        else:
+            self.execute_under(settings, sql, *params)
+
+
+def _repeats(writes: Sequence[tuple[Bulk, Sequence[Sequence[Any]]]]) -> bool:
+    """Whether the rows of a write by key name one row twice (it needs several
+    statements, ``_distinct_runs``)."""
+    return any(
+        bulk.key is not None and len(_distinct_runs(rows, bulk.columns.index(bulk.key))) > 1
+        for bulk, rows in writes
+    )
 
 
 def select_among_array(tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
@@ -190,3 +227,42 @@ def insert_as_json(
     source = f"SELECT {', '.join(columns)} FROM {_rows(table)}"
     objects = json.dumps([dict(zip(columns, row, strict=True)) for row in rows])
     return tx.execute(statement.format(rows=source), objects).fetchall()
+
+
+# New runs and their queue rows in one statement: the runs inserted (not those whose id
+# exists: ON CONFLICT) are returned and queued from what the insert returns, so no read
+# of the runs table says which were new. The one parameter is a JSON array of the runs'
+# NEW_RUN columns and their queue row's available_at, read once as each table's rows.
+INSERT_RUNS = f"""
+WITH given AS (SELECT ?::json AS rows),
+runs AS (
+    INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
+    SELECT {NEW_RUN.select("n")}, 'pending', 1
+    FROM given, json_populate_recordset(NULL::tickwork_runs, given.rows) n
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, workflow, pool, priority, schedule_key, created_at
+),
+queued AS (
+    INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at,
+        schedule_key, created_at)
+    SELECT r.id, r.workflow, r.pool, r.priority, 'pending', q.available_at, r.schedule_key,
+        r.created_at
+    FROM runs r JOIN (
+        SELECT q.id, q.available_at
+        FROM given, json_populate_recordset(NULL::tickwork_queue, given.rows) q
+    ) q ON q.id = r.id
+    ON CONFLICT (id) DO NOTHING
+)
+SELECT id FROM runs
+"""
+_INSERTED_RUN = (*NEW_RUN.names, "available_at")
+
+
+def insert_runs_returning(tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
+    """``Database.insert_runs`` in one round trip (``INSERT_RUNS``): where writers run at
+    once, the ids that ``ON CONFLICT`` let in are the ones a concurrent trigger did not."""
+    rows = json.dumps([
+        dict(zip(_INSERTED_RUN, (*NEW_RUN.values(run), run.available_ms), strict=True))
+        for run in runs
+    ])  # fmt: skip
+    return {row[0] for row in tx.execute_by_key(INSERT_RUNS, rows).fetchall()}

@@ -27,8 +27,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations, pg_claim
-from .contract import ClaimRequest, LeaseLost, StepRecord
-from .pg_bulk import PgTransaction, insert_as_json, select_among_array
+from .contract import ClaimRequest, LeaseLost, NewRun, StepRecord
+from .pg_bulk import PgTransaction, insert_as_json, insert_runs_returning, select_among_array
 from .recent_runs import newest_runs_postgres
 from .run_rows import TakenRun
 from .sql import SqlStore
@@ -275,7 +275,7 @@ class PostgresDatabase:
             return work(tx)
 
     def notify(self, tx: Transaction, what: str) -> None:
-        tx.execute(NOTIFY, CHANNEL, what)
+        tx.execute_by_key(NOTIFY, CHANNEL, what)  # a function call: no plan to choose
 
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Hold a transaction lock per name, so counts and claims of one name never race."""
@@ -343,6 +343,9 @@ class PostgresDatabase:
         if row is None:
             raise LeaseLost(run_id)
         return bool(row[0])
+
+    def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
+        return insert_runs_returning(tx, runs)
 
     def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
         return select_among_array(tx, statement, keys)

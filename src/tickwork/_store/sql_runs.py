@@ -48,7 +48,7 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import count_run_end_of_schedule
-from .transaction import Database, Transaction, in_filters, marks
+from .transaction import Database, Transaction, in_filters, marks, select_among_in_chunks
 
 __all__ = [
     "QUEUE_INSERTED",
@@ -56,6 +56,7 @@ __all__ = [
     "RunsSql",
     "cancel_idle_run",
     "insert_run_row",
+    "insert_runs_checked",
     "next_due_in",
     "record_step",
     "take_runs",
@@ -281,6 +282,21 @@ def insert_run_row(tx: Transaction, run: NewRun) -> bool:
     if run.scheduled_for_ms is not None:
         observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
     return True
+
+
+# Which of some run ids exist; {keys} is the ids' condition (Database.select_among).
+SELECT_EXISTING = "SELECT id FROM tickwork_runs WHERE id {keys}"
+
+
+def insert_runs_checked(tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
+    """``Database.insert_runs`` where write transactions take turns (SQLite): the ids
+    that exist read first (no other writer can add one meanwhile), then every run
+    inserted and queued in bulk (``ON CONFLICT`` and ``QUEUE_INSERTED`` still guard each)."""
+    ids = [run.id for run in runs]
+    existing = {row[0] for row in select_among_in_chunks(tx, SELECT_EXISTING, ids)}
+    tx.executemany(INSERT_RUN, [NEW_RUN.values(run) for run in runs])
+    tx.executemany(QUEUE_INSERTED, [(run.available_ms, run.id) for run in runs])
+    return {run_id for run_id in ids if run_id not in existing}
 
 
 def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, str | None]:

@@ -56,7 +56,7 @@ from .schedule_rows import (
 )
 from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_run, insert_run_row
 from .state_changes import change_state, mark_state_changed
-from .transaction import SOUGHT, UNSORTED, Database, Transaction, in_filters, marks
+from .transaction import INDEXED, SOUGHT, Database, Transaction, in_filters, marks
 
 __all__ = ["SchedulesSql"]
 
@@ -406,8 +406,9 @@ class SchedulesSql:
         statement = select.format(filters=filters) + self._db.lock_suffix
 
         def work(tx: Transaction) -> FireResult:
-            # in tickwork_schedules_due's order (transaction.UNSORTED says why)
-            due_rows = tx.execute_under(UNSORTED, statement, *bounds, *pools, *workflows, limit)
+            # in tickwork_schedules_due's order (transaction.UNSORTED says why); the pass's
+            # other reads and writes seek by key (SOUGHT): one setting for all (INDEXED)
+            due_rows = tx.execute_under(INDEXED, statement, *bounds, *pools, *workflows, limit)
             rows = due_rows.fetchall()
             if not rows:
                 return FireResult(0, [], [])
@@ -423,7 +424,7 @@ class SchedulesSql:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((key, exc))
                     tx.execute(POSTPONE, now_ms + _policy.RETRY_BROKEN_MS, key)
-            started, decisions = _apply(tx, plans, now_ms)
+            started, decisions = _apply(tx, self._db, plans, now_ms)
             if started:
                 self._db.notify(tx, "runs")
             return FireResult(len(rows), started, errors, decisions)
@@ -629,7 +630,7 @@ def _active_runs(tx: Transaction, keys: list[str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for chunk in _chunks(keys):
         statement = SELECT_ACTIVE_RUNS.format(marks=marks(len(chunk)))
-        for key, run_id in tx.execute_under(SOUGHT, statement, *chunk).fetchall():
+        for key, run_id in tx.execute_under(INDEXED, statement, *chunk).fetchall():
             found.setdefault(key, []).append(run_id)
     return found
 
@@ -661,31 +662,31 @@ def _entry(
 
 
 def _apply(
-    tx: Transaction, plans: list[tuple[DueSchedule, Plan]], now_ms: int
+    tx: Transaction, db: Database, plans: list[tuple[DueSchedule, Plan]], now_ms: int
 ) -> tuple[list[str], list[HistoryEntry]]:
     """Carry out the plans of one firing transaction; return the ids of the runs inserted
     and the decisions recorded other than a plain start (for the log).
 
-    Statements go in bulk (``executemany``): one firing pass may decide thousands of
-    schedules. Planned runs that already exist (a trigger got there first) are found
-    first, so that ``settle`` records their decisions as "already_started"; ``ON CONFLICT
-    DO NOTHING`` still guards the insert itself.
+    Statements go in bulk: one firing pass may decide thousands of schedules. The planned
+    runs are inserted first (``Database.insert_runs``), so that ``settle`` records those
+    that already existed (a trigger got there first) as "already_started"; then the
+    history and the schedules' advance (``write_many``: one statement on PostgreSQL).
     """
     for _, plan in plans:
         for run_id in plan.cancel_run_ids:
             if not cancel_idle_run(tx, run_id, now_ms)[0]:
                 tx.execute(REQUEST_CANCEL, run_id)  # running: its executor stops
-    planned = [run.run_id for _, plan in plans for run in plan.starts]
-    existing = _existing_runs(tx, planned)
-    runs, queued, history, advances = [], [], [], []
+    new_runs = [
+        _new_run(due, run, now_ms, fired=True) for due, plan in plans for run in plan.starts
+    ]
+    inserted = db.insert_runs(tx, new_runs) if new_runs else set()
+    existing = frozenset(run.id for run in new_runs if run.id not in inserted)
+    history, advances = [], []
     noted: list[HistoryEntry] = []
     limited: list[StoredSchedule] = []  # schedules under max_runs, as advanced
     for due, plan in plans:
         record = due.record
         settled = settle(plan, existing)
-        for run in plan.starts:  # all of them: ON CONFLICT DO NOTHING guards each
-            runs.append(_run_values(due, run, now_ms, fired=True))
-            queued.append((run.available_ms, run.run_id))
         for run in settled.starts:
             observe_lateness(tx, record.workflow, run.occurrence_ms, now_ms)
         for decision in settled.decisions:
@@ -713,17 +714,12 @@ def _apply(
             )
             counted = due.stored.runs_counted + len(new)
             limited.append(replace(due.stored, firing=advanced, runs_counted=counted))
-    if runs:
-        tx.executemany(INSERT_RUN, runs)
-        tx.executemany(QUEUE_INSERTED, queued)
-    if history:
-        tx.executemany(INSERT_HISTORY, history)
-    tx.executemany(ADVANCE, advances)
+    tx.write_many(((INSERT_HISTORY, history), (ADVANCE, advances)))
     for stored in limited:  # after ADVANCE, whose firing state a deactivation replaces
         entry = _deactivate_if_spent(tx, stored, now_ms)
         if entry is not None:
             noted.append(entry)
-    return [run_id for run_id in planned if run_id not in existing], noted
+    return [run.id for run in new_runs if run.id in inserted], noted
 
 
 def _apply_backfill(
@@ -769,16 +765,20 @@ def _apply_backfill(
 def _run_values(
     due: DueSchedule, run: PlannedRun, now_ms: int, *, fired: bool = False
 ) -> tuple[object, ...]:
-    """A planned run of the schedule as ``INSERT_RUN``'s values. A run ``fired`` for its
-    occurrence (not a backfill's, late by construction) has the schedule's deadline."""
+    """A planned run of the schedule as ``INSERT_RUN``'s values (``_new_run``)."""
+    return NEW_RUN.values(_new_run(due, run, now_ms, fired=fired))
+
+
+def _new_run(due: DueSchedule, run: PlannedRun, now_ms: int, *, fired: bool = False) -> NewRun:
+    """A planned run of the schedule as inserted. A run ``fired`` for its occurrence (not
+    a backfill's, late by construction) has the schedule's deadline."""
     record = due.record
     deadline = record.deadline_ms
     deadline_ms = run.occurrence_ms + deadline if fired and deadline is not None else None
-    new = NewRun(
+    return NewRun(
         id=run.run_id, workflow=record.workflow, version=record.version,
         input_json=record.input_json, priority=record.priority, pool=record.pool,
         created_ms=now_ms, available_ms=run.available_ms, schedule_key=record.key,
         schedule_revision=due.revision, scheduled_for_ms=run.occurrence_ms,
         retry_json=record.retry_json, deadline_ms=deadline_ms,
     )  # fmt: skip
-    return NEW_RUN.values(new)

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations, sql_runs
-from .contract import ClaimRequest, StepRecord
+from .contract import ClaimRequest, NewRun, StepRecord
 from .recent_runs import newest_runs_sqlite
 from .run_rows import TakenRun
 from .sql import SqlStore
@@ -313,6 +313,9 @@ class SQLiteDatabase:
         """The checkpoint alone: the lease is ``renew_leases``' (one more statement here
         would cost every checkpoint; SQLite has no data-modifying CTE to join them)."""
         return sql_runs.record_step(tx, run_id=run_id, token=token, step=step)
+
+    def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
+        return sql_runs.insert_runs_checked(tx, runs)
 
     def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
         return select_among_in_chunks(tx, statement, keys)

@@ -16,10 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .contract import ClaimRequest, StepRecord
+    from .contract import ClaimRequest, NewRun, StepRecord
     from .run_rows import TakenRun
 
 __all__ = [
+    "INDEXED",
     "SOUGHT",
     "UNSORTED",
     "WALKED",
@@ -52,6 +53,9 @@ SOUGHT: Settings = (("enable_seqscan", "off"),)
 #: the rows are read through an index, one at a time (no scan, no bitmap), and a sort of
 #: the few rows so read stays priced as it is (a claim merging several workflows' walks)
 WALKED: Settings = (("enable_seqscan", "off"), ("enable_bitmapscan", "off"))
+#: both SOUGHT and UNSORTED: a firing pass's statements (its due schedules walked in
+#: order, their runs and rows sought by key) run under one setting, set once a pass
+INDEXED: Settings = (*SOUGHT, *UNSORTED)
 
 
 class Cursor(Protocol):
@@ -78,7 +82,7 @@ class Transaction:
     before the commit (``counters.flush``), so they land with the events or not at all.
     """
 
-    __slots__ = ("_cursor", "_planner", "_translate", "_undo", "counts")
+    __slots__ = ("_cursor", "_in_force", "_planner", "_translate", "counts")
 
     def __init__(
         self, cursor: Cursor, translate: Callable[[str], str] | None, *, planner: bool = False
@@ -86,11 +90,11 @@ class Transaction:
         self._cursor = cursor
         self._translate = translate
         self._planner = planner  # the dialect's planner takes settings (PostgreSQL)
-        self._undo: list[str] = []  # takes back the settings of execute_under
+        self._in_force: Settings = ()  # the settings of execute_under not yet taken back
         self.counts: list[tuple[str, str, int, int, int]] = []
 
     def execute(self, statement: str, *params: Any) -> Cursor:
-        if self._undo:
+        if self._in_force:
             self._undo_settings()
         translate = self._translate  # None: the dialect takes "?" as written (SQLite)
         self._cursor.execute(statement if translate is None else translate(statement), params)
@@ -103,24 +107,36 @@ class Transaction:
         self._undo_settings()
         self._cursor.executemany(self._sql(statement), rows)
 
-    def execute_by_key(self, statement: str, *params: Any) -> None:
-        """A write of rows through their primary key, which has no plan to choose, so the
-        settings of ``execute_under`` may stay (``counters.flush``, the last statement of
-        most transactions, would otherwise pay a statement to take them back)."""
+    def write_many(self, writes: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        """``executemany`` of each ``(statement, rows)`` in turn. The statements write
+        different tables and none reads what another writes, so a dialect may send them
+        as one statement (PostgreSQL: ``pg_bulk.py``)."""
+        for statement, rows in writes:
+            if rows:
+                self.executemany(statement, rows)
+
+    def execute_by_key(self, statement: str, *params: Any) -> Cursor:
+        """A statement with no plan to choose (a write of rows through their primary key,
+        a function call), so the settings of ``execute_under`` may stay
+        (``counters.flush``, the last statement of most transactions, would otherwise pay
+        a statement to take them back)."""
         translate = self._translate
         self._cursor.execute(statement if translate is None else translate(statement), params)
+        return self._cursor
 
     def execute_under(self, settings: Settings, statement: str, *params: Any) -> Cursor:
         """``statement`` planned with ``settings`` of the planner (PostgreSQL's ``SET
         LOCAL``; a dialect without them runs it as it is). They are taken back before the
         transaction's next statement that could be planned differently (the commit ends
         them anyway), so they never leak into the other writes that share a transaction
-        (``write_combiner.py``)."""
-        self._undo_settings()
-        if self._planner:
-            for name, value in settings:
-                self._cursor.execute(f"SET LOCAL {name} = {value}", ())
-            self._undo = [f"SET LOCAL {name} TO DEFAULT" for name, _ in settings]
+        (``write_combiner.py``). Statements under the same settings one after the other
+        set them once; a change of settings is one statement (the old ones taken back,
+        the new ones set), not one per setting."""
+        if self._planner and settings != self._in_force:
+            undo = [f"SET LOCAL {name} TO DEFAULT" for name, _ in self._in_force]
+            change = [*undo, *(f"SET LOCAL {name} = {value}" for name, value in settings)]
+            self._cursor.execute("; ".join(change), ())  # no parameters: one simple query
+            self._in_force = settings
         self._cursor.execute(self._sql(statement), params)
         return self._cursor
 
@@ -129,12 +145,14 @@ class Transaction:
         ``execute_under`` still in force were made since the savepoint (any statement,
         ``SAVEPOINT`` included, takes back the earlier ones first): the rollback undoes
         them too, and running anything else first would fail in the failed transaction."""
-        self._undo.clear()
+        self._in_force = ()
         self._cursor.execute(self._sql(savepoint), ())
 
     def _undo_settings(self) -> None:
-        while self._undo:
-            self._cursor.execute(self._undo.pop(), ())
+        if self._in_force:
+            undo = [f"SET LOCAL {name} TO DEFAULT" for name, _ in self._in_force]
+            self._in_force = ()
+            self._cursor.execute("; ".join(undo), ())
 
     @property
     def rowcount(self) -> int:
@@ -234,6 +252,13 @@ class Database(Protocol):
         ...
 
     # -- many rows at once -----------------------------------------------------------------
+
+    def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
+        """Insert ``runs`` with their queue rows, but those whose id exists (``ON
+        CONFLICT (id) DO NOTHING``: an occurrence's run a trigger started first); the ids
+        inserted (SQLite: ``sql_runs.insert_runs_checked``; PostgreSQL: one statement,
+        ``pg_bulk.insert_runs_returning``)."""
+        ...
 
     def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
         """The rows of ``statement`` whose key is among ``keys``: its ``{keys}`` becomes
