@@ -175,8 +175,11 @@ class HolidayRule:
         then, with the ones between it and ``first``)."""
         if self.policy is not OnHoliday.PREVIOUS:
             return first
-        earliest, at = first, first
+        # A ``first`` that dst_gap="skip" dropped is no occurrence: it moves nowhere.
+        earliest, at = first, occurrences.next_after(first - 1)
         for _ in range(SCAN_CAP):
+            if at is None:
+                break
             decided = self.decide(at)
             if decided is None:
                 # A business day after the earliest's day: later occurrences move no
@@ -185,10 +188,7 @@ class HolidayRule:
                     break
             elif decided[0] is not None:
                 earliest = min(earliest, decided[0])
-            following = occurrences.next_after(at)
-            if following is None:
-                break
-            at = following
+            at = occurrences.next_after(at)
         return earliest
 
     def _day(self, ms: int) -> date:

@@ -168,15 +168,11 @@ def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
         if not active and _may_start(state, result):
             _release(state, active, result)
     elif state.buffered_ms is not None and not active and _may_start(state, result):
-        run = _run(state, state.buffered_ms)
+        why = "buffered occurrence started: the earlier run ended"
+        run, why = _released(state, state.buffered_ms, why)
         result.starts.append(run)
         result.decisions.append(
-            PlannedDecision(
-                Decision.STARTED,
-                state.buffered_ms,
-                "buffered occurrence started: the earlier run ended",
-                run.run_id,
-            )
+            PlannedDecision(Decision.STARTED, state.buffered_ms, why, run.run_id)
         )
         result.buffered_ms = None
         active.append(run.run_id)
@@ -235,9 +231,31 @@ def _decide_early(
             break
         if upcoming <= state.now_ms or rule.wake(occurrences, upcoming) > state.now_ms:
             break
-        _decide(state, upcoming, active, result)
-        upcoming = occurrences.next_after(upcoming)
+        if occurrences.next_after(upcoming - 1) == upcoming:
+            missed = _moved_into_pause(state, upcoming)
+            if missed is None:
+                _decide(state, upcoming, active, result)
+            else:
+                result.decisions.append(PlannedDecision(Decision.MISSED_PAUSED, upcoming, missed))
+        else:  # dst_gap="skip" drops it: decided early with the ones after it, not moved
+            for occurrence, why in occurrences.dst_skipped(upcoming, upcoming):
+                result.decisions.append(PlannedDecision(Decision.SKIPPED_DST, occurrence, why))
+        following = occurrences.next_after(upcoming)
+        skipped = occurrences.next_dst_skipped(upcoming)
+        upcoming = following if skipped is None else skipped
     result.next_fire_ms = upcoming
+
+
+def _moved_into_pause(state: PlanInput, occurrence: int) -> str | None:
+    """Why ``occurrence`` is missed: the previous business day its run moved to passed
+    while the schedule was paused (as an occurrence in the pause is); None otherwise."""
+    rule, paused, resumed = state.holidays, state.paused_ms, state.resumed_ms
+    if rule is None or paused is None or resumed is None:
+        return None
+    decided = rule.decide(occurrence)
+    if decided is None or decided[0] is None or not paused <= decided[0] < resumed:
+        return None
+    return f"missed while paused: {decided[1]}, a time that passed during the pause"
 
 
 def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
@@ -363,6 +381,8 @@ def _apply_overlap(
     """Start ``occurrence``, or not, as its overlap policy says; ``moved`` is where a
     calendar moved its run to, and why (recorded ``moved_holiday`` when it starts)."""
     own = occurrence_run_id(state.key, occurrence)
+    # The history says both: where the calendar moved it, and what overlap did with it.
+    said = "" if moved is None else f"{moved[1]}; "
     if own in active:
         # A trigger started this very occurrence: its run is no earlier run to overlap
         # with (the store records "already_started" for it).
@@ -378,7 +398,7 @@ def _apply_overlap(
             PlannedDecision(
                 Decision.SKIPPED_OVERLAP,
                 occurrence,
-                f"overlap=skip: earlier run {busy} is unfinished",
+                f"{said}overlap=skip: earlier run {busy} is unfinished",
             )
         )
     elif state.overlap is Overlap.BUFFER_ONE:
@@ -388,7 +408,7 @@ def _apply_overlap(
                 PlannedDecision(
                     Decision.BUFFERED,
                     occurrence,
-                    f"overlap=buffer_one: waits for earlier run {busy}",
+                    f"{said}overlap=buffer_one: waits for earlier run {busy}",
                 )
             )
         else:
@@ -396,11 +416,11 @@ def _apply_overlap(
                 PlannedDecision(
                     Decision.SKIPPED_OVERLAP,
                     occurrence,
-                    "overlap=buffer_one: an occurrence is already buffered",
+                    f"{said}overlap=buffer_one: an occurrence is already buffered",
                 )
             )
     elif state.overlap is Overlap.BUFFER_ALL:
-        _enqueue(occurrence, f"overlap=buffer_all: waits for earlier run {busy}", result)
+        _enqueue(occurrence, f"{said}overlap=buffer_all: waits for earlier run {busy}", result)
     else:
         result.cancel_run_ids.extend(active)
         result.decisions.append(
@@ -412,7 +432,7 @@ def _apply_overlap(
             )
         )
         active.clear()
-        _start(state, occurrence, active, result, "due; previous run cancelled")
+        _start(state, occurrence, active, result, "due; previous run cancelled", moved)
 
 
 def _start(
@@ -432,6 +452,16 @@ def _start(
     active.append(run.run_id)
 
 
+def _released(state: PlanInput, occurrence: int, why: str) -> tuple[PlannedRun, str]:
+    """The run of a buffered or queued occurrence whose turn came, and why: available
+    where its calendar moves it (decided again now: a calendar change applies), so that a
+    run buffered on a holiday does not start on it."""
+    holiday = None if state.holidays is None else state.holidays.decide(occurrence)
+    if holiday is None or holiday[0] is None:
+        return _run(state, occurrence), why
+    return _run(state, occurrence, holiday[0]), f"{why}; {holiday[1]}"
+
+
 def _run(state: PlanInput, occurrence: int, moved_ms: int | None = None) -> PlannedRun:
     """The run of ``occurrence``: its id is the occurrence's; it may start at the
     occurrence (or where a calendar moved it) plus its jitter."""
@@ -449,16 +479,10 @@ def _release(state: PlanInput, active: list[str], result: Plan) -> None:
         result.waiting, result.buffered_ms = 0, None
         return
     head = state.queued_ms[0]
-    run = _run(state, head)
+    why = "its turn came (overlap=buffer_all): the earlier run ended"
+    run, why = _released(state, head, why)
     result.starts.append(run)
-    result.decisions.append(
-        PlannedDecision(
-            Decision.STARTED,
-            head,
-            "its turn came (overlap=buffer_all): the earlier run ended",
-            run.run_id,
-        )
-    )
+    result.decisions.append(PlannedDecision(Decision.STARTED, head, why, run.run_id))
     result.released_ms = head
     result.waiting = state.waiting - 1
     following = state.queued_ms[1:2] if result.waiting else ()

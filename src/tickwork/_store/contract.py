@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from .._business_days import BusinessDays
 from .._clock import Reading
 from .._holidays import Holiday
 from .._models import (
@@ -402,10 +403,18 @@ class Store(EventStore, Protocol):
         ...
 
     def change_schedule_state(
-        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+        self,
+        key: str,
+        *,
+        action: ScheduleAction,
+        now_ms: int,
+        note: str | None = None,
+        calendars: Mapping[str, BusinessDays] | None = None,
     ) -> bool | None:
         """``set_schedule_state`` saying what it did: True when the state changed, False
-        when the schedule already was so (nothing written), None when the key is unknown."""
+        when the schedule already was so (nothing written), None when the key is unknown.
+        ``calendars`` are the stored calendars' days by name: a schedule with a calendar
+        places its next occurrence (and a ``"previous"`` move's wake-up) by them."""
         ...
 
     def fire_due(

@@ -19,10 +19,11 @@ backfill is decided by the planner too, a bounded batch per transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from .. import _policy
+from .._business_days import BusinessDays
 from .._clock import from_ms
 from .._ids import occurrence_run_id
 from .._models import (
@@ -369,12 +370,21 @@ class SchedulesSql:
         return self._db.write(work)
 
     def change_schedule_state(
-        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+        self,
+        key: str,
+        *,
+        action: ScheduleAction,
+        now_ms: int,
+        note: str | None = None,
+        calendars: Mapping[str, BusinessDays] | None = None,
     ) -> bool | None:
         def work(tx: Transaction) -> bool | None:
             stored = self._stored(tx, key)
             if stored is None:
                 return None
+            days = (calendars or {}).get(stored.record.calendar or "")
+            if days is not None:  # a row read back knows its calendar's name only
+                stored = replace(stored, record=replace(stored.record, business_days=days))
             changed = _policy.transition(stored, action, now_ms)
             if changed is None:  # already so: nothing is written, the note kept
                 return False
