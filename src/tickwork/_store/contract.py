@@ -535,7 +535,12 @@ class Store(EventStore, Protocol):
         ...
 
     def delete_calendar(self, name: str) -> bool:
-        """Delete the calendar and its resolved years; False when there is none."""
+        """Delete the calendar and its resolved years; False when there is none.
+        ``CalendarInUse`` (naming their keys, sorted), deleting nothing, while schedules
+        use it: checked and deleted in one transaction, under a lock on the calendar's row
+        that a registration naming the calendar holds shared (``upsert_schedule(s)``
+        refuses with ``ConfigError`` a calendar not stored, in its own transaction), so
+        that neither can slip between the other's check and write."""
         ...
 
     def store_calendar_year(self, name: str, year: int, holidays: Sequence[Holiday]) -> None:

@@ -55,6 +55,7 @@ from .schedule_rows import (
     stored_from_row,
     waiting_from_row,
 )
+from .sql_calendars import hold_calendars
 from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_run, insert_run_row
 from .state_changes import change_state, mark_state_changed
 from .transaction import SOUGHT, UNSORTED, Database, Transaction, in_filters, marks
@@ -231,7 +232,11 @@ class SchedulesSql:
     def upsert_schedule(
         self, record: ScheduleRecord, *, now_ms: int, on_conflict: str, paused: bool | None
     ) -> Registration:
-        return self._db.write(lambda tx: self._upsert(tx, record, now_ms, on_conflict, paused))
+        def work(tx: Transaction) -> Registration:
+            hold_calendars(tx, self._db.lock_shared, [record.calendar])
+            return self._upsert(tx, record, now_ms, on_conflict, paused)
+
+        return self._db.write(work)
 
     def upsert_schedules(
         self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
@@ -243,6 +248,7 @@ class SchedulesSql:
         other in one order."""
 
         def work(tx: Transaction) -> list[Registration]:
+            hold_calendars(tx, self._db.lock_shared, [record.calendar for record, _, _ in records])
             keys = [record.key for record, _, _ in records]
             if len(set(keys)) != len(keys):  # later ones must see earlier ones: in order
                 return [self._upsert(tx, r, now_ms, c, p) for r, c, p in records]
