@@ -193,9 +193,12 @@ def _decide_due(
 ) -> None:
     """Decide the occurrences from ``first`` up to now (and ``end_at``)."""
     last = state.now_ms if state.end_ms is None else min(state.now_ms, state.end_ms)
-    to_start = _choose(state, occurrences, first, last, result)
+    to_start, skipped_days = _choose(state, occurrences, first, last, result)
     for occurrence in to_start:
-        _decide(state, occurrence, active, result)
+        if occurrence in skipped_days:
+            _skip_day(state, occurrences, skipped_days[occurrence], occurrence, result)
+        else:
+            _decide(state, occurrence, active, result)
     if state.catchup is None and to_start and len(to_start) == CATCHUP_BATCH:
         result.next_fire_ms = occurrences.next_after(to_start[-1])
         if result.next_fire_ms is not None and result.next_fire_ms > last:
@@ -277,10 +280,13 @@ def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) 
 
 def _choose(
     state: PlanInput, occurrences: Occurrences, first: int, last: int, result: Plan
-) -> list[int]:
-    """Occurrences in ``[first, last]`` to start, oldest first; record the dropped ones."""
+) -> tuple[list[int], dict[int, int]]:
+    """Occurrences in ``[first, last]`` to decide, oldest first; record the dropped ones.
+    With ``catchup=N`` a day the calendar skips is one of them, its latest occurrence,
+    mapped to its first in the second value (decided as one ``skipped_holiday`` entry)."""
+    skipped_days: dict[int, int] = {}
     if first > last:
-        return []
+        return [], skipped_days
     window_start = first
     if state.catchup_window_ms is not None:
         window_start = max(first, state.now_ms - state.catchup_window_ms)
@@ -290,10 +296,13 @@ def _choose(
         while occurrence is not None and occurrence <= last and len(chosen) < CATCHUP_BATCH:
             chosen.append(occurrence)
             occurrence = occurrences.next_after(occurrence)
+        earliest = chosen[0] if chosen else last + 1
     else:
-        # catchup=N: the N latest that would run (those the calendar skips are decided
-        # with them, as skipped, and counted as no run).
+        # catchup=N: the N latest that would run. A day the calendar skips is stepped
+        # over whole (recorded as one entry, counted as no run): a dense cadence over a
+        # weekend must not use up the walk's bound before it reaches a business day.
         occurrence, counted = occurrences.latest_at_or_before(last), 0
+        earliest = last + 1
         while (
             occurrence is not None
             and occurrence >= window_start
@@ -301,12 +310,35 @@ def _choose(
             and len(chosen) < COUNT_CAP
         ):
             chosen.append(occurrence)
-            counted += not _calendar_skips(state, occurrence)
-            occurrence = occurrences.latest_at_or_before(occurrence - 1)
+            earliest = occurrence
+            if _calendar_skips(state, occurrence):
+                assert state.holidays is not None
+                day_first = occurrences.next_after(
+                    max(window_start, state.holidays.day_start(occurrence)) - 1
+                )
+                earliest = skipped_days[occurrence] = day_first or occurrence
+            else:
+                counted += 1
+            occurrence = occurrences.latest_at_or_before(earliest - 1)
         chosen.reverse()
-    dropped_end = (chosen[0] - 1) if chosen else last
-    _record_dropped(state, occurrences, first, dropped_end, result)
-    return chosen
+    _record_dropped(state, occurrences, first, earliest - 1, result)
+    return chosen, skipped_days
+
+
+def _skip_day(
+    state: PlanInput, occurrences: Occurrences, day_first: int, day_last: int, result: Plan
+) -> None:
+    """Record a day's occurrences ``[day_first, day_last]`` that the calendar skips, in
+    one entry (with their count) when there are several."""
+    assert state.holidays is not None
+    decided = state.holidays.decide(day_last)
+    assert decided is not None
+    count = occurrences.count_between(day_first, day_last, COUNT_CAP)
+    why = decided[1] if count < COUNT_CAP else f"{decided[1]} (at least {COUNT_CAP} occurrences)"
+    last = day_last if count > 1 else None
+    result.decisions.append(
+        PlannedDecision(Decision.SKIPPED_HOLIDAY, day_first, why, None, max(count, 1), last)
+    )
 
 
 def _calendar_skips(state: PlanInput, occurrence: int) -> bool:

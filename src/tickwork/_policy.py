@@ -116,7 +116,8 @@ def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> i
         for _ in range(SCAN_CAP):
             if occurrence is None or rule.decide(occurrence) is None:
                 break
-            occurrence = occurrences.latest_at_or_before(occurrence - 1)
+            # the whole day is skipped: step back a day, not an occurrence at a time
+            occurrence = occurrences.latest_at_or_before(rule.day_start(occurrence) - 1)
     if occurrence is None and record.every_ms is not None and anchor_ms <= latest:
         occurrence = anchor_ms
     if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):

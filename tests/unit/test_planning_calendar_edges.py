@@ -25,7 +25,7 @@ from tickwork._ids import occurrence_run_id
 from tickwork._models import Decision, Overlap
 from tickwork._occurrences import CronOccurrences, HolidayRule
 from tickwork._planning import PlanInput, plan
-from tickwork._policy import first_occurrence_after
+from tickwork._policy import current_occurrence, first_occurrence_after
 from tickwork._records import ScheduleRecord
 
 LONDON = "Europe/London"
@@ -249,3 +249,76 @@ def test_the_first_occurrence_is_one_whose_run_time_is_after_registration(
         on_holiday=OnHoliday.PREVIOUS, business_days=OFFICE,
     )  # fmt: skip
     assert first_occurrence_after(record, registered, registered) == first
+
+
+# -- walks bounded by days, not by a count of occurrences --------------------------------------
+
+EVERY_SECOND = CronOccurrences(cron.parse("* * * * * *", "UTC"))
+
+
+def test_previous_wakes_for_a_dense_cadence_as_for_a_daily_one() -> None:
+    """Saturday 00:00:00 moves to Friday 00:00:00. A walk of 10,000 occurrences from
+    Friday 09:00 never reached Saturday (a day holds 86,400): it woke at 09:00, and the
+    weekend's runs, due on Friday from midnight, were decided only late that evening."""
+    rule = HolidayRule(OFFICE, OnHoliday.PREVIOUS, ZoneInfo("UTC"))
+    assert rule.wake(EVERY_SECOND, ms(2026, 3, 6, 9)) == ms(2026, 3, 6)
+    # Monday the 9th is a holiday: from Sunday noon it moves to Friday the 6th
+    assert rule.wake(EVERY_SECOND, ms(2026, 3, 8, 12)) == ms(2026, 3, 6)
+
+
+@pytest.mark.parametrize(
+    ("zone", "first", "wakes"),
+    [
+        # Santiago, 2026-04-05: midnight falls back to 23:00 (the hour after midnight of the
+        # 4th repeats): the walk still moves on, day by day
+        ("America/Santiago", "2026-04-03T12:00", "2026-04-03T03:00"),
+        # and 2026-09-06: midnight is skipped, the day starts at 01:00
+        ("America/Santiago", "2026-09-04T12:00", "2026-09-04T04:00"),
+        ("Australia/Lord_Howe", "2026-10-02T12:00", "2026-10-01T13:30"),
+    ],
+)
+def test_the_day_walk_crosses_midnights_that_dst_moves(zone: str, first: str, wakes: str) -> None:
+    occurrences = CronOccurrences(cron.parse("*/30 * * * *", zone))
+    rule = HolidayRule(BusinessDays("plain"), OnHoliday.PREVIOUS, ZoneInfo(zone))
+    start = to_ms(datetime.fromisoformat(first).replace(tzinfo=UTC))
+    woke = datetime.fromtimestamp(rule.wake(occurrences, start) / 1000, UTC)
+    assert woke.strftime("%Y-%m-%dT%H:%M") == wakes
+
+
+def test_catch_up_over_a_weekend_of_a_dense_cadence_starts_fridays_latest() -> None:
+    """catchup=1 after an outage from Friday 22:00 to Sunday 23:00, one occurrence a
+    second: the walk back stepped over the skipped weekend one occurrence at a time, ran
+    out at 10,000 of them, started nothing and recorded each (and said the latest had
+    started). Now: Friday's last starts, each weekend day is one entry with its count."""
+    rule = HolidayRule(OFFICE, OnHoliday.SKIP, ZoneInfo("UTC"))
+    result = plan(
+        state(OnHoliday.SKIP, Overlap.ALLOW, ms(2026, 3, 6, 22), ms(2026, 3, 8, 23),
+              holidays=rule, active_run_ids=()),
+        EVERY_SECOND,
+    )  # fmt: skip
+    assert [run.occurrence_ms for run in result.starts] == [ms(2026, 3, 6, 23, 59, 59)]
+    summary = [(d.decision, d.occurrence_ms, d.count) for d in result.decisions]
+    assert summary == [
+        (Decision.DROPPED_CATCHUP, ms(2026, 3, 6, 22), 7199),
+        (Decision.STARTED, ms(2026, 3, 6, 23, 59, 59), 1),
+        (Decision.SKIPPED_HOLIDAY, ms(2026, 3, 7), 10_000),
+        (Decision.SKIPPED_HOLIDAY, ms(2026, 3, 8), 10_000),
+    ]
+    saturday = result.decisions[2]
+    assert saturday.last_occurrence_ms == ms(2026, 3, 7, 23, 59, 59)
+    assert "2026-03-07 is a weekend day" in saturday.reason
+    assert "at least 10000 occurrences" in saturday.reason
+
+
+def test_a_trigger_under_skip_with_a_dense_cadence_starts_fridays_latest() -> None:
+    """On Sunday, one occurrence a second: the walk back over the weekend ran out at
+    10,000 occurrences and answered a Sunday one, which the calendar skips."""
+    record = ScheduleRecord(
+        key="k", workflow="wf", version="1", input_json=None, cron="* * * * * *",
+        every_ms=None, timezone="UTC", overlap=Overlap.ALLOW, catchup=1,
+        catchup_window_ms=None, jitter_ms=None, pool="default", priority=0, retry_json=None,
+        start_ms=None, end_ms=None, definition="d", calendar="office",
+        on_holiday=OnHoliday.SKIP, business_days=OFFICE,
+    )  # fmt: skip
+    sunday = ms(2026, 3, 8, 12)
+    assert current_occurrence(record, sunday, sunday) == ms(2026, 3, 6, 23, 59, 59)
