@@ -116,6 +116,8 @@ class PlannedRun:
     occurrence_ms: int
     run_id: str
     available_ms: int
+    #: where a calendar moved the occurrence (None: not moved): its deadline counts from it
+    moved_ms: int | None = None
 
 
 @dataclass(slots=True)
@@ -499,7 +501,8 @@ def _run(state: PlanInput, occurrence: int, moved_ms: int | None = None) -> Plan
     occurrence (or where a calendar moved it) plus its jitter."""
     delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
     start = occurrence if moved_ms is None else moved_ms
-    return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), start + delay)
+    run_id = occurrence_run_id(state.key, occurrence)
+    return PlannedRun(occurrence, run_id, start + delay, moved_ms)
 
 
 # -- buffer_all's queue ----------------------------------------------------------------------

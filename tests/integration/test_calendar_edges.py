@@ -141,3 +141,19 @@ def test_previous_never_moves_a_day_that_dst_gap_skip_drops(
         (Decision.SKIPPED_DST, at(2026, 3, 29, 1))
     ]
     assert "Europe/London" in history[0].reason
+
+
+def test_a_moved_run_has_its_deadline_from_the_business_day_it_moved_to(
+    engine: Engine, clock: FakeClock
+) -> None:
+    """Friday 6 March is a holiday: its run moves to Monday 09:00 and completes then. Its
+    deadline was Friday 09:15, missed by a run that could not start before Monday."""
+    engine.calendar("office", holidays=[date(2026, 3, 6)])
+    engine.schedule("report", cron="0 9 * * MON-FRI", key="k", calendar="office",
+                    on_holiday="next", deadline="15m")  # fmt: skip
+    walk(engine, clock, at(2026, 3, 9, 12), timedelta(minutes=30))
+    misses = [e for e in engine.schedule_history("k") if e.decision is Decision.DEADLINE_MISSED]
+    assert misses == []
+    (moved,) = [e for e in engine.schedule_history("k") if e.decision is Decision.MOVED_HOLIDAY]
+    run = engine.get_run(moved.run_id or "")
+    assert run is not None and run.status is RunStatus.COMPLETED

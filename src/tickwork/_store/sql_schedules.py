@@ -789,7 +789,10 @@ def _run_values(
     occurrence (not a backfill's, late by construction) has the schedule's deadline."""
     record = due.record
     deadline = record.deadline_ms
-    deadline_ms = run.occurrence_ms + deadline if fired and deadline is not None else None
+    # A run a calendar moved is due where it moved: its deadline counts from there (a run
+    # moved to Monday did not miss a deadline on the Friday holiday it could not run on).
+    due_ms = run.occurrence_ms if run.moved_ms is None else run.moved_ms
+    deadline_ms = due_ms + deadline if fired and deadline is not None else None
     new = NewRun(
         id=run.run_id, workflow=record.workflow, version=record.version,
         input_json=record.input_json, priority=record.priority, pool=record.pool,
