@@ -157,3 +157,22 @@ def test_a_moved_run_has_its_deadline_from_the_business_day_it_moved_to(
     (moved,) = [e for e in engine.schedule_history("k") if e.decision is Decision.MOVED_HOLIDAY]
     run = engine.get_run(moved.run_id or "")
     assert run is not None and run.status is RunStatus.COMPLETED
+
+
+def test_registering_again_with_paused_false_places_a_previous_move_by_the_holidays(
+    engine: Engine, clock: FakeClock
+) -> None:
+    engine.calendar("office", holidays=[date(2026, 3, 9)])
+    clock.set(at(2026, 3, 3, 12))
+
+    def register(paused: bool) -> None:
+        engine.schedule("report", cron="0 9 * * MON", key="k", calendar="office",
+                        on_holiday="previous", paused=paused)  # fmt: skip
+
+    register(True)
+    clock.advance(timedelta(days=1))
+    register(False)  # the same definition: a resume
+    started = walk(engine, clock, at(2026, 3, 6, 9, 30), timedelta(minutes=30))
+    assert len(started) == 1
+    (moved,) = entry_of(engine, "k", at(2026, 3, 9, 9))
+    assert moved.decision is Decision.MOVED_HOLIDAY
