@@ -305,9 +305,15 @@ def registration(
     buffered occurrence's earlier wake-up); "keep" changes nothing; "error" reports a
     conflict. ``paused`` (not None) then pauses or resumes, except on a conflict.
     """
-    if stored is not None and stored.record.calendar == record.calendar:
+    if (
+        paused is False
+        and record.calendar is not None
+        and stored is not None
+        and stored.record.calendar == record.calendar
+    ):
         # the row read back knows its calendar's name only: a resume by paused= places
-        # the wake-up with the calendar's days as registration read them
+        # the wake-up with the calendar's days as registration read them (only then: a
+        # copy of the record costs every registration at start-up)
         stored = replace(stored, record=replace(stored.record, business_days=record.business_days))
     if stored is None:
         anchor, next_fire = placement_on_register(record, None, now_ms)
