@@ -14,7 +14,6 @@ from ._holidays import Holiday, check_year, public_holidays
 from ._models import CalendarInfo
 from ._runtime import Runtime
 from ._store import Store
-from .errors import CalendarInUse
 
 __all__ = ["Calendars"]
 
@@ -71,15 +70,9 @@ class Calendars:
 
     def delete(self, name: str) -> bool:
         """Delete the calendar; ``CalendarInUse`` naming the schedules that use it (they
-        would lose the holidays they skip or move), False when there is none."""
-        users = self.users(name)
-        if users:
-            raise CalendarInUse(name, users)
+        would lose the holidays they skip or move), False when there is none. The store
+        checks and deletes in one transaction."""
         return self._store.delete_calendar(name)
-
-    def users(self, name: str) -> tuple[str, ...]:
-        """The keys of the schedules whose ``calendar`` is ``name``, sorted."""
-        return tuple(sorted(i.key for i in self._store.list_schedules() if i.calendar == name))
 
     def holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
         """The calendar's holidays of ``year`` in date order: its listed dates (named

@@ -14,11 +14,11 @@ run may start.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Protocol
 
 from . import cron
-from ._business_days import BusinessDays, OnHoliday, on_business_day
+from ._business_days import SEARCH_DAYS, BusinessDays, OnHoliday, on_business_day
 from ._clock import from_ms, to_ms
 from ._cron_walk import DstGap
 from ._records import ScheduleRecord
@@ -34,7 +34,7 @@ __all__ = [
     "occurrences_of",
 ]
 
-#: occurrences a look for DST-skipped ones or for an early wake-up reads at most
+#: occurrences a look for DST-skipped ones (or a trigger's for one not skipped) reads at most
 SCAN_CAP = 10_000
 _ONE_SECOND = timedelta(seconds=1)
 
@@ -172,24 +172,46 @@ class HolidayRule:
     def wake(self, occurrences: _Following, first: int) -> int:
         """When the occurrences from ``first`` on must be looked at: ``first``, or earlier
         when a later one moves to the previous business day before it (it is decided
-        then, with the ones between it and ``first``)."""
+        then, with the ones between it and ``first``).
+
+        The walk goes a day at a time, not an occurrence at a time: a day's first
+        occurrence (from ``first`` on) moves earliest of that day's, so a cadence of one
+        a second costs what a daily one does. It ends at a business day after the
+        earliest's day (later ones move no earlier), and past ``SEARCH_DAYS`` after it
+        (no move reaches back further): bounded by days, never by a count to run out of.
+        """
         if self.policy is not OnHoliday.PREVIOUS:
             return first
-        earliest, at = first, first
-        for _ in range(SCAN_CAP):
+        # A ``first`` that dst_gap="skip" dropped is no occurrence: it moves nowhere.
+        earliest, at = first, occurrences.next_after(first - 1)
+        reach = timedelta(days=SEARCH_DAYS + 1)
+        while at is not None:
+            day = self._day(at)
+            if day > self._day(earliest) + reach:
+                break
             decided = self.decide(at)
             if decided is None:
                 # A business day after the earliest's day: later occurrences move no
                 # earlier than this day, so none is earlier than the earliest.
-                if self._day(at) > self._day(earliest):
+                if day > self._day(earliest):
                     break
             elif decided[0] is not None:
                 earliest = min(earliest, decided[0])
-            following = occurrences.next_after(at)
-            if following is None:
-                break
-            at = following
+            # the next day's first (max: a repeated hour after midnight belongs to the day
+            # before; the walk still moves on)
+            at = occurrences.next_after(max(at, self._day_end(day)))
         return earliest
+
+    def day_start(self, ms: int) -> int:
+        """The first millisecond of the local day of ``ms`` (a midnight a DST gap skips
+        is read with the offset before it: the gap's end)."""
+        return to_ms(datetime.combine(self._day(ms), time(), tzinfo=self.zone))
+
+    def _day_end(self, day: date) -> int:
+        """The last millisecond of local ``day`` (a midnight a DST gap skips is read with
+        the offset before it: the gap's end)."""
+        following = datetime.combine(day + timedelta(days=1), time(), tzinfo=self.zone)
+        return to_ms(following) - 1
 
     def _day(self, ms: int) -> date:
         return from_ms(ms).astimezone(self.zone).date()

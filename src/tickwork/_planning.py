@@ -116,6 +116,8 @@ class PlannedRun:
     occurrence_ms: int
     run_id: str
     available_ms: int
+    #: where a calendar moved the occurrence (None: not moved): its deadline counts from it
+    moved_ms: int | None = None
 
 
 @dataclass(slots=True)
@@ -168,15 +170,11 @@ def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
         if not active and _may_start(state, result):
             _release(state, active, result)
     elif state.buffered_ms is not None and not active and _may_start(state, result):
-        run = _run(state, state.buffered_ms)
+        why = "buffered occurrence started: the earlier run ended"
+        run, why = _released(state, state.buffered_ms, why)
         result.starts.append(run)
         result.decisions.append(
-            PlannedDecision(
-                Decision.STARTED,
-                state.buffered_ms,
-                "buffered occurrence started: the earlier run ended",
-                run.run_id,
-            )
+            PlannedDecision(Decision.STARTED, state.buffered_ms, why, run.run_id)
         )
         result.buffered_ms = None
         active.append(run.run_id)
@@ -197,9 +195,12 @@ def _decide_due(
 ) -> None:
     """Decide the occurrences from ``first`` up to now (and ``end_at``)."""
     last = state.now_ms if state.end_ms is None else min(state.now_ms, state.end_ms)
-    to_start = _choose(state, occurrences, first, last, result)
+    to_start, skipped_days = _choose(state, occurrences, first, last, result)
     for occurrence in to_start:
-        _decide(state, occurrence, active, result)
+        if occurrence in skipped_days:
+            _skip_day(state, occurrences, skipped_days[occurrence], occurrence, result)
+        else:
+            _decide(state, occurrence, active, result)
     if state.catchup is None and to_start and len(to_start) == CATCHUP_BATCH:
         result.next_fire_ms = occurrences.next_after(to_start[-1])
         if result.next_fire_ms is not None and result.next_fire_ms > last:
@@ -235,9 +236,31 @@ def _decide_early(
             break
         if upcoming <= state.now_ms or rule.wake(occurrences, upcoming) > state.now_ms:
             break
-        _decide(state, upcoming, active, result)
-        upcoming = occurrences.next_after(upcoming)
+        if occurrences.next_after(upcoming - 1) == upcoming:
+            missed = _moved_into_pause(state, upcoming)
+            if missed is None:
+                _decide(state, upcoming, active, result)
+            else:
+                result.decisions.append(PlannedDecision(Decision.MISSED_PAUSED, upcoming, missed))
+        else:  # dst_gap="skip" drops it: decided early with the ones after it, not moved
+            for occurrence, why in occurrences.dst_skipped(upcoming, upcoming):
+                result.decisions.append(PlannedDecision(Decision.SKIPPED_DST, occurrence, why))
+        following = occurrences.next_after(upcoming)
+        skipped = occurrences.next_dst_skipped(upcoming)
+        upcoming = following if skipped is None else skipped
     result.next_fire_ms = upcoming
+
+
+def _moved_into_pause(state: PlanInput, occurrence: int) -> str | None:
+    """Why ``occurrence`` is missed: the previous business day its run moved to passed
+    while the schedule was paused (as an occurrence in the pause is); None otherwise."""
+    rule, paused, resumed = state.holidays, state.paused_ms, state.resumed_ms
+    if rule is None or paused is None or resumed is None:
+        return None
+    decided = rule.decide(occurrence)
+    if decided is None or decided[0] is None or not paused <= decided[0] < resumed:
+        return None
+    return f"missed while paused: {decided[1]}, a time that passed during the pause"
 
 
 def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) -> None:
@@ -259,10 +282,13 @@ def _decide(state: PlanInput, occurrence: int, active: list[str], result: Plan) 
 
 def _choose(
     state: PlanInput, occurrences: Occurrences, first: int, last: int, result: Plan
-) -> list[int]:
-    """Occurrences in ``[first, last]`` to start, oldest first; record the dropped ones."""
+) -> tuple[list[int], dict[int, int]]:
+    """Occurrences in ``[first, last]`` to decide, oldest first; record the dropped ones.
+    With ``catchup=N`` a day the calendar skips is one of them, its latest occurrence,
+    mapped to its first in the second value (decided as one ``skipped_holiday`` entry)."""
+    skipped_days: dict[int, int] = {}
     if first > last:
-        return []
+        return [], skipped_days
     window_start = first
     if state.catchup_window_ms is not None:
         window_start = max(first, state.now_ms - state.catchup_window_ms)
@@ -272,10 +298,13 @@ def _choose(
         while occurrence is not None and occurrence <= last and len(chosen) < CATCHUP_BATCH:
             chosen.append(occurrence)
             occurrence = occurrences.next_after(occurrence)
+        earliest = chosen[0] if chosen else last + 1
     else:
-        # catchup=N: the N latest that would run (those the calendar skips are decided
-        # with them, as skipped, and counted as no run).
+        # catchup=N: the N latest that would run. A day the calendar skips is stepped
+        # over whole (recorded as one entry, counted as no run): a dense cadence over a
+        # weekend must not use up the walk's bound before it reaches a business day.
         occurrence, counted = occurrences.latest_at_or_before(last), 0
+        earliest = last + 1
         while (
             occurrence is not None
             and occurrence >= window_start
@@ -283,12 +312,35 @@ def _choose(
             and len(chosen) < COUNT_CAP
         ):
             chosen.append(occurrence)
-            counted += not _calendar_skips(state, occurrence)
-            occurrence = occurrences.latest_at_or_before(occurrence - 1)
+            earliest = occurrence
+            if _calendar_skips(state, occurrence):
+                assert state.holidays is not None
+                day_first = occurrences.next_after(
+                    max(window_start, state.holidays.day_start(occurrence)) - 1
+                )
+                earliest = skipped_days[occurrence] = day_first or occurrence
+            else:
+                counted += 1
+            occurrence = occurrences.latest_at_or_before(earliest - 1)
         chosen.reverse()
-    dropped_end = (chosen[0] - 1) if chosen else last
-    _record_dropped(state, occurrences, first, dropped_end, result)
-    return chosen
+    _record_dropped(state, occurrences, first, earliest - 1, result)
+    return chosen, skipped_days
+
+
+def _skip_day(
+    state: PlanInput, occurrences: Occurrences, day_first: int, day_last: int, result: Plan
+) -> None:
+    """Record a day's occurrences ``[day_first, day_last]`` that the calendar skips, in
+    one entry (with their count) when there are several."""
+    assert state.holidays is not None
+    decided = state.holidays.decide(day_last)
+    assert decided is not None
+    count = occurrences.count_between(day_first, day_last, COUNT_CAP)
+    why = decided[1] if count < COUNT_CAP else f"{decided[1]} (at least {COUNT_CAP} occurrences)"
+    last = day_last if count > 1 else None
+    result.decisions.append(
+        PlannedDecision(Decision.SKIPPED_HOLIDAY, day_first, why, None, max(count, 1), last)
+    )
 
 
 def _calendar_skips(state: PlanInput, occurrence: int) -> bool:
@@ -363,6 +415,8 @@ def _apply_overlap(
     """Start ``occurrence``, or not, as its overlap policy says; ``moved`` is where a
     calendar moved its run to, and why (recorded ``moved_holiday`` when it starts)."""
     own = occurrence_run_id(state.key, occurrence) if active else ""  # none: none to find
+    # The history says both: where the calendar moved it, and what overlap did with it.
+    said = "" if moved is None else f"{moved[1]}; "
     if own in active:
         # A trigger started this very occurrence: its run is no earlier run to overlap
         # with (the store records "already_started" for it).
@@ -378,7 +432,7 @@ def _apply_overlap(
             PlannedDecision(
                 Decision.SKIPPED_OVERLAP,
                 occurrence,
-                f"overlap=skip: earlier run {busy} is unfinished",
+                f"{said}overlap=skip: earlier run {busy} is unfinished",
             )
         )
     elif state.overlap is Overlap.BUFFER_ONE:
@@ -388,7 +442,7 @@ def _apply_overlap(
                 PlannedDecision(
                     Decision.BUFFERED,
                     occurrence,
-                    f"overlap=buffer_one: waits for earlier run {busy}",
+                    f"{said}overlap=buffer_one: waits for earlier run {busy}",
                 )
             )
         else:
@@ -396,11 +450,11 @@ def _apply_overlap(
                 PlannedDecision(
                     Decision.SKIPPED_OVERLAP,
                     occurrence,
-                    "overlap=buffer_one: an occurrence is already buffered",
+                    f"{said}overlap=buffer_one: an occurrence is already buffered",
                 )
             )
     elif state.overlap is Overlap.BUFFER_ALL:
-        _enqueue(occurrence, f"overlap=buffer_all: waits for earlier run {busy}", result)
+        _enqueue(occurrence, f"{said}overlap=buffer_all: waits for earlier run {busy}", result)
     else:
         result.cancel_run_ids.extend(active)
         result.decisions.append(
@@ -412,7 +466,7 @@ def _apply_overlap(
             )
         )
         active.clear()
-        _start(state, occurrence, active, result, "due; previous run cancelled")
+        _start(state, occurrence, active, result, "due; previous run cancelled", moved)
 
 
 def _start(
@@ -432,12 +486,23 @@ def _start(
     active.append(run.run_id)
 
 
+def _released(state: PlanInput, occurrence: int, why: str) -> tuple[PlannedRun, str]:
+    """The run of a buffered or queued occurrence whose turn came, and why: available
+    where its calendar moves it (decided again now: a calendar change applies), so that a
+    run buffered on a holiday does not start on it."""
+    holiday = None if state.holidays is None else state.holidays.decide(occurrence)
+    if holiday is None or holiday[0] is None:
+        return _run(state, occurrence), why
+    return _run(state, occurrence, holiday[0]), f"{why}; {holiday[1]}"
+
+
 def _run(state: PlanInput, occurrence: int, moved_ms: int | None = None) -> PlannedRun:
     """The run of ``occurrence``: its id is the occurrence's; it may start at the
     occurrence (or where a calendar moved it) plus its jitter."""
     delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
     start = occurrence if moved_ms is None else moved_ms
-    return PlannedRun(occurrence, occurrence_run_id(state.key, occurrence), start + delay)
+    run_id = occurrence_run_id(state.key, occurrence)
+    return PlannedRun(occurrence, run_id, start + delay, moved_ms)
 
 
 # -- buffer_all's queue ----------------------------------------------------------------------
@@ -449,16 +514,10 @@ def _release(state: PlanInput, active: list[str], result: Plan) -> None:
         result.waiting, result.buffered_ms = 0, None
         return
     head = state.queued_ms[0]
-    run = _run(state, head)
+    why = "its turn came (overlap=buffer_all): the earlier run ended"
+    run, why = _released(state, head, why)
     result.starts.append(run)
-    result.decisions.append(
-        PlannedDecision(
-            Decision.STARTED,
-            head,
-            "its turn came (overlap=buffer_all): the earlier run ended",
-            run.run_id,
-        )
-    )
+    result.decisions.append(PlannedDecision(Decision.STARTED, head, why, run.run_id))
     result.released_ms = head
     result.waiting = state.waiting - 1
     following = state.queued_ms[1:2] if result.waiting else ()

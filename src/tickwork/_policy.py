@@ -85,7 +85,20 @@ def first_occurrence_after(record: ScheduleRecord, anchor_ms: int, now_ms: int) 
     after = now_ms
     if record.start_ms is not None:
         after = max(now_ms, record.start_ms - 1)
-    return bounded_occurrence(record, next_decided(occurrences_of(record, anchor_ms), after))
+    occurrences = occurrences_of(record, anchor_ms)
+    first = next_decided(occurrences, after)
+    rule = holiday_rule(record)
+    if rule is not None and rule.policy is OnHoliday.PREVIOUS:
+        # Never at registration: an occurrence whose run moved to a previous business day
+        # that has passed already came due before the schedule did.
+        for _ in range(SCAN_CAP):
+            if first is None or occurrences.next_after(first - 1) != first:
+                break  # none, or one dst_gap="skip" drops: recorded when it passes
+            decided = rule.decide(first)
+            if decided is None or decided[0] is None or decided[0] > now_ms:
+                break
+            first = next_decided(occurrences, first)
+    return bounded_occurrence(record, first)
 
 
 def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> int:
@@ -103,7 +116,8 @@ def current_occurrence(record: ScheduleRecord, anchor_ms: int, now_ms: int) -> i
         for _ in range(SCAN_CAP):
             if occurrence is None or rule.decide(occurrence) is None:
                 break
-            occurrence = occurrences.latest_at_or_before(occurrence - 1)
+            # the whole day is skipped: step back a day, not an occurrence at a time
+            occurrence = occurrences.latest_at_or_before(rule.day_start(occurrence) - 1)
     if occurrence is None and record.every_ms is not None and anchor_ms <= latest:
         occurrence = anchor_ms
     if occurrence is None or (record.start_ms is not None and occurrence < record.start_ms):
@@ -291,6 +305,16 @@ def registration(
     buffered occurrence's earlier wake-up); "keep" changes nothing; "error" reports a
     conflict. ``paused`` (not None) then pauses or resumes, except on a conflict.
     """
+    if (
+        paused is False
+        and record.calendar is not None
+        and stored is not None
+        and stored.record.calendar == record.calendar
+    ):
+        # the row read back knows its calendar's name only: a resume by paused= places
+        # the wake-up with the calendar's days as registration read them (only then: a
+        # copy of the record costs every registration at start-up)
+        stored = replace(stored, record=replace(stored.record, business_days=record.business_days))
     if stored is None:
         anchor, next_fire = placement_on_register(record, None, now_ms)
         if paused:

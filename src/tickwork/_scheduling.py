@@ -235,7 +235,15 @@ class Schedules:
         note = check_note(note)
         now = self._runtime.now_ms()
         store = self._runtime.store
-        changed = store.change_schedule_state(key, action=action, now_ms=now, note=note)
+        days = None
+        if action in (ScheduleAction.RESUME, ScheduleAction.ACTIVATE):
+            # Placing the next occurrence and a "previous" move's wake-up takes the
+            # calendars' holidays, not only their weekends.
+            year = from_ms(now).year
+            days = self._calendars.current(range(year - 1, year + 2))
+        changed = store.change_schedule_state(
+            key, action=action, now_ms=now, note=note, calendars=days
+        )
         if changed:
             self._runtime.schedule_changed()
         return changed

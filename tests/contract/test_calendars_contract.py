@@ -1,14 +1,21 @@
 """Business calendars in the store (migration 0016), on both backends: a calendar set,
 replaced whole, listed by name and deleted; a country's public holidays stored per year,
-kept as first stored, and dropped when the calendar is set again or deleted."""
+kept as first stored, and dropped when the calendar is set again or deleted. A calendar
+that schedules use is not deleted (checked and deleted in one transaction), and a
+registration naming a calendar not stored is refused, also while a delete is under way."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime
 
+import pytest
+from tests.pg import fresh_schema
+
 from tickwork._holidays import Holiday
-from tickwork._models import CalendarInfo
-from tickwork._store import Store
+from tickwork._models import CalendarInfo, Overlap
+from tickwork._store import ScheduleRecord, Store, open_store
+from tickwork.errors import CalendarInUse, ConfigError
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z
 
@@ -101,3 +108,96 @@ def test_stamps_say_each_calendars_last_change_and_forget_a_deleted_one(store: S
     store.put_calendar(uk(holidays=()), now_ms=T0 + 9)
     store.delete_calendar("de")
     assert store.calendar_stamps() == {"uk": T0 + 9}
+
+
+# -- a calendar in use ---------------------------------------------------------------------
+
+
+def schedule_using(calendar: str, key: str = "k") -> ScheduleRecord:
+    return ScheduleRecord(
+        key=key, workflow="wf", version="1", input_json=None, cron="0 9 * * *",
+        every_ms=None, timezone="UTC", overlap=Overlap.ALLOW, catchup=1,
+        catchup_window_ms=None, jitter_ms=None, pool="default", priority=0, retry_json=None,
+        start_ms=None, end_ms=None, definition=key, calendar=calendar,
+    )  # fmt: skip
+
+
+def test_a_calendar_in_use_is_not_deleted_and_the_error_names_its_users(store: Store) -> None:
+    store.put_calendar(uk(), now_ms=T0)
+    store.store_calendar_year("uk", 2026, XMAS)
+    for key in ("b", "a"):
+        store.upsert_schedule(schedule_using("uk", key), now_ms=T0, on_conflict="update",
+                              paused=None)  # fmt: skip
+    with pytest.raises(CalendarInUse) as raised:
+        store.delete_calendar("uk")
+    assert (raised.value.calendar, raised.value.schedules) == ("uk", ("a", "b"))
+    assert store.get_calendar("uk") is not None  # nothing deleted, its years neither
+    assert store.calendar_year("uk", 2026) == XMAS
+    store.delete_schedule("a")
+    store.delete_schedule("b")
+    assert store.delete_calendar("uk") is True
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_registering_a_schedule_naming_a_calendar_not_stored_is_refused(
+    store: Store, bulk: bool
+) -> None:
+    with pytest.raises(ConfigError, match="No calendar 'gone'"):
+        if bulk:
+            store.upsert_schedules([(schedule_using("gone"), "update", None)], now_ms=T0)
+        else:
+            store.upsert_schedule(schedule_using("gone"), now_ms=T0, on_conflict="update",
+                                  paused=None)  # fmt: skip
+    assert store.list_schedules() == []
+
+
+def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> None:
+    """PostgreSQL, READ COMMITTED: a delete that checked the users holds the calendar's
+    row; a registration naming the calendar waits for it, then finds it gone (before, it
+    registered a schedule whose calendar had just been deleted)."""
+    import psycopg
+
+    with fresh_schema() as url:
+        store = open_store(url)
+        try:
+            store.migrate()
+            store.put_calendar(uk(), now_ms=T0)
+            outcome: list[BaseException | None] = []
+
+            def register() -> None:
+                try:
+                    store.upsert_schedule(schedule_using("uk"), now_ms=T0,
+                                          on_conflict="update", paused=None)  # fmt: skip
+                    outcome.append(None)
+                except BaseException as exc:  # handed to the test
+                    outcome.append(exc)
+
+            with psycopg.connect(url) as deleter:  # a delete past its check of the users
+                deleter.execute("SELECT name FROM tickwork_calendars WHERE name = 'uk' FOR UPDATE")
+                thread = threading.Thread(target=register)
+                thread.start()
+                _until_waiting_on_a_lock(url, thread)
+                deleter.execute("DELETE FROM tickwork_calendars WHERE name = 'uk'")
+                deleter.commit()
+            thread.join()
+            (error,) = outcome
+            assert isinstance(error, ConfigError) and "No calendar 'uk'" in str(error)
+            assert store.list_schedules() == []
+        finally:
+            store.close()
+
+
+def _until_waiting_on_a_lock(url: str, thread: threading.Thread) -> None:
+    """Until another session waits on a lock in this database, or ``thread`` ended."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as watcher:
+        for _ in range(3000):
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            ).fetchone()
+            if (waiting and waiting[0]) or not thread.is_alive():
+                return
+            thread.join(0.01)
+    pytest.fail("the registration neither waited for the calendar's row nor ended")

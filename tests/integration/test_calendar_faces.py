@@ -15,7 +15,6 @@ from tests.integration.test_api import Api, error_of
 from tests.integration.test_client import server_url
 
 from tickwork import CalendarInUse, Client, ConfigError, Context, Engine, Holiday
-from tickwork._calendar_ops import Calendars
 from tickwork.server import create_app
 
 __all__ = ["server_url"]  # the fixture, shared with the Client's tests
@@ -40,20 +39,6 @@ def api(app_engine: Engine) -> Api:
 def client(app_engine: Engine, server_url: str) -> Iterator[Client]:
     with Client(server_url, api_key=app_engine.create_api_key("client"), timeout=10) as client:
         yield client
-
-
-@pytest.fixture
-def uses_calendar(app_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Schedules ``a-report`` and ``b-report``, while they exist, use calendar ``uk``: a
-    stand-in for the schedule option ``calendar=`` (issue 32's schedule fields), in place
-    of the engine's own look at which schedules use a calendar."""
-    using = {"a-report": "uk", "b-report": "uk"}
-
-    def users(calendars: Calendars, name: str) -> tuple[str, ...]:
-        keys = (info.key for info in app_engine.list_schedules())
-        return tuple(sorted(key for key in keys if using.get(key) == name))
-
-    monkeypatch.setattr(Calendars, "users", users)
 
 
 def put(api: Api, name: str, body: dict[str, Any]) -> Any:
@@ -203,12 +188,11 @@ def test_delete_removes_it(api: Api, app_engine: Engine) -> None:
     assert app_engine.list_calendars() == []
 
 
-def test_deleting_a_calendar_schedules_use_is_409_naming_them(
-    api: Api, app_engine: Engine, uses_calendar: None
-) -> None:
+def test_deleting_a_calendar_schedules_use_is_409_naming_them(api: Api, app_engine: Engine) -> None:
     app_engine.calendar("uk")
-    for key in ("b-report", "a-report", "other"):
-        app_engine.schedule("noop", every="1h", key=key)
+    for key in ("b-report", "a-report"):
+        app_engine.schedule("noop", every="1h", key=key, calendar="uk")
+    app_engine.schedule("noop", every="1h", key="other")
     response = api.request("DELETE", "/api/v1/calendars/uk")
     assert response.status_code == 409
     error = error_of(response)
@@ -233,10 +217,10 @@ def test_the_routes_need_a_live_key(api: Api) -> None:
 
 
 def test_engine_refuses_to_delete_a_calendar_schedules_use(
-    app_engine: Engine, uses_calendar: None
+    app_engine: Engine,
 ) -> None:
     app_engine.calendar("uk")
-    app_engine.schedule("noop", every="1h", key="a-report")
+    app_engine.schedule("noop", every="1h", key="a-report", calendar="uk")
     with pytest.raises(CalendarInUse) as caught:
         app_engine.delete_calendar("uk")
     assert (caught.value.calendar, caught.value.schedules) == ("uk", ("a-report",))
@@ -317,10 +301,10 @@ def test_client_holidays_errors_are_the_engines(client: Client, app_engine: Engi
 
 
 def test_client_delete_of_a_calendar_in_use_raises_the_engines_error(
-    client: Client, app_engine: Engine, uses_calendar: None
+    client: Client, app_engine: Engine
 ) -> None:
     app_engine.calendar("uk")
-    app_engine.schedule("noop", every="1h", key="b-report")
+    app_engine.schedule("noop", every="1h", key="b-report", calendar="uk")
     with pytest.raises(CalendarInUse) as caught:
         client.delete_calendar("uk")
     assert (caught.value.calendar, caught.value.schedules) == ("uk", ("b-report",))

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tickwork import Context, Engine
-from tickwork._calendar_ops import Calendars
 from tickwork.cli import main
 
 Invoke = Callable[..., Result]
@@ -62,15 +61,11 @@ def test_a_country_without_the_extra_names_it(run: Invoke, monkeypatch: pytest.M
     assert result.exit_code == 2 and "pip install 'tickwork[holidays]'" in result.output
 
 
-def test_a_calendar_schedules_use_is_not_deleted(
-    run: Invoke, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A stand-in for the schedule option calendar= (issue 32's schedule fields).
-    monkeypatch.setattr(Calendars, "users", lambda calendars, name: ("nightly",))
+def test_a_calendar_schedules_use_is_not_deleted(run: Invoke, sqlite_url: str) -> None:
     run("set", "uk")
     with Engine(sqlite_url) as engine:
         engine.workflow("noop")(noop)
-        engine.schedule("noop", every="1h", key="nightly")
+        engine.schedule("noop", every="1h", key="nightly", calendar="uk")
     refused = run("delete", "uk")
     assert refused.exit_code == 2
     assert "Calendar 'uk' is used by schedule(s) 'nightly'" in refused.output

@@ -198,3 +198,50 @@ def test_declared_schedules_carry_max_runs_and_deadline(db_url: str, clock: Fake
         assert (listed.max_runs, listed.runs_left, listed.deadline) == (
             7, 7, timedelta(minutes=15)
         )  # fmt: skip
+
+
+def test_catch_up_of_n_with_fewer_runs_left_starts_exactly_those_and_deactivates(
+    app: Engine, clock: FakeClock
+) -> None:
+    app.schedule("job", every=EVERY, key="k", max_runs=3, catchup=3)
+    fire_next(app, clock)  # one of three started: two left
+    clock.advance(EVERY * 5)  # five missed; catchup=3 decides the latest three
+    started = app.tick()
+    assert len(started) == 2
+    info = info_of(app)
+    assert (info.state, info.runs_left) == (ScheduleState.INACTIVE, 0)
+    history = list(reversed(app.schedule_history("k")))
+    decided = [(h.decision, h.occurrence) for h in history[1:]]  # after the first run
+    latest = clock.now()
+    assert decided[0][0] is Decision.DROPPED_CATCHUP and history[1].count == 2
+    assert decided[1:] == [
+        (Decision.STARTED, latest - EVERY * 2),
+        (Decision.STARTED, latest - EVERY),
+        (Decision.MAX_RUNS_REACHED, latest),
+        (Decision.MAX_RUNS_REACHED, latest),  # the deactivation, with its note
+    ]
+    assert history[-2].reason == "max_runs=3: the schedule started its 3 run(s)"
+    assert history[-1].reason == info.note == "started its 3 runs (max_runs=3)"
+    assert set(started) == {h.run_id for h in history[1:] if h.decision is Decision.STARTED}
+
+
+def test_a_trigger_with_new_run_never_counts_even_with_one_run_left_or_none(
+    app: Engine, clock: FakeClock
+) -> None:
+    app.schedule("job", every=EVERY, key="k", max_runs=2)
+    fire_next(app, clock)
+    assert info_of(app).runs_left == 1
+    manual = app.trigger("k", new_run=True)
+    app.run_until_idle()
+    assert manual is not None and info_of(app).runs_left == 1
+    assert info_of(app).state is ScheduleState.ACTIVE
+    (last,) = fire_next(app, clock)  # the last counted run is the schedule's own
+    assert (info_of(app).state, info_of(app).runs_left) == (ScheduleState.INACTIVE, 0)
+    # Spent and inactive, a person may still run it now: it counts nothing, changes nothing.
+    again = app.trigger("k", new_run=True)
+    app.run_until_idle()
+    info = info_of(app)
+    assert again is not None and (info.state, info.runs_left) == (ScheduleState.INACTIVE, 0)
+    assert info.note == "started its 2 runs (max_runs=2)"
+    assert {run.id for run in app.list_runs(schedule_key="k")} >= {manual, last, again}
+    assert len(app.list_runs(schedule_key="k")) == 4

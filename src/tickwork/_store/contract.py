@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from .._business_days import BusinessDays
 from .._clock import Reading
 from .._holidays import Holiday
 from .._models import (
@@ -402,10 +403,18 @@ class Store(EventStore, Protocol):
         ...
 
     def change_schedule_state(
-        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+        self,
+        key: str,
+        *,
+        action: ScheduleAction,
+        now_ms: int,
+        note: str | None = None,
+        calendars: Mapping[str, BusinessDays] | None = None,
     ) -> bool | None:
         """``set_schedule_state`` saying what it did: True when the state changed, False
-        when the schedule already was so (nothing written), None when the key is unknown."""
+        when the schedule already was so (nothing written), None when the key is unknown.
+        ``calendars`` are the stored calendars' days by name: a schedule with a calendar
+        places its next occurrence (and a ``"previous"`` move's wake-up) by them."""
         ...
 
     def fire_due(
@@ -526,7 +535,12 @@ class Store(EventStore, Protocol):
         ...
 
     def delete_calendar(self, name: str) -> bool:
-        """Delete the calendar and its resolved years; False when there is none."""
+        """Delete the calendar and its resolved years; False when there is none.
+        ``CalendarInUse`` (naming their keys, sorted), deleting nothing, while schedules
+        use it: checked and deleted in one transaction, under a lock on the calendar's row
+        that a registration naming the calendar holds shared (``upsert_schedule(s)``
+        refuses with ``ConfigError`` a calendar not stored, in its own transaction), so
+        that neither can slip between the other's check and write."""
         ...
 
     def store_calendar_year(self, name: str, year: int, holidays: Sequence[Holiday]) -> None:

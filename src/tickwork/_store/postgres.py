@@ -190,6 +190,7 @@ class PostgresDatabase:
     lock_suffix = " FOR UPDATE SKIP LOCKED"
     no_index = ""
     lock_row = " FOR UPDATE"
+    lock_shared = " FOR SHARE"
     plan_for_values = PLAN_FOR_VALUES
 
     def __init__(self, url: str, *, max_connections: int, idle_timeout_ms: int) -> None:

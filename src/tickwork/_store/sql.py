@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
+from .._business_days import BusinessDays
 from .._event_flow import SubscriptionDecision
 from .._holidays import Holiday
 from .._models import (
@@ -239,9 +240,17 @@ class SqlStore:
         return changed is not None
 
     def change_schedule_state(
-        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+        self,
+        key: str,
+        *,
+        action: ScheduleAction,
+        now_ms: int,
+        note: str | None = None,
+        calendars: Mapping[str, BusinessDays] | None = None,
     ) -> bool | None:
-        return self._schedules.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
+        return self._schedules.change_schedule_state(
+            key, action=action, now_ms=now_ms, note=note, calendars=calendars
+        )
 
     def fire_due(
         self,

@@ -4,15 +4,17 @@ of its country resolved per year, so that every process decides with the same da
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 
+from .._calendars import unknown_calendar
 from .._clock import from_ms
 from .._holidays import Holiday
 from .._models import CalendarInfo
+from ..errors import CalendarInUse
 from .transaction import Database, Transaction
 
-__all__ = ["CalendarsSql"]
+__all__ = ["CalendarsSql", "hold_calendars"]
 
 # Set a calendar: insert, or replace every field of the one with this name.
 UPSERT_CALENDAR = """
@@ -28,6 +30,11 @@ SELECT_CALENDARS = f"SELECT {_COLUMNS} FROM tickwork_calendars ORDER BY name"  #
 # Each calendar's last change: what the firing loop checks before reading one again.
 SELECT_STAMPS = "SELECT name, updated_at FROM tickwork_calendars"
 DELETE_CALENDAR = "DELETE FROM tickwork_calendars WHERE name = ?"
+# Whether the calendar is stored; with the dialect's lock, held until the transaction ends:
+# a delete takes it exclusively, a registration of a schedule using it shared.
+HOLD_CALENDAR = "SELECT name FROM tickwork_calendars WHERE name = ?"
+# The schedules that use a calendar: while there are some, it cannot be deleted.
+SELECT_USERS = "SELECT key FROM tickwork_schedules WHERE calendar = ? ORDER BY key"
 # A calendar's resolved years: stale once it is set again, gone when it is deleted.
 DELETE_YEARS = "DELETE FROM tickwork_calendar_years WHERE calendar = ?"
 # A year's public holidays; a year already stored (by another process) is kept as it is.
@@ -74,11 +81,20 @@ class CalendarsSql:
         return {str(name): int(stamp) for name, stamp in rows}
 
     def delete_calendar(self, name: str) -> bool:
+        # One transaction: the users are read under the calendar's row lock, which a
+        # registration naming the calendar shares (``hold_calendars``), so that no schedule
+        # can start using it between the check and the delete.
         def work(tx: Transaction) -> bool:
+            found = tx.execute(HOLD_CALENDAR + self._db.lock_row, name).fetchone()
+            if found is None:
+                tx.execute(DELETE_YEARS, name)
+                return False
+            users = tuple(str(key) for (key,) in tx.execute(SELECT_USERS, name).fetchall())
+            if users:
+                raise CalendarInUse(name, users)
             tx.execute(DELETE_CALENDAR, name)
-            deleted = tx.rowcount > 0
             tx.execute(DELETE_YEARS, name)
-            return deleted
+            return True
 
         return self._db.write(work)
 
@@ -96,6 +112,15 @@ class CalendarsSql:
         if row is None:
             return None
         return tuple(Holiday(date.fromisoformat(day), title) for day, title in json.loads(row[0]))
+
+
+def hold_calendars(tx: Transaction, lock: str, names: Iterable[str | None]) -> None:
+    """In a registration's transaction: each calendar ``names`` names is stored, and held
+    with ``lock`` (the dialect's ``lock_shared``) until it ends; else ``ConfigError``
+    naming it (deleted since the engine read it)."""
+    for name in sorted({name for name in names if name is not None}):
+        if tx.execute(HOLD_CALENDAR + lock, name).fetchone() is None:
+            raise unknown_calendar(name)
 
 
 def _calendar(row: Sequence[object]) -> CalendarInfo:

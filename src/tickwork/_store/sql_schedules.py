@@ -19,10 +19,11 @@ backfill is decided by the planner too, a bounded batch per transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from .. import _policy
+from .._business_days import BusinessDays
 from .._clock import from_ms
 from .._ids import occurrence_run_id
 from .._models import (
@@ -54,6 +55,7 @@ from .schedule_rows import (
     stored_from_row,
     waiting_from_row,
 )
+from .sql_calendars import hold_calendars
 from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_run, insert_run_row
 from .state_changes import change_state, mark_state_changed
 from .transaction import INDEXED, SOUGHT, Database, Transaction, in_filters, marks
@@ -230,7 +232,11 @@ class SchedulesSql:
     def upsert_schedule(
         self, record: ScheduleRecord, *, now_ms: int, on_conflict: str, paused: bool | None
     ) -> Registration:
-        return self._db.write(lambda tx: self._upsert(tx, record, now_ms, on_conflict, paused))
+        def work(tx: Transaction) -> Registration:
+            hold_calendars(tx, self._db.lock_shared, [record.calendar])
+            return self._upsert(tx, record, now_ms, on_conflict, paused)
+
+        return self._db.write(work)
 
     def upsert_schedules(
         self, records: Sequence[tuple[ScheduleRecord, str, bool | None]], *, now_ms: int
@@ -242,6 +248,7 @@ class SchedulesSql:
         other in one order."""
 
         def work(tx: Transaction) -> list[Registration]:
+            hold_calendars(tx, self._db.lock_shared, [record.calendar for record, _, _ in records])
             keys = [record.key for record, _, _ in records]
             if len(set(keys)) != len(keys):  # later ones must see earlier ones: in order
                 return [self._upsert(tx, r, now_ms, c, p) for r, c, p in records]
@@ -369,12 +376,21 @@ class SchedulesSql:
         return self._db.write(work)
 
     def change_schedule_state(
-        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+        self,
+        key: str,
+        *,
+        action: ScheduleAction,
+        now_ms: int,
+        note: str | None = None,
+        calendars: Mapping[str, BusinessDays] | None = None,
     ) -> bool | None:
         def work(tx: Transaction) -> bool | None:
             stored = self._stored(tx, key)
             if stored is None:
                 return None
+            days = (calendars or {}).get(stored.record.calendar or "")
+            if days is not None:  # a row read back knows its calendar's name only
+                stored = replace(stored, record=replace(stored.record, business_days=days))
             changed = _policy.transition(stored, action, now_ms)
             if changed is None:  # already so: nothing is written, the note kept
                 return False
@@ -774,7 +790,10 @@ def _new_run(due: DueSchedule, run: PlannedRun, now_ms: int, *, fired: bool = Fa
     a backfill's, late by construction) has the schedule's deadline."""
     record = due.record
     deadline = record.deadline_ms
-    deadline_ms = run.occurrence_ms + deadline if fired and deadline is not None else None
+    # A run a calendar moved is due where it moved: its deadline counts from there (a run
+    # moved to Monday did not miss a deadline on the Friday holiday it could not run on).
+    due_ms = run.occurrence_ms if run.moved_ms is None else run.moved_ms
+    deadline_ms = due_ms + deadline if fired and deadline is not None else None
     return NewRun(
         id=run.run_id, workflow=record.workflow, version=record.version,
         input_json=record.input_json, priority=record.priority, pool=record.pool,

@@ -131,6 +131,7 @@ class SQLiteDatabase:
     lock_suffix = ""
     no_index = "+"  # SQLite's unary plus keeps a column off its index
     lock_row = ""  # write transactions take turns already (BEGIN IMMEDIATE)
+    lock_shared = ""
     plan_for_values = ""  # without statistics SQLite plans alike for any values
 
     def __init__(self, path: Path | None, synchronous: str, timeout: float) -> None:

@@ -169,6 +169,9 @@ class Database(Protocol):
     #: appended to a read of a row the transaction will write (PostgreSQL: " FOR UPDATE";
     #: SQLite needs none: its write transactions take turns)
     lock_row: str
+    #: appended to a read of a row that must not change or vanish until the transaction
+    #: ends, while others may read it so too (PostgreSQL: " FOR SHARE"; SQLite: "")
+    lock_shared: str
     #: run first in a read whose best plan depends on the values it is given, such as a
     #: filter on a workflow that has few runs among millions (PostgreSQL: plan for those
     #: values, not a prepared statement's generic plan; SQLite: "", nothing to run)
