@@ -42,7 +42,7 @@ FLUSH_BATCH = 100
 class _Firing(Protocol):
     def tick(self) -> list[str]: ...
 
-    def next_due_ms(self) -> int | None: ...
+    def next_firing_due_ms(self) -> int | None: ...
 
 
 class FiringWithEvents:
@@ -57,8 +57,8 @@ class FiringWithEvents:
         return self._schedules.tick() + self._events.flush()
 
     def next_due_ms(self) -> int | None:
-        dues = [d for d in (self._schedules.next_due_ms(), self._events.next_flush_ms()) if d]
-        return min(dues) if dues else None
+        # Schedules, deadlines and buffers in one read: an idle worker's every poll.
+        return self._schedules.next_firing_due_ms()
 
 
 class Events:

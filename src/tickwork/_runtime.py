@@ -232,6 +232,19 @@ class Runtime:
             idle=idle,
         )
 
+    def claim_or_next_due(self, limit: int, *, idle: bool) -> tuple[list[ClaimedRun], int | None]:
+        """``claim``, and when it took fewer than ``limit``, when the next run is due (of
+        this worker's, the suspects included if ``idle``), in the claim's transaction."""
+        return self.store.claim_or_next_due(
+            now_ms=self.now_ms(),
+            lease_ms=self.lease_ms,
+            worker=self.worker_id,
+            pools=self.pools,
+            limits=self.limits(),
+            limit=limit,
+            idle=idle,
+        )
+
     def claim_request(self, now_ms: int, *, idle: bool = False) -> ClaimRequest:
         """One more run for an executor thread, claimed as its current run ends."""
         return ClaimRequest(

@@ -464,6 +464,14 @@ class Schedules:
         deadline = self._deadlines.next_due_ms()
         return due if deadline is None else deadline if due is None else min(due, deadline)
 
+    def next_firing_due_ms(self) -> int | None:
+        """``next_due_ms``, or sooner if a debounce/batch buffer is due to be flushed
+        (``FiringWithEvents.tick`` flushes them): one read, at each poll of the loop."""
+        runtime = self._runtime
+        return runtime.store.next_firing_due_ms(
+            pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
+        )
+
     def _with_days(self, due: DueSchedule) -> DueSchedule:
         """``due`` with its calendar's days as this pass read them."""
         name = due.record.calendar

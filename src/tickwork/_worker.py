@@ -234,7 +234,10 @@ class Worker:
                 idle = self._in_flight == 0
             if free == 0 or self._stopping.is_set():
                 return self._until(self._tick_at, now)  # a run that ends wakes us
-            claimed = runtime.claim(free, idle=idle)
+            # A claim that takes fewer than asked reads when the next run is due in its
+            # own transaction (a suspect waits for an idle worker: a busy one does not
+            # wait for it): an idle poll is this and the firing side's one read.
+            claimed, due = runtime.claim_or_next_due(free, idle=idle)
             self._count_alone(claimed)
             with self._idle:
                 self._in_flight += len(claimed)
@@ -245,10 +248,6 @@ class Worker:
             self._recovered()
             if len(claimed) == free:
                 return 0.0  # there may be more right now
-            # A suspect waits for this worker to be idle: a busy one does not wait for it.
-            due = runtime.store.next_due_ms(
-                pools=runtime.pools, workflows=runtime.registry.names(), suspects=idle
-            )
             return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
         except StoreError as exc:
             # Report an outage once, not once per attempt; the loop keeps trying.

@@ -230,6 +230,23 @@ class Store(EventStore, Protocol):
         """
         ...
 
+    def claim_or_next_due(
+        self,
+        *,
+        now_ms: int,
+        lease_ms: int,
+        worker: str,
+        pools: Sequence[str],
+        limits: Mapping[str, int | None],
+        limit: int,
+        idle: bool = True,
+    ) -> tuple[list[ClaimedRun], int | None]:
+        """``claim_runs``, and when it takes fewer than ``limit`` runs, ``next_due_ms``
+        (of ``limits``' workflows, with the suspects if ``idle``) read in the same
+        transaction, after the claim: a worker's poll that finds nothing is one
+        transaction. The due time is None when ``limit`` runs were taken."""
+        ...
+
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
     ) -> dict[str, bool]:
@@ -476,6 +493,14 @@ class Store(EventStore, Protocol):
         """When ``fire_due`` with ``ahead_ms`` first has something to take, or None: the
         earliest ``due_at`` among the schedules it could take, less ``ahead_ms`` for an
         ``overlap="allow"`` one."""
+        ...
+
+    def next_firing_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
+        """When the firing loop next has something to do, or None: the earliest of
+        ``next_schedule_due_ms``, ``next_deadline_ms`` and ``next_flush_ms``, read in one
+        statement (a worker reads it at every poll)."""
         ...
 
     # -- deadlines ---------------------------------------------------------------------------

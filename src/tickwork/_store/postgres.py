@@ -204,7 +204,7 @@ class PostgresDatabase:
         self._pool = ConnectionPool(
             url, min_size=1, max_size=max_connections, open=False, timeout=_WAIT_S,
             reconnect_timeout=_WAIT_S, configure=self._configure,
-            kwargs={"autocommit": False, **_CLIENT_KEEPALIVES},
+            kwargs={"autocommit": True, **_CLIENT_KEEPALIVES},
         )  # fmt: skip
         self._opened = False
         self._open_lock = threading.Lock()
@@ -263,6 +263,15 @@ class PostgresDatabase:
 
     def read(self) -> contextlib.AbstractContextManager[Transaction]:
         return self.transaction()
+
+    def read_rows(self, statement: str, *params: Any) -> list[Any]:
+        """One statement alone: the pool's connections are in autocommit, so no BEGIN
+        and COMMIT go with it (an idle worker's poll reads this way)."""
+        try:
+            with self._open().connection() as conn:
+                return conn.execute(self._translate(statement), params).fetchall()
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise _as_store_error(exc) from exc
 
     def write(self, work: Callable[[Transaction], T]) -> T:
         return self._combiner.write(work)

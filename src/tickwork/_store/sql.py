@@ -50,6 +50,7 @@ from .contract import (
 )
 from .event_contract import StoredEvent
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
+from .firing_due import next_firing_due_ms
 from .recent_runs import RecentRunsSql
 from .sql_calendars import CalendarsSql
 from .sql_deadlines import DeadlinesSql
@@ -146,6 +147,20 @@ class SqlStore:
     ) -> list[ClaimedRun]:
         request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit, idle)
         return self._runs.claim_runs(request)
+
+    def claim_or_next_due(
+        self,
+        *,
+        now_ms: int,
+        lease_ms: int,
+        worker: str,
+        pools: Sequence[str],
+        limits: Mapping[str, int | None],
+        limit: int,
+        idle: bool = True,
+    ) -> tuple[list[ClaimedRun], int | None]:
+        request = ClaimRequest(now_ms, lease_ms, worker, pools, limits, limit, idle)
+        return self._runs.claim_or_next_due(request)
 
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
@@ -294,6 +309,11 @@ class SqlStore:
         return self._schedules.next_schedule_due_ms(
             pools=pools, workflows=workflows, ahead_ms=ahead_ms
         )
+
+    def next_firing_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
+        return next_firing_due_ms(self._db, pools, workflows, ahead_ms)
 
     # -- deadlines ---------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from .counters import count_deadline_miss
 from .schedule_rows import HISTORY_COLUMNS, history_from_row
 from .transaction import Database, Transaction
 
-__all__ = ["DeadlinesSql"]
+__all__ = ["NEXT_DEADLINE", "DeadlinesSql"]
 
 # Runs whose deadline passed, earliest first, from the partial index (+ the dialect's
 # lock that skips rows another pass holds).

@@ -47,7 +47,7 @@ from .run_rows import claimed_runs, run_from_row
 from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, insert_run_row
 from .transaction import Database, Transaction
 
-__all__ = ["NEVER_MS", "EventsSql"]
+__all__ = ["NEVER_MS", "NEXT_BUFFER_DUE", "EventsSql"]
 
 #: a wait without a timeout is due at this instant (year 9999): never, in practice
 NEVER_MS = 253_402_300_799_999

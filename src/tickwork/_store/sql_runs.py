@@ -376,6 +376,19 @@ class RunsSql:
             return []
         return _claimed(self._db.write(lambda tx: self.claim_in(tx, request)), request)
 
+    def claim_or_next_due(self, request: ClaimRequest) -> tuple[list[ClaimedRun], int | None]:
+        pools, workflows = request.pools, list(request.limits)
+
+        def work(tx: Transaction) -> tuple[list[TakenRun], int | None]:
+            taken = self.claim_in(tx, request)
+            if len(taken) == request.limit or not pools or not workflows:
+                return taken, None
+            # In the claim's transaction: an idle poll is one transaction, not two.
+            return taken, self._db.next_due_in(tx, pools, workflows, suspects=request.idle)
+
+        taken, due = self._db.write(work)
+        return _claimed(taken, request), due
+
     def claim_in(self, tx: Transaction, request: ClaimRequest | None) -> list[TakenRun]:
         """Claim runs in the transaction ``tx`` (see ``Store.claim_runs``); ``_claimed``
         makes them ``ClaimedRun`` after the commit, out of the writer's way."""

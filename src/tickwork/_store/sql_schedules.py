@@ -60,7 +60,13 @@ from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_ru
 from .state_changes import change_state, mark_state_changed
 from .transaction import INDEXED, SOUGHT, Database, Transaction, in_filters, marks
 
-__all__ = ["SchedulesSql"]
+__all__ = [
+    "FIRST_DUE_ROWS",
+    "FIRST_SCHEDULES_DUE",
+    "NEXT_SCHEDULE_DUE",
+    "SchedulesSql",
+    "first_due",
+]
 
 #: IN lists are cut into chunks of this many values (SQLite's parameter limit is 999 on
 #: old builds)
@@ -213,7 +219,7 @@ LIMIT ?
 """
 #: due schedules FIRST_SCHEDULES_DUE reads at most: an allow schedule behind more than
 #: this many others due within fire_ahead is fired when the first of them is
-_FIRST_DUE = 100
+FIRST_DUE_ROWS = 100
 
 
 class SchedulesSql:
@@ -519,14 +525,14 @@ class SchedulesSql:
         with self._db.read() as tx:
             if ahead_ms:
                 statement = FIRST_SCHEDULES_DUE.format(filters=filters)
-                rows = tx.execute(statement, *pools, *workflows, _FIRST_DUE).fetchall()
-                return _first_due(rows, ahead_ms)
+                rows = tx.execute(statement, *pools, *workflows, FIRST_DUE_ROWS).fetchall()
+                return first_due(rows, ahead_ms)
             row = tx.execute(NEXT_SCHEDULE_DUE.format(filters=filters), *pools, *workflows)
             found = row.fetchone()
         return None if found is None or found[0] is None else int(found[0])
 
 
-def _first_due(rows: Sequence[tuple[int, str]], ahead_ms: int) -> int | None:
+def first_due(rows: Sequence[tuple[int, str]], ahead_ms: int) -> int | None:
     """When the first of ``rows`` (due schedules in ``due_at`` order) is due to be fired:
     one that ``fires_ahead`` ``ahead_ms`` early. A later row can only be earlier if it is due
     within ``ahead_ms`` of the best so far."""

@@ -246,6 +246,10 @@ class SQLiteDatabase:
         except sqlite3.Error as exc:  # not busy (a passive checkpoint says so in its row)
             raise StoreError(f"SQLite checkpoint: {exc}", transient=is_transient(exc)) from exc
 
+    def read_rows(self, statement: str, *params: Any) -> list[Any]:
+        with self.read() as tx:
+            return tx.execute(statement, *params).fetchall()
+
     def write(self, work: Callable[[Transaction], T]) -> T:
         return self._combiner.write(work)
 

@@ -181,6 +181,12 @@ class Database(Protocol):
         """A read-only transaction."""
         ...
 
+    def read_rows(self, statement: str, *params: Any) -> list[Any]:
+        """The rows of one read-only statement, which needs no transaction around it
+        (PostgreSQL: run alone in autocommit, one round trip instead of three with
+        BEGIN and COMMIT; SQLite: a read transaction, as ``read``)."""
+        ...
+
     def write(self, work: Callable[[Transaction], T]) -> T:
         """Run ``work`` in a write transaction, committed before this returns; return what
         ``work`` returns. ``work`` may be run again after a rollback: it must only read and
