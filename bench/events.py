@@ -340,7 +340,8 @@ def tickwork_waiting(url: str, size: int, idle_s: float, emits: int) -> dict[str
             before, t0 = waiting.cpu_of(pids), time.monotonic()
             time.sleep(idle_s)
             after = waiting.cpu_of(pids)
-            idle = 100 * sum(after[p] - before[p] for p in after) / (time.monotonic() - t0)
+            spent = {p: 100 * (after[p] - before[p]) / (time.monotonic() - t0) for p in after}
+            idle = sum(spent.values())
             costs = []
             for i in range(emits):  # matching no waiting run: what finding them costs
                 began = time.perf_counter()
@@ -349,7 +350,12 @@ def tickwork_waiting(url: str, size: int, idle_s: float, emits: int) -> dict[str
         finally:
             waiting.stop(proc)
     engine.close()
-    return {"waiting": size, "idle_cpu_percent": idle, "emit_ms": costs}
+    return {
+        "waiting": size,
+        "idle_cpu_percent": idle,
+        "worker_cpu_percent": spent.get(proc.pid, 0.0),  # the rest: its server processes
+        "emit_ms": costs,
+    }
 
 
 # -- driver ------------------------------------------------------------------------------
@@ -453,9 +459,10 @@ def waiting_cost(options: argparse.Namespace) -> None:
                 found.append(_child_on("tickwork_waiting", url, [size, options.idle, emits]))
             got = found[-1]
             costs = got["emit_ms"]
+            own = got["worker_cpu_percent"]
             print(
                 f"{backend:<8} {size:>7,} waiting: idle worker {got['idle_cpu_percent']:5.2f} % "
-                f"of a core; emit p50 {statistics.median(costs):5.2f} ms, "
+                f"of a core (Python {own:.2f} %); emit p50 {statistics.median(costs):5.2f} ms, "
                 f"mean {statistics.fmean(costs):5.2f} ms",
                 flush=True,
             )

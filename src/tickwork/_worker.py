@@ -116,6 +116,7 @@ class Worker:
         self._threads = threads
         self._poll_ms = to_ms(poll_interval, "poll_interval")
         self._tick_at = 0  # when the next scheduler pass is due (clock ms)
+        self._runs_due: int | None = 0  # when a run is next due, as last read (clock ms)
         self._outage = False
         self._drain_timeout = to_ms(drain_timeout, "drain_timeout") / 1000
         self._stopping = threading.Event()
@@ -197,11 +198,11 @@ class Worker:
             ", ".join(self._runtime.pools),
         )
         try:
+            woken = True
             while not self._stopping.is_set():
                 self._runtime.wake.clear()
-                timeout = self._pass()
-                if timeout > 0:
-                    _clock.wait(self._runtime.wake, timeout)
+                timeout = self._pass(polled=not woken)
+                woken = timeout <= 0 or _clock.wait(self._runtime.wake, timeout)
         finally:
             self._runtime.hand_over.detach(self)
             self._drain(pool)
@@ -209,18 +210,22 @@ class Worker:
                 housekeeping.join(background)
             self._heartbeat.stop()  # after the drain: a draining worker is alive
 
-    def _pass(self) -> float:
-        """One pass: fire due schedules, claim into free slots; return how long to sleep."""
+    def _pass(self, *, polled: bool = False) -> float:
+        """One pass: fire due schedules, claim into free slots; return how long to sleep.
+
+        ``polled``: nothing woke the loop, its sleep ran out (a look for other processes'
+        changes, or a due time reached)."""
         runtime = self._runtime
         try:
             now = runtime.now_ms()
+            fired = False
             if now >= self._tick_at or runtime.schedules_changed.is_set():
                 runtime.schedules_changed.clear()
                 # When is the firing side due (schedules, deadlines, buffers)? Only a due
-                # one needs the pass: an idle look is those reads alone, not twice over.
+                # one needs the pass: an idle look is that one read alone.
                 upcoming = self._firing.next_due_ms()
                 if upcoming is not None and upcoming <= now:
-                    self._firing.tick()
+                    fired = bool(self._firing.tick())
                     upcoming = self._firing.next_due_ms()
                 now = runtime.now_ms()
                 # Look again at least every poll interval: other processes change schedules.
@@ -234,6 +239,18 @@ class Worker:
                 idle = self._in_flight == 0
             if free == 0 or self._stopping.is_set():
                 return self._until(self._tick_at, now)  # a run that ends wakes us
+            if polled and not fired and (self._runs_due is None or self._runs_due > now):
+                # A look with no run known to be due: read when one is (a read, which
+                # writes nothing) and claim only if one is, so an idle worker's look is
+                # the firing side's read and this one, not a claim's write transaction.
+                # Runs made due elsewhere since the last read, concurrency slots freed by
+                # other processes included, are seen here: it reads the queue itself.
+                self._runs_due = runtime.store.next_due_ms(
+                    pools=runtime.pools, workflows=runtime.registry.names(), suspects=idle
+                )
+                if self._runs_due is None or self._runs_due > now:
+                    self._recovered()
+                    return self._until(self._next_look(), now)
             # A claim that takes fewer than asked reads when the next run is due in its
             # own transaction (a suspect waits for an idle worker: a busy one does not
             # wait for it): an idle poll is this and the firing side's one read.
@@ -247,8 +264,10 @@ class Worker:
                 self._queue.put(claim)
             self._recovered()
             if len(claimed) == free:
-                return 0.0  # there may be more right now
-            return self._until(self._tick_at if due is None else min(due, self._tick_at), now)
+                self._runs_due = now  # there may be more right now
+                return 0.0
+            self._runs_due = due
+            return self._until(self._next_look(), now)
         except StoreError as exc:
             # Report an outage once, not once per attempt; the loop keeps trying.
             if not self._outage:
@@ -291,6 +310,11 @@ class Worker:
             name="tickwork-listen",
             daemon=True,
         ).start()
+
+    def _next_look(self) -> int:
+        """When the loop looks next: the next pass of the firing side, or a run due."""
+        due = self._runs_due
+        return self._tick_at if due is None else min(due, self._tick_at)
 
     def _until(self, due_ms: int, now_ms: int) -> float:
         """Seconds to sleep until ``due_ms``, at most the poll interval."""
