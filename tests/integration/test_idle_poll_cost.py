@@ -128,3 +128,28 @@ def test_a_look_claims_a_run_another_process_started_with_nothing_to_wake_the_wo
         worker._pass(polled=True)
         assert engine.get_run(started).status == "running"
         worker.stop()
+
+
+def test_a_due_run_its_workflows_limit_holds_back_does_not_spin_the_loop(
+    db_url: str, clock: FakeClock
+) -> None:
+    """A run due but held back by its workflow's concurrency limit (the other run holds
+    the one slot) is no reason to look again at once: the loop sleeps until its next
+    look (within the poll interval) and takes the run there once the slot is free. It
+    used to claim again and again, a core's worth."""
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow("one_at_a_time", concurrency=1)
+        def one_at_a_time(ctx: Context, input: Any = None) -> None: ...
+
+        first = engine.start("one_at_a_time", 1).id
+        second = engine.start("one_at_a_time", 2).id
+        worker = engine._make_worker(2, "1s", "1s")
+        worker._pass()  # takes one; its executor thread is not running: it holds the slot
+        held = [engine.get_run(run).status for run in (first, second)]
+        assert sorted(held) == ["pending", "running"]
+
+        slept = worker._pass()
+        assert 0 < slept <= 1.0, "it sleeps until its next look, not 0 s"
+        assert sorted(engine.get_run(run).status for run in (first, second)) == sorted(held)
+        worker.stop()
