@@ -484,6 +484,7 @@ def main() -> None:
     parser.add_argument("--postgres", default=DEFAULT_PG, help="PostgreSQL URL (cross, waiting)")
     parser.add_argument("--waiting", type=int, default=100_000, help="runs waiting (waiting)")
     parser.add_argument("--idle", type=float, default=20.0, help="idle CPU window, seconds")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of the emit rows")
     options = parser.parse_args()
     parts = set(options.part.split(","))
     if "emits" in parts or "wakeups" in parts:
@@ -498,26 +499,36 @@ def in_one_process(options: argparse.Namespace, parts: set[str]) -> None:
     """Parts 1 and 2, on SQLite in one process."""
     n, k = (300, 30) if options.quick else (2000, 200)
     if "emits" in parts:
-        emit_rates(n)
+        emit_rates(n, 1 if options.quick else options.repeat)
     if "wakeups" in parts:
         wakeups(k)
 
 
-def emit_rates(n: int) -> None:
-    rows = []
-    for label, name, args in [
+def emit_rates(n: int, repeat: int) -> None:
+    """Each row ``repeat`` times, the rows interleaved round by round (a machine's slow
+    spell falls on every row alike); the median of each row and its range."""
+    rows = [
         ("tickwork emit (WAL, normal)", "tickwork_emits", [n, "normal"]),
         ("tickwork emit (WAL, full)", "tickwork_emits", [n, "full"]),
         ("DBOS start_workflow per event", "dbos_starts", [n]),
-    ]:
-        result = _child(name, args)
-        rate = result["n"] / result["total_s"]
-        rows.append((label, rate))
-        share = result["emit_s"] / result["total_s"]
-        print(f"{label:<34} {rate:8.0f} runs/s  (emit share {share:.0%})")
-    dbos_rate = rows[-1][1]
-    for label, rate in rows[:-1]:
-        print(f"  {label}: {rate / dbos_rate:.1f}x DBOS")
+    ]
+    rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+    shares: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+    for _ in range(repeat):
+        for label, name, args in rows:
+            result = _child(name, args)
+            rates[label].append(result["n"] / result["total_s"])
+            shares[label].append(result["emit_s"] / result["total_s"])
+    medians = {label: statistics.median(values) for label, values in rates.items()}
+    for label, values in rates.items():
+        share = statistics.median(shares[label])
+        print(
+            f"{label:<34} {medians[label]:8.0f} runs/s  (range {min(values):.0f}-"
+            f"{max(values):.0f}, emit share {share:.0%})"
+        )
+    dbos_rate = medians[rows[-1][0]]
+    for label, _, _ in rows[:-1]:
+        print(f"  {label}: {medians[label] / dbos_rate:.1f}x DBOS (medians of {repeat})")
 
 
 def wakeups(k: int) -> None:

@@ -78,7 +78,7 @@ class Events:
         text = payload_json(payload)
         now = self._runtime.now_ms()
         event = NewEvent(event_id or new_run_id(now), name, text, now)
-        emitted = self._runtime.store.emit_event(event)
+        emitted = self._runtime.emit_event(event)
         if emitted.name != name:
             raise ConfigError(
                 f"event id {event.id!r} is already an event named {emitted.name!r}, "

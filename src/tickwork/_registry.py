@@ -12,16 +12,16 @@ import difflib
 import inspect
 import math
 import typing
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import pydantic
 import pydantic_core
 
 from ._durations import Duration, to_ms
-from ._events import On, subscriptions
+from ._events import On, has_control, subscriptions
 from ._ids import JSON, canonical_json
 from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
@@ -171,12 +171,6 @@ def _has_non_finite(value: object) -> bool:
     return False
 
 
-def has_control(text: str) -> bool:
-    """Whether ``text`` holds a control character (NUL, ESC...): such a name or id could
-    not be stored on PostgreSQL (NUL) or printed safely (a terminal sequence)."""
-    return any(unicodedata.category(c) == "Cc" for c in text)
-
-
 def check_name(value: object, what: str) -> str:
     """A workflow name, run id or pool: 1 to ``MAX_NAME`` characters, none a control one."""
     if not isinstance(value, str) or not value or len(value) > MAX_NAME or has_control(value):
@@ -245,12 +239,23 @@ class Registry:
 
     def __init__(self) -> None:
         self._workflows: dict[str, WorkflowDef] = {}
+        self._limits: Mapping[str, int | None] | None = None
 
     def add(self, definition: WorkflowDef) -> None:
         existing = self._workflows.get(definition.name)
         if existing is not None and existing.fn is not definition.fn:
             raise ConfigError(f"Workflow {definition.name!r} is already registered")
         self._workflows[definition.name] = definition
+        self._limits = None
+
+    def limits(self) -> Mapping[str, int | None]:
+        """Each workflow's concurrency limit, by name: read at every claim, so kept until
+        a workflow is added (read-only)."""
+        limits = self._limits
+        if limits is None:
+            limits = MappingProxyType({d.name: d.concurrency for d in self._workflows.values()})
+            self._limits = limits
+        return limits
 
     def decorator(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,7 +29,7 @@ from ._logs import log_emitted
 from ._models import RunInfo, RunStatus, Stats
 from ._registry import Registry, check_pool
 from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, StatsSource, Store, open_store
-from ._store.event_records import Emitted
+from ._store.event_records import Emitted, NewEvent
 from .errors import ConfigError, StoreError
 
 __all__ = ["Executors", "HandOver", "LeaseKeeper", "Runtime"]
@@ -174,9 +174,9 @@ class Runtime:
             return Stats()
         return store.read_stats(now_ms=self.now_ms())
 
-    def limits(self) -> dict[str, int | None]:
+    def limits(self) -> Mapping[str, int | None]:
         """Concurrency limit of each workflow this process can execute, by name."""
-        return {d.name: d.concurrency for d in self.registry}
+        return self.registry.limits()
 
     def schedule_changed(self) -> None:
         """Tell this process's worker loop to fire now rather than at its next look."""
@@ -189,7 +189,9 @@ class Runtime:
         its next poll (as ``insert_run`` does for a start), and each is logged; for a
         debounce or batch buffer it opened, its firing loop reads the next due time."""
         if emitted.new and (emitted.started or emitted.woke):
-            self.wake.set()
+            taken = {claim.info.id for claim in emitted.claimed}
+            if not taken.issuperset(emitted.started + emitted.woke):
+                self.wake.set()
             log_emitted(emitted.name, event_id, emitted.started, emitted.woke)
         if emitted.buffered:  # the firing loop reads when the new buffer is due
             self.schedule_changed()
@@ -218,6 +220,20 @@ class Runtime:
         if (not claimed or claimed[0].info.id != run.id) and not self.wake.is_set():
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
+
+    def emit_event(self, event: NewEvent) -> Emitted:
+        """Store the event (``Store.emit_event``); an idle executor of this process's
+        worker takes a run it started or woke in the same transaction, as ``insert_run``."""
+        executors = self.hand_over.current()
+        request = None if executors is None else executors.reserve(event.emitted_ms)
+        claimed: Sequence[ClaimedRun] = ()
+        try:
+            emitted = self.store.emit_event(event, then_claim=request)
+            claimed = emitted.claimed
+        finally:
+            if executors is not None and request is not None:
+                executors.hand_over(claimed)
+        return emitted
 
     def claim(self, limit: int, *, idle: bool = False) -> list[ClaimedRun]:
         """Up to ``limit`` runs; ``idle``: this process has no run in flight, so it may be

@@ -11,7 +11,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._event_flow import Flow
 from tickwork._events import event_run_id
-from tickwork._store import LeaseLost, NewRun, Store
+from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store
 from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
@@ -65,6 +65,21 @@ def test_an_emit_starts_one_run_per_matching_subscription_with_a_derived_id(
     assert emitted.started == (event_run_id("all", "e2"), event_run_id("gold", "e2"))
     run = store.get_run(event_run_id("gold", "e2"))
     assert run is not None and (run.status, run.input) == (RunStatus.PENDING, {"o": 8})
+
+
+def test_an_emit_can_claim_the_run_it_started_in_the_same_transaction(store: Store) -> None:
+    """An idle executor of the emitting process takes the run without a claim of its own
+    (as ``insert_run``'s ``then_claim``); the same id again claims nothing."""
+    store.upsert_subscriptions([subscription("all", "order.paid")])
+    request = ClaimRequest(T0, LEASE, "w1", ("default",), {"wf": None})
+    emitted = store.emit_event(event("e1", payload={"n": 1}), then_claim=request)
+    assert [c.info.id for c in emitted.claimed] == [event_run_id("all", "e1")]
+    run = store.get_run(event_run_id("all", "e1"))
+    assert run is not None and run.status is RunStatus.RUNNING
+    again = store.emit_event(event("e1", payload={"n": 1}), then_claim=request)
+    assert not again.new and again.claimed == ()
+    nothing = store.emit_event(event("e2", "order.refunded"), then_claim=request)
+    assert nothing.started == () and nothing.claimed == ()
 
 
 def test_emitting_an_id_again_changes_nothing_and_answers_the_first_outcome(

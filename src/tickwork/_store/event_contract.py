@@ -23,7 +23,7 @@ StoredEvent = tuple[Event, list[str], list[str]]
 
 
 class EventStore(Protocol):
-    def emit_event(self, event: NewEvent) -> Emitted:
+    def emit_event(self, event: NewEvent, *, then_claim: ClaimRequest | None = None) -> Emitted:
         """Store ``event`` and, in the same transaction, insert one run for every
         subscription of its name whose ``match`` its payload matches (run id
         ``_events.event_run_id(key, event.id)``, input ``_events.map_input``) and wake
@@ -33,6 +33,10 @@ class EventStore(Protocol):
         Idempotent by ``event.id``, however many emit it at once: when the id is stored
         already, nothing changes and the first emit's outcome is returned (``new`` False).
         A waiting run is woken by one event only, whichever commits first.
+
+        With ``then_claim`` (a new event only), runs are claimed in the same transaction
+        as by ``claim_runs`` and returned in ``Emitted.claimed``: this process's idle
+        executor takes the run the emit started without a claim of its own.
         """
         ...
 

@@ -5,9 +5,14 @@ Instants are UTC epoch milliseconds; JSON values are canonical JSON text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._ids import JSON
+
+if TYPE_CHECKING:
+    from .contract import ClaimedRun
 
 __all__ = ["Emitted", "NewEvent", "NewWait", "SubscriptionRecord"]
 
@@ -34,6 +39,9 @@ class Emitted:
     #: it opened a debounce or batch buffer (or brought one's due time forward): the
     #: firing loops must look again at when the next buffer is due
     buffered: bool = False
+    #: runs claimed in the emit's transaction for this process's idle executor
+    #: (``emit_event``'s ``then_claim``)
+    claimed: Sequence[ClaimedRun] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -384,8 +384,8 @@ class SqlStore:
 
     # -- events ----------------------------------------------------------------------------
 
-    def emit_event(self, event: NewEvent) -> Emitted:
-        return self._events.emit(event)
+    def emit_event(self, event: NewEvent, *, then_claim: ClaimRequest | None = None) -> Emitted:
+        return self._events.emit(event, then_claim=then_claim)
 
     def wait_run(self, wait: NewWait, *, then_claim: ClaimRequest | None) -> Ended:
         return self._events.wait_run(wait, then_claim=then_claim)

@@ -199,28 +199,37 @@ class EventsSql:
 
     # -- emit ------------------------------------------------------------------------------
 
-    def emit(self, event: NewEvent) -> Emitted:
+    def emit(self, event: NewEvent, *, then_claim: ClaimRequest | None = None) -> Emitted:
         """Store ``event``, start a run of every matching subscription and wake every
         waiting run it matches, in one transaction; idempotent by the event's id."""
 
-        def work(tx: Transaction) -> Emitted:
+        def work(tx: Transaction) -> tuple[Emitted, list[Any]]:
             tx.execute(INSERT_EVENT, event.id, event.name, event.payload_json, event.emitted_ms)
             if tx.rowcount != 1:  # emitted before: answer what that emit did
                 name, started, woke = tx.execute(SELECT_OUTCOME, event.id).fetchone()
-                return Emitted(name, tuple(json.loads(started)), tuple(json.loads(woke)), False)
+                first = Emitted(name, tuple(json.loads(started)), tuple(json.loads(woke)), False)
+                return first, []
             tx.execute(COUNT_EMIT, event.name)
             payload = json.loads(event.payload_json)
             sooner: list[bool] = []  # a buffer due sooner than the loops know of
             started = self._start_subscribed(tx, event, payload, sooner)
             woke = self._wake_waiting(tx, event, payload)
-            tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
+            if started or woke:  # (stored as '[]' and '[]' by the insert)
+                tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
             if started or woke:
                 self._db.notify(tx, "runs")
             if sooner:  # every worker's firing loop reads the buffers' next due time again
                 self._db.notify(tx, "events")
-            return Emitted(event.name, tuple(started), tuple(woke), True, bool(sooner))
+            emitted = Emitted(event.name, tuple(started), tuple(woke), True, bool(sooner))
+            return emitted, self._claim_in(tx, then_claim) if started or woke else []
 
-        return self._db.write(work)
+        emitted, taken = self._db.write(work)
+        if not taken or then_claim is None:
+            return emitted
+        return Emitted(
+            emitted.name, emitted.started, emitted.woke, emitted.new, emitted.buffered,
+            claimed_runs(taken, then_claim.now_ms),
+        )  # fmt: skip
 
     def _start_subscribed(
         self, tx: Transaction, event: NewEvent, payload: JSON, sooner: list[bool]
@@ -312,12 +321,14 @@ class EventsSql:
         return None if due is None else int(due)
 
     def _wake_waiting(self, tx: Transaction, event: NewEvent, payload: JSON) -> list[str]:
-        delivered = event_to_json(event.id, event.name, payload, event.emitted_ms)
         waiting: dict[str, str] = {}
         for (paths,) in tx.execute(SELECT_SHAPES, event.name).fetchall():
             key = match_key(payload, json.loads(paths), of_match=False)
             if key is not None:
                 waiting.update(tx.execute(SELECT_WAITS, event.name, paths, key).fetchall())
+        if not waiting:
+            return []
+        delivered = event_to_json(event.id, event.name, payload, event.emitted_ms)
         # In the order of their ids: two emits waking the same runs lock their queue rows
         # in one order, never crosswise (PostgreSQL).
         return [
