@@ -17,7 +17,7 @@ import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from . import _clock
 from ._context import Context
@@ -33,6 +33,8 @@ from ._store.event_records import Emitted, NewEvent
 from .errors import ConfigError, StoreError
 
 __all__ = ["Executors", "HandOver", "LeaseKeeper", "Runtime"]
+
+_Written = TypeVar("_Written")
 
 
 class Executors(Protocol):
@@ -209,14 +211,10 @@ class Runtime:
     def insert_run(self, run: NewRun) -> RunInfo:
         """Insert the run; an idle executor of this process's worker takes the most urgent
         runnable run in the same transaction, without waiting for the worker loop."""
-        executors = self.hand_over.current()
-        request = None if executors is None else executors.reserve(run.created_ms)
-        claimed: Sequence[ClaimedRun] = ()
-        try:
-            stored, _inserted, claimed = self.store.insert_run(run, then_claim=request)
-        finally:
-            if executors is not None and request is not None:
-                executors.hand_over(claimed)
+        stored, _inserted, claimed = self._handing_over(
+            run.created_ms, lambda request: self.store.insert_run(run, then_claim=request),
+            lambda inserted: inserted[2],
+        )  # fmt: skip
         if (not claimed or claimed[0].info.id != run.id) and not self.wake.is_set():
             self.wake.set()  # the worker loop claims it (here or elsewhere)
         return stored
@@ -224,16 +222,29 @@ class Runtime:
     def emit_event(self, event: NewEvent) -> Emitted:
         """Store the event (``Store.emit_event``); an idle executor of this process's
         worker takes a run it started or woke in the same transaction, as ``insert_run``."""
+        return self._handing_over(
+            event.emitted_ms, lambda request: self.store.emit_event(event, then_claim=request),
+            lambda emitted: emitted.claimed,
+        )  # fmt: skip
+
+    def _handing_over(
+        self,
+        now_ms: int,
+        write: Callable[[ClaimRequest | None], _Written],
+        claimed_of: Callable[[_Written], Sequence[ClaimedRun]],
+    ) -> _Written:
+        """``write`` with a claim for an idle executor thread of this process's worker,
+        if one is free: the thread is given what the write claimed, or nothing."""
         executors = self.hand_over.current()
-        request = None if executors is None else executors.reserve(event.emitted_ms)
+        request = None if executors is None else executors.reserve(now_ms)
         claimed: Sequence[ClaimedRun] = ()
         try:
-            emitted = self.store.emit_event(event, then_claim=request)
-            claimed = emitted.claimed
+            written = write(request)
+            claimed = claimed_of(written)
         finally:
             if executors is not None and request is not None:
                 executors.hand_over(claimed)
-        return emitted
+        return written
 
     def claim(self, limit: int, *, idle: bool = False) -> list[ClaimedRun]:
         """Up to ``limit`` runs; ``idle``: this process has no run in flight, so it may be
