@@ -1,9 +1,10 @@
 """The latest runs of many schedules in one read (``Store.recent_runs``): the dashboard's
 run strips, one statement for a page of schedules instead of one ``list_runs`` each.
 
-Each schedule's runs are read from ``tickwork_runs_schedule`` (schedule_key, created_at
-DESC, id DESC), newest first, stopping at the limit: what a schedule costs does not grow
-with the history it keeps (DESIGN §7). A ``ROW_NUMBER()`` window over the schedules' runs
+Each schedule's runs are read from ``tickwork_runs_schedule`` (schedule_key, created_at,
+id; PostgreSQL's descending, SQLite's read backwards since migration 0021), newest first,
+stopping at the limit: what a schedule costs does not grow with the history it keeps
+(DESIGN §7). A ``ROW_NUMBER()`` window over the schedules' runs
 would read every schedule's whole history to number it, so each dialect says "the first
 N of each" in its own words (its ``Database.recent_runs`` calls one of the functions
 below):

@@ -1,4 +1,5 @@
-"""``list_runs`` in SQL: every filter and page read from an index (migration 0004).
+"""``list_runs`` in SQL: every filter and page read from an index (migration 0004; on
+SQLite ascending since 0021, read backwards: a new run goes in at the right edge).
 
 Runs are listed newest first by ``(created_at, id)``; the page after a run is the keyset
 ``(created_at, id) < (its created_at, its id)``, both read first in the same transaction
