@@ -24,7 +24,7 @@ from typing import Any
 
 import psycopg
 
-from tickwork import RunInfo
+from tickwork import RunInfo, RunStatus
 from tickwork.errors import StoreError
 
 HERE = Path(__file__).parent
@@ -112,6 +112,13 @@ class Fleet:
 
     def all_completed(self) -> bool:
         return self.completed() >= self.total
+
+    def not_completed(self) -> str:
+        """The runs not completed, for a failure's message: which, in what state, why."""
+        runs = self.harness.engine.list_runs(limit=10 * self.total)
+        late = [r for r in runs if r.status is not RunStatus.COMPLETED]
+        lines = [f"{r.id} {r.status} attempt {r.attempt} error {r.error!r}" for r in late[:20]]
+        return f"{len(runs)} runs, {len(late)} not completed:\n" + "\n".join(lines)
 
     def runs(self, key: str) -> list[RunInfo]:
         runs = self.harness.engine.list_runs(schedule_key=key, limit=10 * self.total)

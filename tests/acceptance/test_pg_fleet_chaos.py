@@ -45,9 +45,12 @@ def test_fleet_under_sigkill_chaos_fires_each_occurrence_once_and_loses_nothing(
         live.append(fleet.start_worker())
 
     # Quiet: the survivors fire what is left and take over the killed workers' runs.
-    pg_harness.wait_until(
-        fleet.all_completed, f"all {fleet.total} runs are completed", alive=live, timeout=120
-    )
+    try:
+        pg_harness.wait_until(
+            fleet.all_completed, f"all {fleet.total} runs are completed", alive=live, timeout=120
+        )
+    except pytest.fail.Exception as failed:  # say which runs, and why, before the logs
+        pytest.fail(f"chaos seed {seed}: {fleet.not_completed()}\n{failed}")
     fleet.stop(live)
 
     counts = fleet.check(killed=frozenset(killed))
