@@ -96,6 +96,32 @@ def test_emitting_an_id_again_changes_nothing_and_answers_the_first_outcome(
     assert store.emit_counts() == {"order.paid": 1}
 
 
+def test_an_emit_keeps_every_run_it_started_and_woke_plain_batched_and_waiting(
+    store: Store,
+) -> None:
+    """The event's outcome (what ``get_event`` and a second emit of its id answer) holds
+    the plain subscriptions' runs, a batch's run it filled and the runs it woke."""
+    flow = Flow.of(debounce=None, debounce_max=None, batch=2, batch_window="1m", key=None)
+    store.upsert_subscriptions([
+        subscription("a-plain", "order.paid"),
+        replace(subscription("b-batch", "order.paid"), flow_json=flow.to_json()),
+        subscription("c-plain", "order.paid"),
+    ])  # fmt: skip
+    first = store.emit_event(event("e0", payload={"n": 0}))
+    plain = [event_run_id("a-plain", "e0"), event_run_id("c-plain", "e0")]
+    assert first.started == tuple(plain) and first.woke == ()
+    assert store.get_event("e0")[1:] == (plain, [])  # type: ignore[index]
+    batched = store.emit_event(event("e1", payload={"n": 1}, at=T0 + 1))  # the batch is full
+    assert len(batched.started) == 3 and batched.started[1].startswith("b-batch@batch:")
+    assert store.get_event("e1")[1:] == (list(batched.started), [])  # type: ignore[index]
+    waiter, _ = waiting_run(store, since_ms=T0 + 2)  # (the events before: it waits)
+    woke = store.emit_event(event("e2", payload={"n": 2}, at=T0 + 3))
+    assert woke.woke == (waiter,)
+    assert store.get_event("e2")[1:] == (list(woke.started), [waiter])  # type: ignore[index]
+    again = store.emit_event(event("e1", payload={"n": 1}, at=T0 + 4))
+    assert (again.started, again.woke, again.new) == (batched.started, (), False)
+
+
 def test_concurrent_emits_of_one_id_start_each_run_once(store: Store) -> None:
     store.upsert_subscriptions([subscription("a", "order.paid"), subscription("b", "order.paid")])
     threads = 8

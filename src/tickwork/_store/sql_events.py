@@ -52,10 +52,11 @@ __all__ = ["NEVER_MS", "NEXT_BUFFER_DUE", "EventsSql"]
 #: a wait without a timeout is due at this instant (year 9999): never, in practice
 NEVER_MS = 253_402_300_799_999
 
-# Store the event unless its id exists (emit is idempotent by id).
+# Store the event unless its id exists (emit is idempotent by id), with the runs its
+# plain subscriptions start (known before: their ids derive from the event's).
 INSERT_EVENT = """
 INSERT INTO tickwork_events (id, name, payload, emitted_at, started, woke)
-VALUES (?, ?, ?, ?, '[]', '[]')
+VALUES (?, ?, ?, ?, ?, '[]')
 ON CONFLICT (id) DO NOTHING
 """
 # What an earlier emit of the id did.
@@ -204,17 +205,22 @@ class EventsSql:
         waiting run it matches, in one transaction; idempotent by the event's id."""
 
         def work(tx: Transaction) -> tuple[Emitted, list[Any]]:
-            tx.execute(INSERT_EVENT, event.id, event.name, event.payload_json, event.emitted_ms)
+            payload = json.loads(event.payload_json)
+            subscribed = self._subscribed(tx, event.name, payload)
+            plain = [event_run_id(s.key, event.id) for s in subscribed if s.flow_json is None]
+            tx.execute(
+                INSERT_EVENT, event.id, event.name, event.payload_json, event.emitted_ms,
+                canonical_json(plain),
+            )  # fmt: skip
             if tx.rowcount != 1:  # emitted before: answer what that emit did
                 name, started, woke = tx.execute(SELECT_OUTCOME, event.id).fetchone()
                 first = Emitted(name, tuple(json.loads(started)), tuple(json.loads(woke)), False)
                 return first, []
             tx.execute(COUNT_EMIT, event.name)
-            payload = json.loads(event.payload_json)
             sooner: list[bool] = []  # a buffer due sooner than the loops know of
-            started = self._start_subscribed(tx, event, payload, sooner)
+            started = self._start_subscribed(tx, event, payload, subscribed, sooner)
             woke = self._wake_waiting(tx, event, payload)
-            if started or woke:  # (stored as '[]' and '[]' by the insert)
+            if woke or started != plain:  # a batch's run, or runs woken: not in the insert
                 tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
             if started or woke:
                 self._db.notify(tx, "runs")
@@ -231,14 +237,22 @@ class EventsSql:
             claimed_runs(taken, then_claim.now_ms),
         )  # fmt: skip
 
+    def _subscribed(self, tx: Transaction, name: str, payload: JSON) -> list[SubscriptionRecord]:
+        """The subscriptions of ``name`` whose match ``payload`` matches, by key."""
+        rows = tx.execute(SELECT_SUBSCRIPTIONS_OF, name).fetchall()
+        subs = [subscription_from_row(row) for row in rows]
+        return [sub for sub in subs if matches(payload, _loaded(sub.match_json))]
+
     def _start_subscribed(
-        self, tx: Transaction, event: NewEvent, payload: JSON, sooner: list[bool]
+        self,
+        tx: Transaction,
+        event: NewEvent,
+        payload: JSON,
+        subscribed: list[SubscriptionRecord],
+        sooner: list[bool],
     ) -> list[str]:
         started = []
-        for row in tx.execute(SELECT_SUBSCRIPTIONS_OF, event.name).fetchall():
-            sub = subscription_from_row(row)
-            if not matches(payload, _loaded(sub.match_json)):
-                continue
+        for sub in subscribed:
             if sub.flow_json is not None:
                 started += self._buffer(tx, sub, event, payload, sooner)
                 continue
