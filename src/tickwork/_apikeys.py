@@ -14,8 +14,8 @@ import hashlib
 import hmac
 import re
 import secrets
-import unicodedata
 
+from ._events import has_control
 from ._models import ApiKeyInfo
 from ._runtime import Runtime
 from ._store import Store
@@ -33,12 +33,7 @@ def hash_secret(secret: str) -> str:
 
 def create_key(store: Store, name: str, now_ms: int) -> str:
     """Create a key named ``name``; return the whole key (shown once, never stored)."""
-    if (
-        not isinstance(name, str)
-        or not name.strip()
-        or len(name) > _MAX_NAME
-        or any(unicodedata.category(c) == "Cc" for c in name)
-    ):
+    if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME or has_control(name):
         raise ConfigError(
             f"An API key name must be 1 to {_MAX_NAME} characters without control "
             f"characters, not {name!r}"
