@@ -25,6 +25,7 @@ from tickwork import Engine, RunInfo
 pytestmark = pytest.mark.acceptance
 
 APP = f"{Path(__file__).parent / 'backfill_fleet_app.py'}:engine"
+EXECUTIONS = "executions.log"  # backfill_fleet_app.EXECUTIONS
 SECOND = timedelta(seconds=1)
 BUFFERED = 4
 BACKFILLED = 12
@@ -34,7 +35,7 @@ def _start_worker(harness: Any, name: str) -> Any:
     """``tickwork worker backfill_fleet_app.py:engine``; the harness kills it at the end."""
     ns = type(harness).worker.__globals__  # the acceptance conftest (see test_schedule_fleet)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCEPT_", "TICKWORK_"))}
-    env.update(TICKWORK_DATABASE_URL=harness.url, PYTHONUNBUFFERED="1")
+    env.update(TICKWORK_DATABASE_URL=harness.url, ACCEPT_DIR=str(harness.dir), PYTHONUNBUFFERED="1")
     args = [*ns["tickwork_command"](), "worker", APP, "--log-level", "INFO"]
     worker = ns["WorkerProcess"](name, args, env, harness.dir / f"{name}.log")
     harness.workers.append(worker)
@@ -45,13 +46,18 @@ def _runs(engine: Engine, key: str) -> list[RunInfo]:
     return sorted(engine.list_runs(schedule_key=key, limit=1000), key=lambda r: r.id)
 
 
-def _one_at_a_time(runs: list[RunInfo]) -> None:
-    """Started in occurrence order, each after the one before it finished."""
-    by_start = sorted(runs, key=lambda r: (r.started_at, r.id))
+def _one_at_a_time(harness: Any, runs: list[RunInfo]) -> None:
+    """Executed in occurrence order, each after the one before it ended (the app's log of
+    executions, on this machine's one clock: see backfill_fleet_app.py)."""
+    spans: dict[str, tuple[float, float]] = {}
+    for line in (harness.dir / EXECUTIONS).read_text().splitlines():
+        run_id, began, ended = line.split(" ")
+        assert run_id not in spans, f"{run_id} executed twice"
+        spans[run_id] = (float(began), float(ended))
+    by_start = sorted(runs, key=lambda r: spans[r.id])
     assert [r.scheduled_for for r in by_start] == sorted(r.scheduled_for for r in runs)  # type: ignore[type-var]
     for before, after in itertools.pairwise(by_start):
-        assert before.finished_at is not None and after.started_at is not None
-        assert after.started_at >= before.finished_at, (before.id, after.id)
+        assert spans[after.id][0] >= spans[before.id][1], (before.id, after.id)
 
 
 def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
@@ -96,7 +102,7 @@ def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
     assert [r.scheduled_for for r in sorted(buffered, key=lambda r: r.id)] == [
         opening + k * SECOND for k in range(1, BUFFERED + 1)
     ]
-    _one_at_a_time(buffered)
+    _one_at_a_time(harness, buffered)
     history = engine.schedule_history("bf-all", limit=1000)
     started = [h.occurrence for h in history if h.decision == "started"]
     assert sorted(started) == sorted(r.scheduled_for for r in buffered)  # type: ignore[type-var]
@@ -105,7 +111,7 @@ def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
     backfilled = [r for r in _runs(engine, "bf-back") if r.scheduled_for < opening]  # type: ignore[operator]
     assert sorted(r.id for r in backfilled) == sorted(answers[0])
     assert len({r.scheduled_for for r in backfilled}) == BACKFILLED
-    _one_at_a_time(backfilled)
+    _one_at_a_time(harness, backfilled)
 
 
 def test_three_sqlite_workers_start_each_backfilled_and_buffered_occurrence_once(harness):
