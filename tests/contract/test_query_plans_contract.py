@@ -44,6 +44,7 @@ from tickwork._store.sql_runs import (
     SELECT_RUN,
     SELECT_STEPS,
 )
+from tickwork._store.sql_runs import _claim_statements as claim_statements
 from tickwork._store.sql_schedules import (
     CLEAR_QUEUE,
     DEQUEUE,
@@ -373,6 +374,9 @@ def _worker_reads() -> list[tuple[str, str, list[Any], str | None, bool]]:
         ("claim", SELECT_CLAIMABLE.format(filters=one_workflow),
          [0, T0, "default", "report", 10], "tickwork_queue_claim", False),
         ("claim's levels", SELECT_LEVELS, ["report", "report"], "tickwork_queue_claim", False),
+        ("claim at the top level", claim_statements(1, 1)[0],
+         ["report", T0, "default", "report", 10, "report", "report"], "tickwork_queue_claim",
+         False),
         ("next_due", NEXT_DUE.format(filters=one_workflow),
          ["report", "report", "default", "report"], "tickwork_queue_claim", False),
         ("firing's overlap check", SELECT_ACTIVE_RUNS.format(marks="?, ?"), ["k1", "k2"],

@@ -137,6 +137,27 @@ SELECT * FROM ({top})
 """
 #: position of a candidate's available_at, after CLAIM_COLUMNS
 COL_DUE_AT = len(CLAIM_COLUMNS)
+
+
+def _with_levels_row(select: str) -> str:
+    """``select`` and, last, a row with no id whose priority and available_at columns hold
+    the lowest and the highest priority queued of the workflow (its last parameter): two
+    seeks of tickwork_queue_claim that tell, in the same statement, whether levels below
+    the highest exist. Without them (the common case: one level, or none queued) a claim
+    that found too few due runs need not walk the levels (SELECT_LEVELS)."""
+    columns = ["NULL"] * (COL_DUE_AT + 1)
+    columns[COL_PRIORITY] = "(SELECT MIN(priority) FROM tickwork_queue WHERE workflow = ?)"
+    columns[COL_DUE_AT] = "(SELECT MAX(priority) FROM tickwork_queue WHERE workflow = ?)"
+    return f"SELECT * FROM ({select})\nUNION ALL\nSELECT {', '.join(columns)}"
+
+
+def _levels_below(rows: list[Any]) -> bool:
+    """Take ``_with_levels_row``'s row (the one without an id) off ``rows``; whether it
+    says levels lie below the highest."""
+    at = next(i for i in range(len(rows) - 1, -1, -1) if rows[i][COL_ID] is None)
+    lowest, highest = rows[at][COL_PRIORITY], rows[at][COL_DUE_AT]
+    del rows[at]
+    return lowest is not None and lowest != highest
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
 #: a claim's filters that pass over the suspects (lost_workers.py), or keep only them
@@ -575,18 +596,20 @@ def take_runs(
     # every run not yet due (levels).
     rows: list[Any] = []
     for n, workflow in enumerate(open_workflows):
-        params = [workflow, now_ms, *pools, workflow, candidates]
+        params = [workflow, now_ms, *pools, workflow, candidates, workflow, workflow]
         if n == 0 and request.idle:
             suspects = (now_ms, *pools, *open_workflows)
             found = tx.execute(suspect_then_top, *suspects, *params).fetchall()
+            below = _levels_below(found)
             suspect = next((row for row in found if row[COL_SUSPECT] != 0), None)
             if suspect is not None:  # it runs alone (lost_workers.py)
                 return [_take(tx, suspect, request, ())]
         else:
             found = tx.execute(top, *params).fetchall()
+            below = _levels_below(found)
         rows += found
         wanted = candidates - len(found)
-        if not wanted:
+        if not wanted or not below:
             continue
         # Fewer than wanted at the highest level: the levels below it, one by one.
         for (priority,) in tx.execute(SELECT_LEVELS, workflow, workflow).fetchall()[1:]:
@@ -614,14 +637,19 @@ def take_runs(
 def _claim_statements(pools: int, workflows: int) -> tuple[str, str, str]:
     """SELECT_TOP_CLAIMABLE, SELECT_CLAIMABLE (one workflow each) and
     SELECT_SUSPECT_THEN_TOP (the suspects of all ``workflows``) with their filters'
-    placeholders, made once per number of pools and workflows (each claim needs them)."""
+    placeholders, the first and the last with ``_with_levels_row``'s row, made once per
+    number of pools and workflows (each claim needs them)."""
     one_workflow = in_filters(["?"] * pools, ["?"], QUEUE_FILTER) + NOT_SUSPECT
     top = SELECT_TOP_CLAIMABLE.format(filters=one_workflow)
     suspects = in_filters(["?"] * pools, ["?"] * workflows, QUEUE_FILTER) + ONLY_SUSPECTS
     suspect_then_top = SELECT_SUSPECT_THEN_TOP.format(
         suspect=SELECT_SUSPECT.format(filters=suspects), top=top
     )
-    return top, SELECT_CLAIMABLE.format(filters=one_workflow), suspect_then_top
+    return (
+        _with_levels_row(top),
+        SELECT_CLAIMABLE.format(filters=one_workflow),
+        _with_levels_row(suspect_then_top),
+    )
 
 
 def next_due_in(
