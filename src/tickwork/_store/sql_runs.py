@@ -158,6 +158,8 @@ def _levels_below(rows: list[Any]) -> bool:
     lowest, highest = rows[at][COL_PRIORITY], rows[at][COL_DUE_AT]
     del rows[at]
     return lowest is not None and lowest != highest
+
+
 #: the queue's alias in the worker's filters (in_filters)
 QUEUE_FILTER = "q."
 #: a claim's filters that pass over the suspects (lost_workers.py), or keep only them
