@@ -43,7 +43,7 @@ INSERT INTO tickwork_schedules (key, workflow, version, timezone, overlap, pool,
     every_ms)
 VALUES (%s, 'wf', '1', 'UTC', 'allow', 'default', 0, 'd', 'active', 1, %s, %s, %s, %s, %s, 1000)
 """
-# Firing: a pending run per schedule and its row in the queue (sql_runs.INSERT_RUN and
+# Firing: a pending run per schedule and its row in the queue (run_inserts.INSERT_RUN and
 # QUEUE_RUN), its history entry, the schedule advanced.
 INSERT_RUN = """
 INSERT INTO tickwork_runs (id, workflow, version, status, input, attempt, priority, pool,

@@ -26,6 +26,7 @@ import pytest
 from tickwork import RunStatus
 from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
+from tickwork._store.claim_room import COUNT_LIVE
 from tickwork._store.flow_history import SELECT_DECISIONS
 from tickwork._store.pg_claim import NEXT_DUE as PG_NEXT_DUE
 from tickwork._store.pg_claim import SELECT_LEVELS as PG_LEVELS
@@ -35,7 +36,6 @@ from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_deadlines import NEXT_DEADLINE, SELECT_PASSED, SELECT_RECENT_MISSES
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
-    COUNT_LIVE,
     NEXT_DUE,
     QUEUE_FILTER,
     RELEASE_LEASE,

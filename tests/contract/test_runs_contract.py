@@ -217,6 +217,68 @@ def test_insert_can_claim_the_most_urgent_run_in_the_same_transaction(store: Sto
     assert not inserted and not claimed  # an existing id claims nothing either
 
 
+def test_a_run_claimed_at_its_insert_is_held_like_any_claimed_run(store: Store) -> None:
+    """The new run taken in its own insert's transaction (SQLite inserts it running under
+    the lease at once: run_inserts.StraightClaim) is what a claim would have left: running,
+    started now, its lease held by the token given and fencing off other workers."""
+    run, inserted, (held,) = store.insert_run(
+        new_run("new", schedule_key="s1", scheduled_for_ms=T0 - 5, retry_json='{"max":2}'),
+        then_claim=request(),
+    )
+    assert inserted and run.status is RunStatus.PENDING  # as inserted, before the claim
+    info = held.info
+    assert (info.id, info.status, info.attempt, info.input) == (
+        "new",
+        RunStatus.RUNNING,
+        1,
+        {"n": 1},
+    )
+    assert (info.schedule_key, info.started_at) == ("s1", held.info.created_at)
+    assert (held.steps, held.resumed, held.cancel_requested) == ([], False, False)
+    assert (held.retry_json, held.attempt_started_ms, held.lost_workers) == ('{"max":2}', T0, 0)
+    stored = store.get_run("new")
+    assert stored is not None and (stored.status, stored.started_at) == (
+        RunStatus.RUNNING, info.started_at,
+    )  # fmt: skip
+    assert claim(store, worker="w2") == []  # leased
+    assert claim(store, limits={"wf": 1}, worker="w2") == []  # and counted as running
+    assert not store.record_step(
+        run_id="new", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
+    )
+    ended = store.finish_run(
+        run_id="new", token=held.lease_token, status=RunStatus.COMPLETED, result_json="2",
+        error=None, now_ms=T0 + 1,
+    )  # fmt: skip
+    assert ended.run.status is RunStatus.COMPLETED and ended.run.result == 2
+
+
+def test_a_run_inserted_with_a_claim_is_taken_only_when_it_is_the_claims_pick(
+    store: Store,
+) -> None:
+    """The claim made with an insert takes what any claim would take at that moment:
+    the new run only when it is due, of a pool and workflow served with room, and no
+    due run comes before it; otherwise the most urgent due run, or nothing."""
+    store.insert_run(new_run("older"))
+
+    def claimed_by_insert(run: NewRun, **options: object) -> list[str]:
+        _, inserted, claimed = store.insert_run(run, then_claim=request(**options))  # type: ignore[arg-type]
+        assert inserted
+        return [c.info.id for c in claimed]
+
+    assert claimed_by_insert(new_run("urgent", priority=3)) == ["urgent"]  # before "older"
+    assert claimed_by_insert(new_run("later", available_ms=T0 + 1)) == ["older"]  # not due
+    assert claimed_by_insert(new_run("elsewhere", pool="gpu")) == []  # a pool not served
+    assert claimed_by_insert(new_run("other", workflow="wf2")) == []  # nor a workflow
+    assert claimed_by_insert(new_run("full"), limits={"wf": 2}) == []  # no room: 2 running
+    assert claimed_by_insert(new_run("next")) == ["full"]  # first due of the pending
+    by_status = {run.id: run.status for run in store.list_runs()}
+    assert by_status == {
+        "older": RunStatus.RUNNING, "urgent": RunStatus.RUNNING, "full": RunStatus.RUNNING,
+        "later": RunStatus.PENDING, "elsewhere": RunStatus.PENDING, "other": RunStatus.PENDING,
+        "next": RunStatus.PENDING,
+    }  # fmt: skip
+
+
 def test_ending_a_run_can_claim_the_next_within_limits(store: Store) -> None:
     for name in ("a", "b", "c"):
         store.insert_run(new_run(name))

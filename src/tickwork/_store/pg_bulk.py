@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .contract import NewRun
+from .run_inserts import INSERT_RUN, QUEUE_INSERTED
 from .run_rows import NEW_RUN
 from .schedule_rows import CHANGEABLE, FIRING
-from .sql_runs import INSERT_RUN, QUEUE_INSERTED
 from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
 from .transaction import INDEXED, SOUGHT, Settings, Transaction
 

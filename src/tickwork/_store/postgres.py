@@ -324,6 +324,17 @@ class PostgresDatabase:
                 return [suspect]
         return pg_claim.take_runs(tx, request, open_workflows, room)
 
+    def claim_candidates(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> None:
+        """None: the claim is one statement (``pg_claim.py``); a run started goes in
+        pending and is claimed by it (``straight_claim.py``)."""
+        return None
+
     def next_due_in(
         self,
         tx: Transaction,

@@ -10,6 +10,7 @@ looked up by name once, at import, so reading stays as cheap as indexing a tuple
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "CLAIM_COLUMNS",
     "CLAIM_SELECT",
     "COL_ATTEMPT_STARTED_AT",
+    "COL_DUE_AT",
     "COL_ID",
     "COL_SCHEDULE_KEY",
     "COL_STARTED_AT",
@@ -35,12 +37,14 @@ __all__ = [
     "STEP",
     "STEP_COLUMNS",
     "TakenRun",
+    "claim_order",
     "claimed_runs",
     "count_recoveries",
     "ended_run",
     "inserted_run",
     "is_take_over",
     "lease_worker",
+    "new_lease_token",
     "run_from_row",
     "running_from_row",
     "step_from_row",
@@ -112,9 +116,22 @@ COL_LEASE_TOKEN = CLAIM_COLUMNS.index("lease_token")
 COL_RECOVERIES = CLAIM_COLUMNS.index("recoveries")
 COL_RECOVERY_MARK = CLAIM_COLUMNS.index("recovery_mark")
 COL_SUSPECT = CLAIM_COLUMNS.index("suspect")
+#: position of a candidate's available_at, after CLAIM_COLUMNS (a claim reads it)
+COL_DUE_AT = len(CLAIM_COLUMNS)
 #: positions in a checkpoint row
 STEP_COL_RUN_ID = STEP.index("run_id")
 STEP_COL_STATUS = STEP.index("status")
+
+
+def claim_order(row: Sequence[Any]) -> tuple[int, int, str]:
+    """A claim candidate's place in the claim's order: highest priority, then first due."""
+    return -row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]
+
+
+def new_lease_token(worker: str) -> str:
+    """A lease token only has to differ from every other lease's (it fences, it is no
+    secret): the worker id and 48 random bits, drawn without a system call."""
+    return f"{worker}.{random.getrandbits(48):012x}"
 
 
 def run_from_row(row: Sequence[Any]) -> RunInfo:
@@ -133,7 +150,7 @@ def step_from_row(row: Sequence[Any]) -> StepInfo:
 
 
 def inserted_run(run: NewRun) -> RunInfo:
-    """The run as ``sql_runs.INSERT_RUN`` stores it (no need to read it back)."""
+    """The run as ``run_inserts.INSERT_RUN`` stores it (no need to read it back)."""
     return RunInfo(
         id=run.id,
         workflow=run.workflow,

@@ -93,7 +93,7 @@ class SqlStore:
         self._calendars = CalendarsSql(db)
         self._stats = StatsSql(db)
         self._workers = WorkersSql(db)
-        self._events = EventsSql(db, self._runs.claim_in)
+        self._events = EventsSql(db, self._runs)
 
     # -- for tests: a write on the database beneath ----------------------------------------
 

@@ -14,6 +14,7 @@ before each statement; SQLite's writes take turns anyway).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,8 +44,9 @@ from .._records import NewRun
 from .contract import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .flow_history import PRUNE_DECISIONS, SELECT_DECISIONS, decision_from_row, record_decision
+from .run_inserts import insert_run_row
 from .run_rows import claimed_runs, run_from_row
-from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, insert_run_row
+from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, RunsSql
 from .transaction import Database, Transaction
 
 __all__ = ["NEVER_MS", "NEXT_BUFFER_DUE", "EventsSql"]
@@ -188,15 +190,13 @@ def stored_event_from_row(row: Sequence[Any]) -> tuple[Event, list[str], list[st
 class EventsSql:
     """Events, subscriptions and waits over a dialect's ``Database``."""
 
-    __slots__ = ("_claim_in", "_db")
+    __slots__ = ("_db", "_runs")
 
-    def __init__(
-        self, db: Database, claim_in: Callable[[Transaction, ClaimRequest | None], list[Any]]
-    ) -> None:
+    def __init__(self, db: Database, runs: RunsSql) -> None:
         self._db = db
-        #: the dialect's claim inside a transaction (``RunsSql.claim_in``): an executor's
-        #: next run, taken as its current one starts waiting
-        self._claim_in = claim_in
+        #: the claims inside a transaction: an executor's next run, taken with the runs an
+        #: emit starts (``RunsSql.straight_claim``) or as its current one starts waiting
+        self._runs = runs
 
     # -- emit ------------------------------------------------------------------------------
 
@@ -218,8 +218,10 @@ class EventsSql:
                 return first, []
             tx.execute(COUNT_EMIT, event.name)
             sooner: list[bool] = []  # a buffer due sooner than the loops know of
-            started = self._start_subscribed(tx, event, payload, subscribed, sooner)
+            # The runs woken first: they are candidates of the claim made with the inserts.
             woke = self._wake_waiting(tx, event, payload)
+            claim = self._runs.straight_claim(tx, then_claim)
+            started = self._start_subscribed(tx, claim.insert, event, payload, subscribed, sooner)
             if woke or started != plain:  # a batch's run, or runs woken: not in the insert
                 tx.execute(SET_OUTCOME, canonical_json(started), canonical_json(woke), event.id)
             if started or woke:
@@ -227,7 +229,7 @@ class EventsSql:
             if sooner:  # every worker's firing loop reads the buffers' next due time again
                 self._db.notify(tx, "events")
             emitted = Emitted(event.name, tuple(started), tuple(woke), True, bool(sooner))
-            return emitted, self._claim_in(tx, then_claim) if started or woke else []
+            return emitted, claim.taken() if started or woke else []
 
         emitted, taken = self._db.write(work)
         if not taken or then_claim is None:
@@ -246,6 +248,7 @@ class EventsSql:
     def _start_subscribed(
         self,
         tx: Transaction,
+        insert: Callable[[NewRun], bool],
         event: NewEvent,
         payload: JSON,
         subscribed: list[SubscriptionRecord],
@@ -254,18 +257,19 @@ class EventsSql:
         started = []
         for sub in subscribed:
             if sub.flow_json is not None:
-                started += self._buffer(tx, sub, event, payload, sooner)
+                started += self._buffer(tx, insert, sub, event, payload, sooner)
                 continue
             value = map_input(payload, _loaded(sub.input_json))
             run_id = event_run_id(sub.key, event.id)
             # False: a pruned event's run kept; it is still its run
-            _start(tx, sub, run_id, value, event.emitted_ms)
+            _start(insert, sub, run_id, value, event.emitted_ms)
             started.append(run_id)
         return started
 
     def _buffer(
         self,
         tx: Transaction,
+        insert: Callable[[NewRun], bool],
         sub: SubscriptionRecord,
         event: NewEvent,
         payload: JSON,
@@ -294,7 +298,7 @@ class EventsSql:
             return []
         if before is not None:
             tx.execute(DELETE_BUFFER, sub.key, group, before.first_event)
-        run_id, _ = _start_flushed(tx, sub, flow, after, event.emitted_ms)
+        run_id, _ = _start_flushed(insert, sub, flow, after, event.emitted_ms)
         return [run_id]
 
     def flush_due(self, *, now_ms: int, limit: int) -> list[str]:
@@ -319,7 +323,9 @@ class EventsSql:
                     continue
                 sub = subscription_from_row(row)
                 flow = Flow.from_json(json.loads(sub.flow_json or "{}"))
-                run_id, new = _start_flushed(tx, sub, flow, buffer, now_ms)
+                run_id, new = _start_flushed(
+                    functools.partial(insert_run_row, tx), sub, flow, buffer, now_ms
+                )
                 decided = decided_on_flush(flow, sub_key, buffer, started=new)
                 record_decision(tx, sub_key, group, decided, now_ms)
                 started.append(run_id)
@@ -392,7 +398,7 @@ class EventsSql:
                 WRITE_WAIT_STEP, wait.run_id, wait.step, wait.seq, step_status, result,
                 wait.now_ms, wait.now_ms,
             )  # fmt: skip
-            return row, self._claim_in(tx, then_claim)
+            return row, self._runs.claim_in(tx, then_claim)
 
         row, taken = self._db.write(work)
         claimed = claimed_runs(taken, then_claim.now_ms) if taken and then_claim else []
@@ -486,18 +492,25 @@ class EventsSql:
             return {name: int(n) for name, n in tx.execute(SELECT_EMIT_COUNTS).fetchall()}
 
 
-def _start(tx: Transaction, sub: SubscriptionRecord, run_id: str, value: JSON, now_ms: int) -> bool:
-    """Insert a subscription's run with input ``value``; False when its id exists."""
+def _start(
+    insert: Callable[[NewRun], bool], sub: SubscriptionRecord, run_id: str, value: JSON, now_ms: int
+) -> bool:
+    """Insert a subscription's run with input ``value`` by ``insert`` (``insert_run_row``
+    or a claim's: ``StraightClaim.insert``); False when its id exists."""
     run = NewRun(
         id=run_id, workflow=sub.workflow, version=sub.version,
         input_json=None if value is None else canonical_json(value), priority=sub.priority,
         pool=sub.pool, created_ms=now_ms, available_ms=now_ms, retry_json=sub.retry_json,
     )  # fmt: skip
-    return insert_run_row(tx, run)
+    return insert(run)
 
 
 def _start_flushed(
-    tx: Transaction, sub: SubscriptionRecord, flow: Flow, buffer: Buffer, now_ms: int
+    insert: Callable[[NewRun], bool],
+    sub: SubscriptionRecord,
+    flow: Flow,
+    buffer: Buffer,
+    now_ms: int,
 ) -> tuple[str, bool]:
     """A buffer's run: the last payload (debounce) or the list of them (batch); its id,
     and False when it existed already."""
@@ -505,7 +518,7 @@ def _start_flushed(
     inputs = [map_input(p, mapping) for p in buffer.payloads]
     value = inputs[-1] if flow.debounce_ms is not None else inputs
     run_id = flow_run_id(sub.key, flow, buffer.first_event)
-    return run_id, _start(tx, sub, run_id, value, now_ms)
+    return run_id, _start(insert, sub, run_id, value, now_ms)
 
 
 def _group(payload: JSON, key: str) -> str:

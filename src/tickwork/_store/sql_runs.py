@@ -13,20 +13,21 @@ it), so that two writers never wait on each other's rows. Rows are read by colum
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._clock import to_ms
 from .._models import HistoryEntry, RunInfo, RunStatus, StepInfo
+from .claim_room import can_claim, open_workflows
 from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
-from .counters import count_run_end, observe_lateness, observe_step
+from .counters import count_run_end, observe_step
 from .lost_workers import lost_with_others
+from .run_inserts import StraightClaim
 from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
-    CLAIM_COLUMNS,
     CLAIM_SELECT,
     COL_ATTEMPT_STARTED_AT,
+    COL_DUE_AT,
     COL_ID,
     COL_LEASE_TOKEN,
     COL_PRIORITY,
@@ -34,29 +35,27 @@ from .run_rows import (
     COL_STARTED_AT,
     COL_SUSPECT,
     COL_WORKFLOW,
-    NEW_RUN,
-    QUEUED_RUN,
     RUN_COLUMNS,
     STEP_COLUMNS,
     TakenRun,
+    claim_order,
     claimed_runs,
     count_recoveries,
     ended_run,
     inserted_run,
     is_take_over,
+    new_lease_token,
     run_from_row,
     step_from_row,
 )
 from .state_changes import count_run_end_of_schedule
-from .transaction import Database, Transaction, in_filters, marks, select_among_in_chunks
+from .transaction import Database, Transaction, in_filters
 
 __all__ = [
-    "QUEUE_INSERTED",
     "REQUEST_CANCEL",
     "RunsSql",
     "cancel_idle_run",
-    "insert_run_row",
-    "insert_runs_checked",
+    "claim_candidates",
     "next_due_in",
     "record_step",
     "take_runs",
@@ -68,28 +67,6 @@ _RUN_LIST = ", ".join(RUN_COLUMNS)
 SELECT_RUN = f"SELECT {_RUN_LIST} FROM tickwork_runs WHERE id = ?"
 # A run's checkpoints in the order they were first recorded.
 SELECT_STEPS = f"SELECT {', '.join(STEP_COLUMNS)} FROM tickwork_steps WHERE run_id = ? ORDER BY seq"
-# Insert a new run unless one with the same id exists (start is idempotent by id; an
-# occurrence's run id is unique).
-INSERT_RUN = f"""
-INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
-VALUES ({marks(len(NEW_RUN.names))}, 'pending', 1)
-ON CONFLICT (id) DO NOTHING
-"""
-# ... and its place in the queue (only when the run was inserted).
-QUEUE_RUN = f"""
-INSERT INTO tickwork_queue ({QUEUED_RUN.select()}, status)
-VALUES ({marks(len(QUEUED_RUN.names))}, 'pending')
-"""
-# The same for runs inserted in bulk (executemany, where no row count tells which ids
-# were new): a pending run without its queue row can only be one this transaction just
-# inserted (every run in flight has one; an ended run is not pending).
-QUEUE_INSERTED = """
-INSERT INTO tickwork_queue (id, workflow, pool, priority, status, available_at, schedule_key,
-    created_at)
-SELECT id, workflow, pool, priority, status, ?, schedule_key, created_at FROM tickwork_runs
-WHERE id = ? AND status = 'pending'
-ON CONFLICT (id) DO NOTHING
-"""
 
 
 def levels(*, one_workflow: bool) -> str:
@@ -135,8 +112,6 @@ SELECT * FROM ({suspect})
 UNION ALL
 SELECT * FROM ({top})
 """
-#: position of a candidate's available_at, after CLAIM_COLUMNS
-COL_DUE_AT = len(CLAIM_COLUMNS)
 
 
 def _with_levels_row(select: str) -> str:
@@ -148,7 +123,7 @@ def _with_levels_row(select: str) -> str:
     columns = ["NULL"] * (COL_DUE_AT + 1)
     columns[COL_PRIORITY] = "(SELECT MIN(priority) FROM tickwork_queue WHERE workflow = ?)"
     columns[COL_DUE_AT] = "(SELECT MAX(priority) FROM tickwork_queue WHERE workflow = ?)"
-    return f"SELECT * FROM ({select})\nUNION ALL\nSELECT {', '.join(columns)}"
+    return f"SELECT * FROM ({select}) AS candidates\nUNION ALL\nSELECT {', '.join(columns)}"
 
 
 def _levels_below(rows: list[Any]) -> bool:
@@ -173,13 +148,6 @@ FROM tickwork_queue q INDEXED BY tickwork_queue_suspects CROSS JOIN tickwork_run
 WHERE r.id = q.id AND q.available_at <= ? {{filters}}
 ORDER BY q.priority DESC, q.available_at, q.id
 LIMIT 1
-"""
-# Runs of each limited workflow under a live lease (for concurrency limits), sought in
-# tickwork_queue_running (migration 0013); {marks}: one placeholder per workflow.
-COUNT_LIVE = """
-SELECT workflow, COUNT(*) FROM tickwork_queue
-WHERE status = 'running' AND available_at > ? AND workflow IN ({marks})
-GROUP BY workflow
 """
 # Take one run under a new lease, in the queue; then the run's own row: started_at and
 # attempt_started_at are set once, and the count of workers lost in a row is kept in the
@@ -296,32 +264,6 @@ def _kept_deadlines_until(status: RunStatus, now_ms: int) -> int:
 _NO_DEADLINE_CLEARED = 2**62
 
 
-def insert_run_row(tx: Transaction, run: NewRun) -> bool:
-    """Insert ``run`` in the transaction ``tx``; False if its id exists already."""
-    tx.execute(INSERT_RUN, *NEW_RUN.values(run))
-    if tx.rowcount != 1:
-        return False
-    tx.execute(QUEUE_RUN, *QUEUED_RUN.values(run))
-    if run.scheduled_for_ms is not None:
-        observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
-    return True
-
-
-# Which of some run ids exist; {keys} is the ids' condition (Database.select_among).
-SELECT_EXISTING = "SELECT id FROM tickwork_runs WHERE id {keys}"
-
-
-def insert_runs_checked(tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
-    """``Database.insert_runs`` where write transactions take turns (SQLite): the ids
-    that exist read first (no other writer can add one meanwhile), then every run
-    inserted and queued in bulk (``ON CONFLICT`` and ``QUEUE_INSERTED`` still guard each)."""
-    ids = [run.id for run in runs]
-    existing = {row[0] for row in select_among_in_chunks(tx, SELECT_EXISTING, ids)}
-    tx.executemany(INSERT_RUN, [NEW_RUN.values(run) for run in runs])
-    tx.executemany(QUEUE_INSERTED, [(run.available_ms, run.id) for run in runs])
-    return {run_id for run_id in ids if run_id not in existing}
-
-
 def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, str | None]:
     """Cancel the run if it is pending or sleeping, counting its end; return whether it
     was, and its schedule's key."""
@@ -345,10 +287,11 @@ class RunsSql:
         self, run: NewRun, *, then_claim: ClaimRequest | None = None
     ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
         def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
-            if not insert_run_row(tx, run):  # it exists already
+            claim = self.straight_claim(tx, then_claim)
+            if not claim.insert(run):  # it exists already
                 return tx.execute(SELECT_RUN, run.id).fetchone(), []
             self._db.notify(tx, "runs")
-            return None, self.claim_in(tx, then_claim)
+            return None, claim.taken()
 
         existing, taken = self._db.write(work)
         if existing is not None:
@@ -395,7 +338,7 @@ class RunsSql:
         return [step_from_row(row) for row in rows]
 
     def claim_runs(self, request: ClaimRequest) -> list[ClaimedRun]:
-        if not _can_claim(request):
+        if not can_claim(request):
             return []
         return _claimed(self._db.write(lambda tx: self.claim_in(tx, request)), request)
 
@@ -412,26 +355,17 @@ class RunsSql:
         taken, due = self._db.write(work)
         return _claimed(taken, request), due
 
+    def straight_claim(self, tx: Transaction, request: ClaimRequest | None) -> StraightClaim:
+        """The claim ``request`` made with the runs ``tx`` inserts (``run_inserts.py``)."""
+        return StraightClaim(self._db, tx, request)
+
     def claim_in(self, tx: Transaction, request: ClaimRequest | None) -> list[TakenRun]:
         """Claim runs in the transaction ``tx`` (see ``Store.claim_runs``); ``_claimed``
         makes them ``ClaimedRun`` after the commit, out of the writer's way."""
-        if request is None or not _can_claim(request):
+        opened = open_workflows(self._db, tx, request)
+        if request is None or opened is None:
             return []
-        now_ms, limits = request.now_ms, request.limits
-        live: dict[str, int] = {}
-        limited = [name for name, cap in limits.items() if cap is not None]
-        if limited:
-            self._db.serialize(tx, limited)
-            count_live = COUNT_LIVE.format(marks=marks(len(limited)))
-            live = dict(tx.execute(count_live, now_ms, *limited).fetchall())
-        # Full workflows are left out in SQL so they cannot crowd out the others.
-        open_workflows = [
-            name for name, cap in limits.items() if cap is None or live.get(name, 0) < cap
-        ]
-        if not open_workflows:
-            return []
-        room = {name: cap - live.get(name, 0) for name, cap in limits.items() if cap is not None}
-        return self._db.take_runs(tx, request, open_workflows, room)
+        return self._db.take_runs(tx, request, *opened)
 
     def renew_leases(
         self, *, tokens: Mapping[str, str], now_ms: int, lease_ms: int
@@ -588,9 +522,35 @@ def take_runs(
     caller); an idle request's suspect first, alone (``Database.take_runs``). Here a read
     of candidates, then one write per run taken; PostgreSQL takes them in one statement
     (``pg_claim.py``)."""
+    rows = claim_candidates(tx, request, open_workflows, room)
+    if rows and rows[0][COL_SUSPECT] != 0:  # it runs alone (lost_workers.py)
+        return [_take(tx, rows[0], request, ())]
+    left = dict(room)
+    claimed: list[TakenRun] = []
+    for row in rows:
+        workflow = row[COL_WORKFLOW]
+        if workflow in left:
+            if left[workflow] <= 0:
+                continue
+            left[workflow] -= 1
+        claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
+        if len(claimed) == request.limit:
+            break
+    return claimed
+
+
+def claim_candidates(
+    tx: Transaction,
+    request: ClaimRequest,
+    open_workflows: Sequence[str],
+    room: Mapping[str, int],
+) -> list[Any]:
+    """What ``take_runs`` would take from, read only: the due runs of ``open_workflows``
+    in the claim's order (rows of CLAIM_COLUMNS, then available_at), or an idle
+    request's suspect alone."""
     now_ms, pools = request.now_ms, request.pools
     top, statement, suspect_then_top = _claim_statements(len(pools), len(open_workflows))
-    # With limits, some candidates may be passed over below: read a few more.
+    # With limits, some candidates may be passed over: read a few more.
     candidates = request.limit * 2 if room else request.limit
     # Each workflow's most urgent, level by level, then merged in the claim's order:
     # one walk of the whole queue in that order would pass every due run of the
@@ -604,8 +564,8 @@ def take_runs(
             found = tx.execute(suspect_then_top, *suspects, *params).fetchall()
             below = _levels_below(found)
             suspect = next((row for row in found if row[COL_SUSPECT] != 0), None)
-            if suspect is not None:  # it runs alone (lost_workers.py)
-                return [_take(tx, suspect, request, ())]
+            if suspect is not None:
+                return [suspect]
         else:
             found = tx.execute(top, *params).fetchall()
             below = _levels_below(found)
@@ -620,19 +580,8 @@ def take_runs(
             wanted -= len(level)
             if not wanted:
                 break
-    rows.sort(key=lambda row: (-row[COL_PRIORITY], row[COL_DUE_AT], row[COL_ID]))
-    left = dict(room)
-    claimed: list[TakenRun] = []
-    for row in rows:
-        workflow = row[COL_WORKFLOW]
-        if workflow in left:
-            if left[workflow] <= 0:
-                continue
-            left[workflow] -= 1
-        claimed.append(_take(tx, row, request, [taken[0][COL_ID] for taken in claimed]))
-        if len(claimed) == request.limit:
-            break
-    return claimed
+    rows.sort(key=claim_order)
+    return rows
 
 
 @functools.lru_cache(maxsize=64)
@@ -696,10 +645,6 @@ def suspects_filter(suspects: bool) -> str:
     return "" if suspects else NOT_SUSPECT
 
 
-def _can_claim(request: ClaimRequest) -> bool:
-    return request.limit > 0 and bool(request.limits) and bool(request.pools)
-
-
 def _take(
     tx: Transaction, row: Sequence[Any], request: ClaimRequest, before: Sequence[str]
 ) -> TakenRun:
@@ -707,9 +652,7 @@ def _take(
     take-over counts its lost worker by them, if it had no other run: lost_workers.py);
     ``before``: the runs this claim took already."""
     worker, now_ms = request.worker, request.now_ms
-    # A lease token only has to differ from every other lease's (it fences, it is no
-    # secret): the worker id and 48 random bits, drawn without a system call.
-    token = f"{worker}.{random.getrandbits(48):012x}"
+    token = new_lease_token(worker)
     run_id = row[COL_ID]
     started = row[COL_STARTED_AT] is not None or row[COL_ATTEMPT_STARTED_AT] is not None
     # A run that never started can have no checkpoints yet.

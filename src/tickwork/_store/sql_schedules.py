@@ -39,6 +39,7 @@ from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
 from .contract import BackfillDecide, FireResult, Registration
 from .counters import count_firings, observe_lateness
+from .run_inserts import INSERT_RUN, QUEUE_INSERTED, insert_run_row
 from .run_rows import NEW_RUN
 from .schedule_rows import (
     CHANGEABLE,
@@ -56,7 +57,7 @@ from .schedule_rows import (
     waiting_from_row,
 )
 from .sql_calendars import hold_calendars
-from .sql_runs import INSERT_RUN, QUEUE_INSERTED, REQUEST_CANCEL, cancel_idle_run, insert_run_row
+from .sql_runs import REQUEST_CANCEL, cancel_idle_run
 from .state_changes import change_state, mark_state_changed
 from .transaction import INDEXED, SOUGHT, Database, Transaction, in_filters, marks
 

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from .. import _clock
 from ..errors import ConfigError, StoreError, StoreUnreachable
-from . import counters, migrations, sql_runs
+from . import counters, migrations, run_inserts, sql_runs
 from .contract import ClaimRequest, NewRun, StepRecord
 from .recent_runs import newest_runs_sqlite
 from .run_rows import TakenRun
@@ -295,6 +295,15 @@ class SQLiteDatabase:
     ) -> list[TakenRun]:
         return sql_runs.take_runs(tx, request, open_workflows, room)
 
+    def claim_candidates(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[Any]:
+        return sql_runs.claim_candidates(tx, request, open_workflows, room)
+
     def next_due_in(
         self,
         tx: Transaction,
@@ -320,7 +329,7 @@ class SQLiteDatabase:
         return sql_runs.record_step(tx, run_id=run_id, token=token, step=step)
 
     def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
-        return sql_runs.insert_runs_checked(tx, runs)
+        return run_inserts.insert_runs_checked(tx, runs)
 
     def select_among(self, tx: Transaction, statement: str, keys: Sequence[Any]) -> list[Any]:
         return select_among_in_chunks(tx, statement, keys)

@@ -234,6 +234,18 @@ class Database(Protocol):
         (``lost_workers.py``); no other request takes a suspect."""
         ...
 
+    def claim_candidates(
+        self,
+        tx: Transaction,
+        request: ClaimRequest,
+        open_workflows: Sequence[str],
+        room: Mapping[str, int],
+    ) -> list[Any] | None:
+        """What ``take_runs`` would take from, read only, in the claim's order
+        (``sql_runs.claim_candidates``); None where the claim reads and writes in one
+        statement (``straight_claim.py``)."""
+        ...
+
     def next_due_in(
         self,
         tx: Transaction,
@@ -265,7 +277,7 @@ class Database(Protocol):
     def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
         """Insert ``runs`` with their queue rows, but those whose id exists (``ON
         CONFLICT (id) DO NOTHING``: an occurrence's run a trigger started first); the ids
-        inserted (SQLite: ``sql_runs.insert_runs_checked``; PostgreSQL: one statement,
+        inserted (SQLite: ``run_inserts.insert_runs_checked``; PostgreSQL: one statement,
         ``pg_bulk.insert_runs_returning``)."""
         ...
 
