@@ -19,7 +19,6 @@ writes, and there the runs go in pending.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -109,6 +108,10 @@ def insert_runs_checked(tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
     return {run_id for run_id in ids if run_id not in existing}
 
 
+#: where QUEUED_RUN's values hold available_at
+_QUEUED_AVAILABLE = QUEUED_RUN.names.index("available_at")
+
+
 class StraightClaim:
     """The claim ``request`` (None: none) in the transaction ``tx``: ``insert`` each new
     run through it, then ``taken`` is what the claim took."""
@@ -181,8 +184,9 @@ class StraightClaim:
         if tx.rowcount != 1:
             return False
         token = new_lease_token(request.worker)
-        leased = dataclasses.replace(run, available_ms=now_ms + request.lease_ms)
-        tx.execute(QUEUE_RUNNING, *QUEUED_RUN.values(leased), token)
+        queued = list(QUEUED_RUN.values(run))
+        queued[_QUEUED_AVAILABLE] = now_ms + request.lease_ms  # when the lease runs out
+        tx.execute(QUEUE_RUNNING, *queued, token)
         if run.scheduled_for_ms is not None:
             observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
         self._taken = (_candidate_row(run), token, [], 0, False)

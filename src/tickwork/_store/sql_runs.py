@@ -129,7 +129,9 @@ def _with_levels_row(select: str) -> str:
 def _levels_below(rows: list[Any]) -> bool:
     """Take ``_with_levels_row``'s row (the one without an id) off ``rows``; whether it
     says levels lie below the highest."""
-    at = next(i for i in range(len(rows) - 1, -1, -1) if rows[i][COL_ID] is None)
+    at = len(rows) - 1  # last, as SQLite returns a UNION ALL; looked for if not
+    if rows[at][COL_ID] is not None:
+        at = next(i for i, row in enumerate(rows) if row[COL_ID] is None)
     lowest, highest = rows[at][COL_PRIORITY], rows[at][COL_DUE_AT]
     del rows[at]
     return lowest is not None and lowest != highest
