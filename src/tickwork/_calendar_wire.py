@@ -9,11 +9,12 @@ is the calendar with ``holidays`` replaced by that year's, each with its name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from ._holidays import Holiday
 from ._models import CalendarInfo
+from ._wire_values import instant, required_instant
 
 __all__ = [
     "calendar_from_wire",
@@ -33,9 +34,7 @@ def calendar_to_wire(calendar: CalendarInfo) -> dict[str, Any]:
         "holidays": [day.isoformat() for day in calendar.holidays],
         "country": calendar.country,
         "subdivision": calendar.subdivision,
-        "updated_at": calendar.updated_at.astimezone(UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z"),
+        "updated_at": instant(calendar.updated_at),
     }
 
 
@@ -46,7 +45,7 @@ def calendar_from_wire(data: dict[str, Any]) -> CalendarInfo:
         holidays=tuple(date.fromisoformat(day) for day in data["holidays"]),
         country=data["country"],
         subdivision=data["subdivision"],
-        updated_at=datetime.fromisoformat(data["updated_at"]).astimezone(UTC),
+        updated_at=required_instant(data["updated_at"]),
     )
 
 

@@ -3,12 +3,12 @@ reads back and ``tickwork events ... --json`` prints (DESIGN §9)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ._durations import describe_duration, format_duration, parse_duration
+from ._durations import describe_duration
 from ._event_flow import FlowDecision, SubscriptionDecision
 from ._events import EventInfo, SubscriptionInfo
+from ._wire_values import duration_from_wire, duration_to_wire, instant, required_instant
 
 __all__ = [
     "decision_list_from_wire",
@@ -26,20 +26,12 @@ __all__ = [
 ]
 
 
-def _instant(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _from_instant(value: str) -> datetime:
-    return datetime.fromisoformat(value).astimezone(UTC)
-
-
 def event_to_wire(event: EventInfo) -> dict[str, Any]:
     return {
         "id": event.id,
         "name": event.name,
         "payload": event.payload,
-        "emitted_at": _instant(event.emitted_at),
+        "emitted_at": instant(event.emitted_at),
         "started": list(event.started),
         "woke": list(event.woke),
     }
@@ -50,7 +42,7 @@ def event_from_wire(data: dict[str, Any]) -> EventInfo:
         name=data["name"],
         id=data["id"],
         payload=data["payload"],
-        emitted_at=_from_instant(data["emitted_at"]),
+        emitted_at=required_instant(data["emitted_at"]),
         started=tuple(data["started"]),
         woke=tuple(data["woke"]),
     )
@@ -81,12 +73,12 @@ def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:
         "match": sub.match,
         "input": sub.input,
         "declared": sub.declared,
-        "created_at": _instant(sub.created_at),
-        "debounce": _duration(sub.debounce),
-        "debounce_max": _duration(sub.debounce_max),
+        "created_at": instant(sub.created_at),
+        "debounce": duration_to_wire(sub.debounce),
+        "debounce_max": duration_to_wire(sub.debounce_max),
         "group_key": sub.group_key,
         "batch": sub.batch,
-        "batch_window": _duration(sub.batch_window),
+        "batch_window": duration_to_wire(sub.batch_window),
     }
 
 
@@ -98,21 +90,13 @@ def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
         match=data["match"],
         input=data["input"],
         declared=data["declared"],
-        created_at=_from_instant(data["created_at"]),
-        debounce=_duration_from(data["debounce"]),
-        debounce_max=_duration_from(data["debounce_max"]),
+        created_at=required_instant(data["created_at"]),
+        debounce=duration_from_wire(data["debounce"]),
+        debounce_max=duration_from_wire(data["debounce_max"]),
         group_key=data["group_key"],
         batch=data["batch"],
-        batch_window=_duration_from(data["batch_window"]),
+        batch_window=duration_from_wire(data["batch_window"]),
     )
-
-
-def _duration(value: timedelta | None) -> str | None:
-    return None if value is None else format_duration(value)
-
-
-def _duration_from(value: str | None) -> timedelta | None:
-    return None if value is None else parse_duration(value)
 
 
 def flow_text(sub: SubscriptionInfo) -> str | None:
@@ -142,8 +126,8 @@ def _decision_to_wire(entry: SubscriptionDecision) -> dict[str, Any]:
         "event_id": entry.event_id,
         "run_id": entry.run_id,
         "count": entry.count,
-        "due_at": None if entry.due_at is None else _instant(entry.due_at),
-        "decided_at": _instant(entry.decided_at),
+        "due_at": None if entry.due_at is None else instant(entry.due_at),
+        "decided_at": instant(entry.decided_at),
     }
 
 
@@ -162,8 +146,8 @@ def decision_list_from_wire(data: dict[str, Any]) -> list[SubscriptionDecision]:
             event_id=e["event_id"],
             run_id=e["run_id"],
             count=e["count"],
-            due_at=None if e["due_at"] is None else _from_instant(e["due_at"]),
-            decided_at=_from_instant(e["decided_at"]),
+            due_at=None if e["due_at"] is None else required_instant(e["due_at"]),
+            decided_at=required_instant(e["decided_at"]),
         )
         for e in data["history"]
     ]

@@ -40,6 +40,13 @@ from ._models import (
 from ._preview import DstMark, MarkedOccurrence, dst_marks, utc_offset_text
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
+from ._wire_values import (
+    duration_from_wire,
+    duration_to_wire,
+    instant,
+    instant_from_wire,
+    required_instant,
+)
 
 __all__ = [
     "DONE",
@@ -84,31 +91,6 @@ ERROR_CLASSES: dict[str, type[errors.TickworkError]] = {
 _DETAIL_TYPES = (str, int, float, bool, type(None))
 
 
-def instant(value: datetime | None) -> str | None:
-    """An aware datetime as ISO 8601 UTC with milliseconds and ``Z``."""
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def instant_from_wire(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value).astimezone(UTC)
-
-
-def _duration(value: timedelta | None) -> str | None:
-    return None if value is None else format_duration(value)
-
-
-def _duration_from_wire(value: str | None) -> timedelta | None:
-    return None if value is None else parse_duration(value)
-
-
-def _required(value: str) -> datetime:
-    when = instant_from_wire(value)
-    assert when is not None
-    return when
-
-
 # -- schedules -------------------------------------------------------------------------
 
 
@@ -118,11 +100,11 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "workflow": info.workflow,
         "input": info.input,
         "cron": info.cron,
-        "every": _duration(info.every),
+        "every": duration_to_wire(info.every),
         "timezone": info.timezone,
         "overlap": info.overlap.value,
         "catchup": info.catchup,
-        "jitter": _duration(info.jitter),
+        "jitter": duration_to_wire(info.jitter),
         "pool": info.pool,
         "priority": info.priority,
         "state": info.state.value,
@@ -138,8 +120,8 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
         "pause_after_failures": info.pause_after_failures,
         "max_runs": info.max_runs,
         "runs_left": info.runs_left,
-        "deadline": _duration(info.deadline),
-        "overdue_by": _duration(info.overdue_by),
+        "deadline": duration_to_wire(info.deadline),
+        "overdue_by": duration_to_wire(info.overdue_by),
         "dst_gap": info.dst_gap.value,
         "dst_repeat": info.dst_repeat.value,
         "calendar": info.calendar,
@@ -197,11 +179,11 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         workflow=data["workflow"],
         input=data["input"],
         cron=data["cron"],
-        every=_duration_from_wire(data["every"]),
+        every=duration_from_wire(data["every"]),
         timezone=data["timezone"],
         overlap=Overlap(data["overlap"]),
         catchup=data["catchup"],
-        jitter=_duration_from_wire(data["jitter"]),
+        jitter=duration_from_wire(data["jitter"]),
         pool=data["pool"],
         priority=data["priority"],
         state=ScheduleState(data["state"]),
@@ -210,15 +192,15 @@ def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
         last_fire_at=instant_from_wire(data["last_fire_at"]),
         last_run_id=data["last_run_id"],
         last_run_status=None if status is None else RunStatus(status),
-        created_at=_required(data["created_at"]),
-        updated_at=_required(data["updated_at"]),
+        created_at=required_instant(data["created_at"]),
+        updated_at=required_instant(data["updated_at"]),
         note=data.get("note"),  # an older server sends none of these three
         state_changed_at=instant_from_wire(data.get("state_changed_at")),
         pause_after_failures=data.get("pause_after_failures"),
         max_runs=data.get("max_runs"),  # an older server sends none of these three
         runs_left=data.get("runs_left"),
-        deadline=_duration_from_wire(data.get("deadline")),
-        overdue_by=_duration_from_wire(data.get("overdue_by")),
+        deadline=duration_from_wire(data.get("deadline")),
+        overdue_by=duration_from_wire(data.get("overdue_by")),
         # an older server sends none of these four: its schedules had the defaults
         dst_gap=DstGap(data.get("dst_gap", DstGap.SHIFT)),
         dst_repeat=DstRepeat(data.get("dst_repeat", DstRepeat.FIRST)),
@@ -270,12 +252,12 @@ def backfill_text(key: str, done: Backfilled) -> str:
 def history_from_wire(data: dict[str, Any]) -> HistoryEntry:
     return HistoryEntry(
         key=data["key"],
-        occurrence=_required(data["occurrence"]),
+        occurrence=required_instant(data["occurrence"]),
         decision=Decision(data["decision"]),
         reason=data["reason"],
         run_id=data["run_id"],
         revision=data["revision"],
-        decided_at=_required(data["decided_at"]),
+        decided_at=required_instant(data["decided_at"]),
         count=data["count"],
         last_occurrence=instant_from_wire(data["last_occurrence"]),
     )
@@ -365,7 +347,7 @@ def run_from_wire(data: dict[str, Any]) -> RunInfo:
         pool=data["pool"],
         schedule_key=data["schedule_key"],
         scheduled_for=instant_from_wire(data["scheduled_for"]),
-        created_at=_required(data["created_at"]),
+        created_at=required_instant(data["created_at"]),
         started_at=instant_from_wire(data["started_at"]),
         finished_at=instant_from_wire(data["finished_at"]),
         schedule_revision=data["schedule_revision"],
@@ -403,8 +385,8 @@ def _try_from_wire(data: dict[str, Any]) -> StepTry:
         attempt=data["attempt"],
         error=data["error"],
         traceback=data["traceback"],
-        started_at=_required(data["started_at"]),
-        finished_at=_required(data["finished_at"]),
+        started_at=required_instant(data["started_at"]),
+        finished_at=required_instant(data["finished_at"]),
     )
 
 
@@ -417,8 +399,8 @@ def step_from_wire(data: dict[str, Any]) -> StepInfo:
         result=data["result"],
         error=data["error"],
         attempts=data["attempts"],
-        started_at=_required(data["started_at"]),
-        finished_at=_required(data["finished_at"]),
+        started_at=required_instant(data["started_at"]),
+        finished_at=required_instant(data["finished_at"]),
         tries=tuple(_try_from_wire(t) for t in data.get("tries", ())),  # as for traceback
     )
 
@@ -460,7 +442,7 @@ def preview_to_wire(
     else:
         assert every is not None  # the preview itself refused neither
         step = parse_duration(every)
-        every_text, description = _duration(step), f"every {describe_duration(step)}"
+        every_text, description = duration_to_wire(step), f"every {describe_duration(step)}"
     answer: dict[str, Any] = {
         "cron": cron,
         "every": every_text,
@@ -523,8 +505,8 @@ def worker_from_wire(data: dict[str, Any]) -> WorkerInfo:
         pools=tuple(data["pools"]),
         workflows=tuple(data["workflows"]),
         version=data["version"],
-        started_at=_required(data["started_at"]),
-        last_seen=_required(data["last_seen"]),
+        started_at=required_instant(data["started_at"]),
+        last_seen=required_instant(data["last_seen"]),
         alive=data["alive"],
         stopped_at=instant_from_wire(data["stopped_at"]),
     )
