@@ -28,6 +28,19 @@ def pytest_report_header() -> str:
     return f"PostgreSQL tests: SKIPPED, each saying why (set {ENV} to run them)"
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport() -> Iterator[pytest.TestReport]:
+    """Each report's captured output as UTF-8 can carry it: pytest-xdist sends reports to
+    the main process as UTF-8, and a lone surrogate (logged on purpose by
+    ``test_poison_runs``) stopped the whole run there. Escaped as Python escapes it."""
+    report = yield
+    report.sections = [
+        (title, text.encode("utf-8", "backslashreplace").decode("utf-8"))
+        for title, text in report.sections
+    ]
+    return report
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(START)

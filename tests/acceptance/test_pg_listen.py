@@ -3,16 +3,28 @@ failover, a proxy or an administrator does): it listens again on a new connectio
 misses nothing, since runs started while it was not listening are found by its poll.
 
 A worker's backends are told apart by their ``application_name`` (``PgHarness``); its
-listening connection is the one whose last statement is ``LISTEN tickwork``.
+listening connection is the one whose last statement is ``LISTEN`` on its schema's channel.
 """
 
 from __future__ import annotations
 
+import psycopg
 import pytest
+from psycopg import sql
+
+from tickwork._store.postgres import channel_of
 
 pytestmark = pytest.mark.acceptance
 
-LISTEN = "LISTEN tickwork"
+# The schema of the tables: its OID names the channel the workers listen on.
+SCHEMA_OID = "SELECT oid FROM pg_namespace WHERE nspname = current_schema()"
+
+
+def _listen(harness) -> str:
+    """The statement a worker of ``harness``'s schema listens with, as the server logs it."""
+    with psycopg.connect(harness.url, autocommit=True) as conn:
+        (oid,) = conn.execute(SCHEMA_OID).fetchone()
+        return sql.SQL("LISTEN {}").format(sql.Identifier(channel_of(oid))).as_string(conn)
 
 
 def _terminate(harness, pids: list[int]) -> None:
@@ -24,14 +36,15 @@ def test_worker_listens_again_after_its_listen_connection_is_terminated(pg_harne
     """Its LISTEN backend terminated: a new one appears, and the runs started right after
     the termination, before the worker could listen again, are all executed."""
     worker = pg_harness.worker(lease="5s")
+    listen = _listen(pg_harness)
     (first,) = pg_harness.wait_until(
-        lambda: pg_harness.backends(worker, LISTEN), "the worker listens", alive=[worker]
+        lambda: pg_harness.backends(worker, listen), "the worker listens", alive=[worker]
     )
     _terminate(pg_harness, [first])
     runs = [pg_harness.start(n) for n in range(5)]
 
     second = pg_harness.wait_until(
-        lambda: [pid for pid in pg_harness.backends(worker, LISTEN) if pid != first],
+        lambda: [pid for pid in pg_harness.backends(worker, listen) if pid != first],
         "the worker listens on a new connection",
         alive=[worker],
     )
@@ -54,6 +67,7 @@ def test_worker_goes_on_after_every_one_of_its_connections_is_terminated(pg_harn
     """All its backends (pool and LISTEN) terminated while it executes runs: it reconnects
     by itself, and every run completes with each step executed once."""
     worker = pg_harness.worker(lease="5s", hold="in:two=file:go")
+    listen = _listen(pg_harness)
     runs = [pg_harness.start(n) for n in range(4)]
     pg_harness.wait_until(
         lambda: all(pg_harness.counts(r)["two"] == 1 for r in runs),
@@ -61,7 +75,7 @@ def test_worker_goes_on_after_every_one_of_its_connections_is_terminated(pg_harn
         alive=[worker],
     )
     pg_harness.wait_until(
-        lambda: pg_harness.backends(worker, LISTEN), "the worker listens", alive=[worker]
+        lambda: pg_harness.backends(worker, listen), "the worker listens", alive=[worker]
     )
     cut = pg_harness.backends(worker)
     _terminate(pg_harness, cut)
@@ -72,7 +86,7 @@ def test_worker_goes_on_after_every_one_of_its_connections_is_terminated(pg_harn
         assert run.result == pg_harness.expected(n)
         assert pg_harness.counts(run_id) == {"one": 1, "two": 1, "three": 1}, run_id
     pg_harness.wait_until(
-        lambda: [p for p in pg_harness.backends(worker, LISTEN) if p not in cut],
+        lambda: [p for p in pg_harness.backends(worker, listen) if p not in cut],
         "the worker listens on a new connection",
         alive=[worker],
     )

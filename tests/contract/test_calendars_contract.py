@@ -176,7 +176,7 @@ def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> 
                 deleter.execute("SELECT name FROM tickwork_calendars WHERE name = 'uk' FOR UPDATE")
                 thread = threading.Thread(target=register)
                 thread.start()
-                _until_waiting_on_a_lock(url, thread)
+                _until_waiting_on_a_lock(url, deleter.info.backend_pid, thread)
                 deleter.execute("DELETE FROM tickwork_calendars WHERE name = 'uk'")
                 deleter.commit()
             thread.join()
@@ -187,15 +187,17 @@ def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> 
             store.close()
 
 
-def _until_waiting_on_a_lock(url: str, thread: threading.Thread) -> None:
-    """Until another session waits on a lock in this database, or ``thread`` ended."""
+def _until_waiting_on_a_lock(url: str, holder: int, thread: threading.Thread) -> None:
+    """Until another session waits on a lock that the session ``holder`` (a backend pid)
+    holds, or ``thread`` ended: sessions of tests running beside this one may wait on
+    locks of their own meanwhile."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as watcher:
         for _ in range(3000):
             waiting = watcher.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()"
+                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                (holder,),
             ).fetchone()
             if (waiting and waiting[0]) or not thread.is_alive():
                 return

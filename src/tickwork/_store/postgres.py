@@ -5,6 +5,10 @@ claim and firing queries (many workers take different rows at once instead of qu
 the claim is one statement: ``pg_claim.py``), transaction-scoped advisory locks where a
 count must not race (concurrency limits, migrations), ``NOTIFY`` on changes that make
 work due, and the database's clock as the fleet's reference time (``database_now_ms``).
+
+Advisory locks and notification channels belong to the whole database, not to a schema,
+so both are scoped to the schema of the store's tables by its OID: two deployments in two
+schemas of one database neither wake each other's workers nor wait on each other's locks.
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ import random
 import re
 import select
 import threading
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -36,16 +40,15 @@ from .sql_storage import sizes_postgres
 from .transaction import Transaction
 from .write_combiner import WriteCombiner
 
-__all__ = ["CHANNEL", "PostgresDatabase", "PostgresStore"]
+__all__ = ["PostgresDatabase", "PostgresStore", "channel_of"]
 
 T = TypeVar("T")
 
 log = logging.getLogger("tickwork")
 
-#: the NOTIFY channel: payload "runs", "schedules" or "events" (a buffer due sooner)
-CHANNEL = "tickwork"
-# Advisory lock keys (any constants; the names only help people reading pg_locks).
-_MIGRATION_LOCK = zlib.crc32(b"tickwork:migrate")
+# Advisory lock names, hashed into the lock's second key (the first is the schema's OID);
+# the prefix keeps a workflow's name from ever being the migrations' name.
+MIGRATION_LOCK = "tickwork:migrate"
 _LIMIT_LOCK_PREFIX = "tickwork:concurrency:"
 #: seconds the LISTEN connection sleeps at most between looks at the stop event
 _LISTEN_LOOK_S = 1.0
@@ -63,13 +66,13 @@ _SERVER_KEEPALIVES = (
 )  # fmt: skip
 
 
-# Hold a transaction lock per concurrency-limited workflow, so counts and claims of one
-# workflow never race.
-LOCK_LIMIT = "SELECT pg_advisory_xact_lock(hashtext(?))"
-# Wake listening workers at commit: payload "runs", "schedules" or "events".
+# Hold a transaction lock on a name within the schema (its OID, the name's hash): per
+# concurrency-limited workflow, so counts and claims of one workflow never race; for
+# migrations, so ten workers starting at once take turns.
+LOCK = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
+# Wake listening workers at commit (channel: ``channel_of``): payload "runs", "schedules"
+# or "events" (a buffer due sooner).
 NOTIFY = "SELECT pg_notify(?, ?)"
-# Receive the notifications of the channel on this connection.
-LISTEN = f"LISTEN {CHANNEL}"
 # The database server's clock, the fleet's reference time (ms since the epoch, UTC).
 DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # Plan this transaction's statements for the values they are given: a prepared statement's
@@ -78,8 +81,6 @@ DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint
 PLAN_FOR_VALUES = "SET LOCAL plan_cache_mode = force_custom_plan"
 # Set a setting for this session (SET takes no parameters; set_config does): _configure.
 SET_SESSION = "SELECT set_config(%s, %s, false)"
-# Ten workers starting at once take turns to migrate.
-LOCK_MIGRATION = "SELECT pg_advisory_xact_lock(?)"
 # The schema's versions: one row per migration applied.
 CREATE_SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS tickwork_schema (version BIGINT NOT NULL)"
 # The version the schema is at (NULL before the first migration).
@@ -106,28 +107,42 @@ RETURNING (SELECT cancel_requested FROM lease)
 """
 
 
-# The schema tables are created in (None when no schema of the search_path exists).
-SELECT_SCHEMA = "SELECT current_schema(), current_setting('search_path')"
+# The schema tables are created in (None when no schema of the search_path exists), and
+# its OID: unique in the database, it scopes advisory locks and the NOTIFY channel.
+SELECT_SCHEMA = """
+SELECT current_schema(), current_setting('search_path'),
+    (SELECT oid::bigint FROM pg_namespace WHERE nspname = current_schema())
+"""
 
 
-def _check_reachable(url: str) -> None:
+def channel_of(schema_oid: int) -> str:
+    """The NOTIFY channel of the store whose tables are in the schema ``schema_oid``
+    (``SELECT <oid>::regnamespace`` names it): far under the 63 bytes a channel may have,
+    which a schema's own name might not be."""
+    return f"tickwork_{schema_oid}"
+
+
+def _check_reachable(url: str) -> int:
     """One direct connection before the pool opens, so that a wrong host, port, database
     or password is answered at once with the server's own message (``StoreUnreachable``)
     rather than by the pool's attempts, logged one by one until its wait runs out. Once
-    the pool is open, an outage is the pool's to ride out."""
+    the pool is open, an outage is the pool's to ride out. Returns the OID of the schema
+    the tables are (or will be) in."""
     if not _names_connect_timeout(url):
         url = make_conninfo(url, connect_timeout=_CONNECT_TIMEOUT_S)
     try:
         with psycopg.connect(url) as conn:
-            schema, search_path = conn.execute(SELECT_SCHEMA).fetchone() or (None, "")
+            row = conn.execute(SELECT_SCHEMA).fetchone()
+            schema, search_path, oid = row or (None, "", None)
             where = _where(url, conn)
     except psycopg.Error as exc:
         raise StoreUnreachable(_where(url, exc), _server_message(exc)) from exc
-    if schema is None:  # else the first CREATE TABLE fails with "no schema ... selected"
+    if schema is None or oid is None:  # else CREATE TABLE fails: "no schema ... selected"
         raise StoreUnreachable(
             where, f"no schema of its search_path ({search_path}) exists: create it, "
             "or name an existing one in the URL's options=-csearch_path=...",
         )  # fmt: skip
+    return int(oid)
 
 
 def _names_connect_timeout(url: str) -> bool:
@@ -208,6 +223,7 @@ class PostgresDatabase:
         )  # fmt: skip
         self._opened = False
         self._open_lock = threading.Lock()
+        self._schema_oid = 0  # read as the pool opens (_open)
         # Group commit: concurrent writes of this process's threads share a transaction
         # and one commit (each commit waits for its WAL flush: ~1 ms here, the floor of
         # one run's five transactions), as on SQLite.
@@ -243,7 +259,7 @@ class PostgresDatabase:
         if not self._opened:
             with self._open_lock:
                 if not self._opened:
-                    _check_reachable(self.url)
+                    self._schema_oid = _check_reachable(self.url)
                     self._pool.open(wait=False)
                     self._opened = True
         return self._pool
@@ -284,13 +300,26 @@ class PostgresDatabase:
         with self.transaction() as tx:
             return work(tx)
 
+    def channel(self) -> str:
+        """The NOTIFY channel of this store's schema (``channel_of``)."""
+        self._open()
+        return channel_of(self._schema_oid)
+
     def notify(self, tx: Transaction, what: str) -> None:
-        tx.execute_by_key(NOTIFY, CHANNEL, what)  # a function call: no plan to choose
+        # a function call: no plan to choose
+        tx.execute_by_key(NOTIFY, channel_of(self._schema_oid), what)
+
+    def lock(self, tx: Transaction, name: str) -> None:
+        """Hold the advisory lock ``name`` of this store's schema until ``tx`` ends: its
+        first key is the schema's OID (as a signed int4, which the two-key form takes),
+        so a deployment in another schema of the database never waits on it."""
+        oid = self._schema_oid
+        tx.execute(LOCK, oid - 2**32 if oid >= 2**31 else oid, name)
 
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Hold a transaction lock per name, so counts and claims of one name never race."""
         for name in sorted(names):
-            tx.execute(LOCK_LIMIT, _LIMIT_LOCK_PREFIX + name)
+            self.lock(tx, _LIMIT_LOCK_PREFIX + name)
 
     def as_store_error(self, exc: BaseException) -> BaseException:
         return _as_store_error(exc)
@@ -299,7 +328,7 @@ class PostgresDatabase:
         # Ten workers starting at once: the advisory lock makes them take turns, and each
         # finds the work done by the first.
         with self.transaction() as tx:
-            tx.execute(LOCK_MIGRATION, _MIGRATION_LOCK)
+            self.lock(tx, MIGRATION_LOCK)
             tx.execute(CREATE_SCHEMA_TABLE)
             current = tx.execute(SELECT_SCHEMA_VERSION).fetchone()[0] or 0
             for version, name in migrations.pending("postgres", current):
@@ -435,8 +464,9 @@ class PostgresStore(SqlStore):
         delay = 0.1
         while not stop.is_set():
             try:
+                listen = sql.SQL("LISTEN {}").format(sql.Identifier(self._pg.channel()))
                 with psycopg.connect(self.url, autocommit=True) as conn:
-                    conn.execute(LISTEN)
+                    conn.execute(listen)
                     delay = 0.1
                     on_notify("listening")  # catch up with what happened while away
                     while not stop.is_set():
@@ -447,7 +477,8 @@ class PostgresStore(SqlStore):
                         if ready:
                             for note in conn.notifies(timeout=0):
                                 on_notify(note.payload)
-            except (psycopg.Error, OSError) as exc:  # OSError: select() on a socket gone
+            # OSError: select() on a socket gone; StoreError: the pool could not open
+            except (psycopg.Error, OSError, StoreError) as exc:
                 if not stop.is_set():
                     log.debug("LISTEN connection lost (%s); reconnecting", exc)
                     _clock.wait(stop, delay)
