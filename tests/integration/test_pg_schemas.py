@@ -1,12 +1,13 @@
 """Two deployments in two schemas of one PostgreSQL database stay apart: a write in one
-wakes only its own workers, and a lock one holds (a concurrency limit's, the migrations')
-never holds up the other, while it still holds up its own schema's.
+wakes only its own workers, and the migration lock one holds never holds up the other,
+while it still holds up its own schema's. A concurrency limit's lock stays the
+database-wide key of the workers before, so that a fleet upgraded one by one keeps it.
 
 Notification channels and advisory locks belong to the whole database, so the store
-scopes both to its schema (``postgres.py``). Nothing here is timed: a notification that
-must not arrive is shown absent by one that was sent after it and did arrive (a listener
-gets a database's notifications in commit order), and a session that must not wait is
-shown not waiting by ``pg_stat_activity``.
+scopes the channel and the migration lock to its schema (``postgres.py``). Nothing here
+is timed: a notification that must not arrive is shown absent by one that was sent after
+it and did arrive (a listener gets a database's notifications in commit order), and a
+session that must not wait is shown not waiting by ``pg_stat_activity``.
 """
 
 from __future__ import annotations
@@ -143,27 +144,24 @@ def _claim(store: PostgresStore, claimed: list[str]) -> Callable[[], None]:
     return work
 
 
-def test_a_concurrency_limit_lock_holds_up_claims_of_its_own_schema_only(schemas) -> None:
-    """While a claim in schema A holds ``report``'s concurrency-limit lock, a claim of
-    ``report`` in B goes through, and one from another store on A waits until it ends."""
-    url_a, url_b = schemas
+def test_a_concurrency_limit_lock_of_a_worker_before_the_schema_scoping_still_holds(
+    schemas,
+) -> None:
+    """A fleet upgraded worker by worker keeps its limits: while a worker of the version
+    before (its lock a database-wide key: ``hashtext('tickwork:concurrency:report')``)
+    claims ``report``, a claim of ``report`` by this version waits until it ends."""
+    url_a, _ = schemas
     tag = uuid.uuid4().hex[:8]
-    with (
-        opened(url_a) as holder,
-        opened(url_a, name=f"twa-{tag}") as store_a,
-        opened(url_b, name=f"twb-{tag}") as store_b,
-    ):
+    legacy = "SELECT pg_advisory_xact_lock(hashtext('tickwork:concurrency:report'))"
+    with opened(url_a) as holder, opened(url_a, name=f"twa-{tag}") as store_a:
         store_a.insert_run(_new_run("a-1"))
-        store_b.insert_run(_new_run("b-1"))
-        claimed_a: list[str] = []
-        claimed_b: list[str] = []
-        with holding(holder, lambda tx: holder._pg.serialize(tx, ["report"])):
-            assert _waits_for_a_lock(_claim(store_b, claimed_b), f"twb-{tag}") is None
-            waiting = _waits_for_a_lock(_claim(store_a, claimed_a), f"twa-{tag}")
-            assert waiting is not None, "a claim in the holder's own schema did not wait"
+        claimed: list[str] = []
+        with holding(holder, lambda tx: tx.execute(legacy)):
+            waiting = _waits_for_a_lock(_claim(store_a, claimed), f"twa-{tag}")
+            assert waiting is not None, "the claim did not wait for the older worker's lock"
+            assert claimed == []
         waiting.join()
-    assert claimed_b == ["b-1"]
-    assert claimed_a == ["a-1"]
+    assert claimed == ["a-1"]
 
 
 def test_a_migration_in_one_schema_holds_up_migrations_of_its_own_schema_only(

@@ -8,7 +8,8 @@ work due, and the database's clock as the fleet's reference time (``database_now
 
 Advisory locks and notification channels belong to the whole database, not to a schema,
 so both are scoped to the schema of the store's tables by its OID: two deployments in two
-schemas of one database neither wake each other's workers nor wait on each other's locks.
+schemas of one database neither wake each other's workers nor wait on each other's
+migrations. (Concurrency limits keep a database-wide lock: ``serialize``.)
 """
 
 from __future__ import annotations
@@ -66,10 +67,11 @@ _SERVER_KEEPALIVES = (
 )  # fmt: skip
 
 
-# Hold a transaction lock on a name within the schema (its OID, the name's hash): per
-# concurrency-limited workflow, so counts and claims of one workflow never race; for
+# Hold a transaction lock on a name within the schema (its OID, the name's hash): for
 # migrations, so ten workers starting at once take turns.
 LOCK = "SELECT pg_advisory_xact_lock(?, hashtext(?))"
+# Hold a concurrency-limited workflow's lock, database-wide (``serialize`` says why).
+LOCK_LIMIT = "SELECT pg_advisory_xact_lock(hashtext(?))"
 # Wake listening workers at commit (channel: ``channel_of``): payload "runs", "schedules"
 # or "events" (a buffer due sooner).
 NOTIFY = "SELECT pg_notify(?, ?)"
@@ -317,9 +319,14 @@ class PostgresDatabase:
         tx.execute(LOCK, oid - 2**32 if oid >= 2**31 else oid, name)
 
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
-        """Hold a transaction lock per name, so counts and claims of one name never race."""
+        """Hold a transaction lock per name, so counts and claims of one name never race.
+
+        Not scoped to the schema: the key is the one workers took before locks were
+        scoped, so that old and new workers of a fleet upgraded one by one still hold a
+        workflow's limit between them. Deployments in two schemas with a limited
+        workflow of the same name take turns at claiming it (a claim's few ms)."""
         for name in sorted(names):
-            self.lock(tx, _LIMIT_LOCK_PREFIX + name)
+            tx.execute(LOCK_LIMIT, _LIMIT_LOCK_PREFIX + name)
 
     def as_store_error(self, exc: BaseException) -> BaseException:
         return _as_store_error(exc)
