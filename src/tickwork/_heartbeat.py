@@ -28,6 +28,7 @@ import threading
 
 from . import _clock
 from ._durations import to_ms
+from ._hooks import Outage
 from ._liveness import DEFAULT_RENEW_MS
 from ._models import WorkerInfo
 from ._runtime import Runtime
@@ -77,7 +78,7 @@ class Heartbeat:
         self._started_ms = 0  # set by start
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
-        self._outage = False
+        self._outage = Outage(runtime.hooks, "recording the worker")
 
     def record(self) -> None:
         """Write the record now (what the worker serves may have grown since the last)."""
@@ -95,13 +96,11 @@ class Heartbeat:
         try:
             runtime.store.renew_worker(worker, now_ms=runtime.now_ms())
         except StoreError as exc:
-            if not self._outage:  # like the loop: an outage is reported once
-                self._outage = True
-                runtime.hooks.report(exc, {"where": "recording the worker", "outage": True})
+            self._outage.failed(exc)
         except Exception as exc:
             runtime.hooks.report(exc, {"where": "recording the worker"})
         else:
-            self._outage = False
+            self._outage.succeeded()
 
     def start(self, poll_s: float) -> None:
         """Record now, then renew every ``renew_ms`` on a thread until ``stop``."""

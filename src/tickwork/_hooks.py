@@ -13,7 +13,7 @@ from typing import Any
 
 from ._models import DeadlineMissed, RunInfo
 
-__all__ = ["DeadlineHook", "ErrorHook", "Hook", "Hooks"]
+__all__ = ["DeadlineHook", "ErrorHook", "Hook", "Hooks", "Outage"]
 
 log = logging.getLogger("tickwork")
 
@@ -60,3 +60,25 @@ class Hooks:
             except Exception as exc:
                 where = f"hook {getattr(hook, '__name__', hook)}"
                 self.report(exc, {"where": where, "run_id": missed.run_id})
+
+
+class Outage:
+    """A database outage as one part of a worker meets it (its loop, its heartbeat, its
+    lease renewals): reported once when it begins, not at every attempt, and its end said
+    once in the log, so that each outage reported has its line saying it is over, even
+    when this part alone met it (the others waited for a connection and never failed)."""
+
+    __slots__ = ("_down", "_hooks", "_where")
+
+    def __init__(self, hooks: Hooks, where: str) -> None:
+        self._hooks, self._where, self._down = hooks, where, False
+
+    def failed(self, error: BaseException) -> None:
+        if not self._down:
+            self._down = True
+            self._hooks.report(error, {"where": self._where, "outage": True})
+
+    def succeeded(self) -> None:
+        if self._down:
+            self._down = False
+            log.warning("the database is reachable again (%s)", self._where)

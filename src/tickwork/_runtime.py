@@ -23,7 +23,7 @@ from . import _clock
 from ._context import Context
 from ._durations import Duration, to_ms
 from ._executor import Outcome, execute
-from ._hooks import ErrorHook, Hooks
+from ._hooks import ErrorHook, Hooks, Outage
 from ._ids import new_worker_id
 from ._logs import log_emitted
 from ._models import RunInfo, RunStatus, Stats
@@ -361,7 +361,7 @@ class LeaseKeeper:
 
     def _loop(self) -> None:
         interval = self._runtime.lease_ms / 3000
-        outage = False
+        outage = Outage(self._runtime.hooks, "renewing leases")
         while not _clock.wait(self._stop, interval):
             with self._lock:
                 held = dict(self._held)
@@ -374,15 +374,12 @@ class LeaseKeeper:
                     lease_ms=self._runtime.lease_ms,
                 )
             except StoreError as exc:
-                # Like the loop: an outage is reported once, not at every renewal.
-                if not outage:
-                    outage = True
-                    self._runtime.hooks.report(exc, {"where": "renewing leases", "outage": True})
+                outage.failed(exc)  # once, not at every renewal
                 continue
             except Exception as exc:
                 self._runtime.hooks.report(exc, {"where": "renewing leases"})
                 continue
-            outage = False
+            outage.succeeded()
             for run_id, cancel in alive.items():
                 ctx = held[run_id][1]
                 if cancel and ctx is not None:

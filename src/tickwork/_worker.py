@@ -24,6 +24,7 @@ from . import _clock
 from ._durations import Duration, to_ms
 from ._executor import Outcome
 from ._heartbeat import Heartbeat, renew_interval_ms
+from ._hooks import Outage
 from ._runtime import LeaseKeeper, Runtime
 from ._store import ClaimedRun, ClaimRequest, Listening
 from .errors import ConfigError, StoreError
@@ -117,7 +118,7 @@ class Worker:
         self._poll_ms = to_ms(poll_interval, "poll_interval")
         self._tick_at = 0  # when the next scheduler pass is due (clock ms)
         self._runs_due: int | None = 0  # when a run is next due, as last read (clock ms)
-        self._outage = False
+        self._outage = Outage(runtime.hooks, "worker loop")
         self._drain_timeout = to_ms(drain_timeout, "drain_timeout") / 1000
         self._stopping = threading.Event()
         self._queue: queue.Queue[ClaimedRun | None] = queue.Queue()
@@ -232,7 +233,7 @@ class Worker:
                 self._tick_at = now + self._poll_ms
                 if upcoming is not None:
                     self._tick_at = min(self._tick_at, upcoming)
-                self._recovered()
+                self._outage.succeeded()
             with self._idle:
                 # A run that must run alone (it lost its worker) holds every thread.
                 free = 0 if self._alone else self._threads - self._in_flight
@@ -249,7 +250,7 @@ class Worker:
                     pools=runtime.pools, workflows=runtime.registry.names(), suspects=idle
                 )
                 if self._runs_due is None or self._runs_due > now:
-                    self._recovered()
+                    self._outage.succeeded()
                     return self._until(self._next_look(), now)
             # A claim that takes fewer than asked reads when the next run is due in its
             # own transaction (a suspect waits for an idle worker: a busy one does not
@@ -262,7 +263,7 @@ class Worker:
                 # Held from now on: released at shutdown even if not started yet.
                 self._keeper.hold(claim.info.id, claim.lease_token)
                 self._queue.put(claim)
-            self._recovered()
+            self._outage.succeeded()
             if len(claimed) == free:
                 self._runs_due = now  # there may be more right now
                 return 0.0
@@ -275,10 +276,7 @@ class Worker:
             self._runs_due = due
             return self._until(self._next_look(), now)
         except StoreError as exc:
-            # Report an outage once, not once per attempt; the loop keeps trying.
-            if not self._outage:
-                self._outage = True
-                runtime.hooks.report(exc, {"where": "worker loop", "outage": True})
+            self._outage.failed(exc)  # once, not once per attempt; the loop keeps trying
             return self._poll_ms / 1000
         except Exception as exc:
             runtime.hooks.report(exc, {"where": "worker loop"})
@@ -291,11 +289,6 @@ class Worker:
         if alone:
             with self._idle:
                 self._alone += alone
-
-    def _recovered(self) -> None:
-        if self._outage:
-            self._outage = False
-            log.warning("the database is reachable again")
 
     def _start_listening(self) -> None:
         """Wake on other processes' changes at once where the store can tell (PostgreSQL
