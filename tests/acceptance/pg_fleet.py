@@ -118,6 +118,15 @@ class Fleet:
         runs = self.harness.engine.list_runs(limit=10 * self.total)
         late = [r for r in runs if r.status is not RunStatus.COMPLETED]
         lines = [f"{r.id} {r.status} attempt {r.attempt} error {r.error!r}" for r in late[:20]]
+        # Occurrences never fired: each short schedule as stored, and its last decisions.
+        fired = Counter(r.schedule_key for r in runs)
+        for key in [k for k in self.keys if fired[k] < self.seconds][:5]:
+            info = self.harness.engine.get_schedule(key)
+            stored = (info.state, info.next_fire_at, info.last_fire_at) if info else None
+            lines.append(
+                f"{key}: {fired[key]} of {self.seconds} fired; (state, next, last) {stored}"
+            )
+            lines += [f"  {h}" for h in self.harness.engine.schedule_history(key, limit=3)]
         return f"{len(runs)} runs, {len(late)} not completed:\n" + "\n".join(lines)
 
     def runs(self, key: str) -> list[RunInfo]:
