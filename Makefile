@@ -16,6 +16,6 @@ type:
 	$(PY) -m mypy
 
 test:
-	$(PY) -m pytest
+	$(PY) -m pytest -n 4 --dist worksteal
 
 check: lint type test
