@@ -23,14 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from tests.acceptance.neighbours import load_neighbour
 
 from tickwork import RunInfo, RunStatus
 from tickwork.errors import StoreError
 
+app = load_neighbour("pg_fleet_app")  # the workers import it as a file
+
 HERE = Path(__file__).parent
 APP = f"{HERE / 'pg_fleet_app.py'}:engine"
-LOG = "fleet.log"  # as in pg_fleet_app
-STEPS = ("one", "two", "three")
+LOG = app.LOG
+STEPS = app.STEPS
 SECOND = timedelta(seconds=1)
 
 
@@ -52,7 +55,12 @@ def run_id_of(key: str, when: datetime) -> str:
 
 class Fleet:
     """``schedules`` one-second schedules over a window of ``seconds``, opening ``lead``
-    seconds from now (on a whole second), run by workers started with ``start_worker``."""
+    seconds from now (on a whole second), run by workers started with ``start_worker``.
+
+    The schedules are registered here, before any worker starts: the workers register
+    them again, unchanged. Were the first registration a worker's, one slow to start
+    under load could register after the window's first occurrence, which then never
+    fires (a schedule's occurrences before its first registration never do)."""
 
     def __init__(
         self,
@@ -66,7 +74,7 @@ class Fleet:
         lead: float = 3.0,
     ) -> None:
         self.harness = harness
-        self.keys = [f"fleet-{i:02d}" for i in range(schedules)]
+        self.keys = app.keys(schedules)
         self.seconds = seconds
         self.threads = threads
         self.start = datetime.fromtimestamp(int(time.time() + lead) + 1, UTC)
@@ -78,6 +86,8 @@ class Fleet:
             "FLEET_LEASE": lease,
             "FLEET_NAP_MS": str(nap_ms),
         }
+        harness.engine.workflow(app.WORKFLOW)(app.fleet_steps)
+        app.schedule_window(harness.engine, self.start, seconds, schedules)
 
     @property
     def total(self) -> int:
@@ -120,14 +130,20 @@ class Fleet:
         lines = [f"{r.id} {r.status} attempt {r.attempt} error {r.error!r}" for r in late[:20]]
         # Occurrences never fired: each short schedule as stored, and its last decisions.
         fired = Counter(r.schedule_key for r in runs)
+        window = f"{self.occurrences[0]:%H:%M:%S}..{self.occurrences[-1]:%H:%M:%S}"
         for key in [k for k in self.keys if fired[k] < self.seconds][:5]:
-            info = self.harness.engine.get_schedule(key)
-            stored = (info.state, info.next_fire_at, info.last_fire_at) if info else None
-            lines.append(
-                f"{key}: {fired[key]} of {self.seconds} fired; (state, next, last) {stored}"
-            )
+            lines.append(f"{key}: {fired[key]} of {self.seconds} fired in {window}; stored:")
+            lines.append(f"  {self.stored_row(key)}")
             lines += [f"  {h}" for h in self.harness.engine.schedule_history(key, limit=3)]
         return f"{len(runs)} runs, {len(late)} not completed:\n" + "\n".join(lines)
+
+    def stored_row(self, key: str) -> dict[str, Any] | None:
+        """The schedule's row as stored, every column (its timing and firing state)."""
+        from psycopg.rows import dict_row
+
+        with psycopg.connect(self.harness.url, autocommit=True, row_factory=dict_row) as conn:
+            row = conn.execute("SELECT * FROM tickwork_schedules WHERE key = %s", (key,)).fetchone()
+        return None if row is None else {k: v for k, v in row.items() if v is not None}
 
     def runs(self, key: str) -> list[RunInfo]:
         runs = self.harness.engine.list_runs(schedule_key=key, limit=10 * self.total)

@@ -3,7 +3,10 @@
 Every worker registers the same one-second interval schedules when it imports this module
 (unchanged definitions: registering again changes nothing), bounded by ``start_at`` and
 ``end_at``, so the set of occurrences that must fire is known in advance, exactly, however
-slowly the fleet fires them: ``catchup="all"`` lets none be dropped, only be late.
+slowly the fleet fires them: ``catchup="all"`` lets none be dropped, only be late. The
+test registers them first (``schedule_window``), before it starts any worker: a schedule's
+occurrences before its first registration never fire (DESIGN §3), and a worker slow to
+start under load registered them after the window had opened.
 
 Configured by environment variables, the same in every worker of a test:
 
@@ -59,7 +62,6 @@ def _work(ctx: Context, step: str, value: int) -> int:
 engine = Engine(lease=os.environ.get("FLEET_LEASE", "5s"))
 
 
-@engine.workflow(WORKFLOW)
 def fleet_steps(ctx: Context, input: dict[str, str]) -> dict[str, object]:
     """Three checkpointed steps; the result depends on each of them."""
     value = len(input["key"])
@@ -69,11 +71,22 @@ def fleet_steps(ctx: Context, input: dict[str, str]) -> dict[str, object]:
     return {"key": input["key"], "value": value}
 
 
-if os.environ.get("FLEET_START_MS"):
-    _start = datetime.fromtimestamp(int(os.environ["FLEET_START_MS"]) / 1000, UTC)
-    _end = _start + timedelta(seconds=int(os.environ["FLEET_SECONDS"]))
-    for _key in keys(int(os.environ["FLEET_SCHEDULES"])):
+def schedule_window(engine: Engine, start: datetime, seconds: int, count: int) -> None:
+    """Register the fleet's ``count`` schedules on ``engine`` (which knows ``fleet_steps``):
+    one occurrence a second from ``start`` + 1 s to ``start`` + ``seconds``."""
+    end = start + timedelta(seconds=seconds)
+    for key in keys(count):
         engine.schedule(
-            WORKFLOW, {"key": _key}, every="1s", key=_key, catchup="all",
-            start_at=_start, end_at=_end,
+            WORKFLOW, {"key": key}, every="1s", key=key, catchup="all",
+            start_at=start, end_at=end,
         )  # fmt: skip
+
+
+engine.workflow(WORKFLOW)(fleet_steps)
+if os.environ.get("FLEET_START_MS"):
+    schedule_window(
+        engine,
+        datetime.fromtimestamp(int(os.environ["FLEET_START_MS"]) / 1000, UTC),
+        int(os.environ["FLEET_SECONDS"]),
+        int(os.environ["FLEET_SCHEDULES"]),
+    )
