@@ -251,6 +251,21 @@ class Harness:
         )
         return self.run(run_id)
 
+    def stop_cleanly(self, workers: Iterable[WorkerProcess]) -> None:
+        """SIGTERM each worker once it is running, and expect each to exit 0 (drained).
+
+        A worker still importing its app has no handler yet and dies of the signal: under
+        load one can still be starting when the others have done all the test's work.
+        """
+        workers = list(workers)
+        for worker in workers:
+            self.wait_until(
+                lambda w=worker: "started (pools" in w.log(), f"{worker.name} runs", alive=[worker]
+            )
+            worker.terminate()
+        for worker in workers:
+            assert worker.wait_exit() == 0, worker.log()
+
     def logs(self) -> str:
         return "\n".join(f"--- {w!r}\n{w.log()}" for w in self.workers)
 

@@ -96,17 +96,6 @@ class Fleet:
     def start_worker(self, env: dict[str, str] | None = None) -> Any:
         return self.harness.app_worker(APP, env={**self.env, **(env or {})}, threads=self.threads)
 
-    def stop(self, workers: list[Any]) -> None:
-        """SIGTERM every worker once it is running (a worker still importing its app would
-        die of the signal instead of draining), and expect each to exit cleanly."""
-        for worker in workers:
-            self.harness.wait_until(
-                lambda w=worker: "started (pools" in w.log(), f"{worker.name} runs", alive=[worker]
-            )
-            worker.terminate()
-        for worker in workers:
-            assert worker.wait_exit() == 0, worker.log()
-
     def seconds_until_closed(self) -> float:
         """Seconds from now until the window's last occurrence."""
         return self.occurrences[-1].timestamp() - time.time()

@@ -93,10 +93,7 @@ def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
     harness.wait_until(
         lambda: done("bf-back", BACKFILLED + 1), "bf-back ran 13 times", alive=procs, timeout=60
     )
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        assert proc.wait_exit() == 0, proc.log()
+    harness.stop_cleanly(procs)
 
     buffered = _runs(engine, "bf-all")
     assert [r.scheduled_for for r in sorted(buffered, key=lambda r: r.id)] == [

@@ -76,10 +76,7 @@ def _fleet(harness: Any, workers: int, start_worker: Any) -> None:
     harness.wait_until(
         spent_and_done, "every schedule started its runs, all completed", alive=procs, timeout=60
     )
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        assert proc.wait_exit() == 0, proc.log()
+    harness.stop_cleanly(procs)
 
     for key, limit in limits.items():
         runs = engine.list_runs(schedule_key=key, limit=1000)

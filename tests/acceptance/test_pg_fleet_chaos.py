@@ -51,7 +51,7 @@ def test_fleet_under_sigkill_chaos_fires_each_occurrence_once_and_loses_nothing(
         )
     except pytest.fail.Exception as failed:  # say which runs, and why, before the logs
         pytest.fail(f"chaos seed {seed}: {fleet.not_completed()}\n{failed}")
-    fleet.stop(live)
+    pg_harness.stop_cleanly(live)
 
     counts = fleet.check(killed=frozenset(killed))
     print(f"\nchaos seed {seed}: {len(killed)} workers SIGKILLed; {counts}")

@@ -75,7 +75,7 @@ def test_fleet_recovers_by_itself_from_a_postgres_restart(pg_harness):
             "every worker has found the database again",
             alive=workers,
         )
-        fleet.stop(workers)
+        pg_harness.stop_cleanly(workers)
 
     counts = fleet.check()
     reports = {}

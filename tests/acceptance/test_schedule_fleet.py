@@ -78,10 +78,7 @@ def test_three_workers_fire_each_one_second_occurrence_exactly_once(harness):
 
     # Polls the database (every 20 ms): about 10 s of firing, 60 s at most.
     harness.wait_until(fired_enough, f"each schedule has fired {OCCURRENCES} times", alive=workers)
-    for worker in workers:
-        worker.terminate()
-    for worker in workers:
-        assert worker.wait_exit() == 0, worker.log()
+    harness.stop_cleanly(workers)
 
     lateness_ms: list[float] = []
     for key in KEYS:
