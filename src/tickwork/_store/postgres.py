@@ -75,6 +75,9 @@ LOCK_LIMIT = "SELECT pg_advisory_xact_lock(hashtext(?))"
 # Wake listening workers at commit (channel: ``channel_of``): payload "runs", "schedules"
 # or "events" (a buffer due sooner).
 NOTIFY = "SELECT pg_notify(?, ?)"
+# A write and, for what it wrote, a NOTIFY (sent once at commit however many rows):
+# one statement, a data-modifying WITH. {statement} is the write, without RETURNING.
+NOTIFYING = "WITH written AS ({statement} RETURNING 1) SELECT pg_notify(?, ?) FROM written"
 # The database server's clock, the fleet's reference time (ms since the epoch, UTC).
 DATABASE_NOW_MS = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # Plan this transaction's statements for the values they are given: a prepared statement's
@@ -213,6 +216,7 @@ class PostgresDatabase:
     def __init__(self, url: str, *, max_connections: int, idle_timeout_ms: int) -> None:
         self.url = url
         self._statements: dict[str, str] = {}
+        self._notifying: dict[str, str] = {}  # execute_notifying's, by write
         self._idle_timeout_ms = idle_timeout_ms
         # A call waits up to _WAIT_S for a connection. While it waits, the pool keeps
         # trying to connect (with back-off) for as long: were it to give up at the first
@@ -317,6 +321,14 @@ class PostgresDatabase:
         so a deployment in another schema of the database never waits on it."""
         oid = self._schema_oid
         tx.execute(LOCK, oid - 2**32 if oid >= 2**31 else oid, name)
+
+    def execute_notifying(self, tx: Transaction, what: str, statement: str, *params: Any) -> int:
+        sql = self._notifying.get(statement)
+        if sql is None:
+            sql = self._notifying[statement] = NOTIFYING.format(statement=statement.strip())
+        # a write through the primary key and a function call: no plan to choose
+        written = tx.execute_by_key(sql, *params, channel_of(self._schema_oid), what)
+        return len(written.fetchall())
 
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Hold a transaction lock per name, so counts and claims of one name never race.

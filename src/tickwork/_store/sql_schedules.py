@@ -322,9 +322,8 @@ class SchedulesSql:
                 record, None, now_ms=now_ms, on_conflict=on_conflict, paused=paused
             )
             assert new.row is not None
-            tx.execute(INSERT_SCHEDULE, *STORED.values(new.row), now_ms, now_ms)
-            if tx.rowcount == 1:
-                self._db.notify(tx, "schedules")
+            values = (*STORED.values(new.row), now_ms, now_ms)
+            if self._db.execute_notifying(tx, "schedules", INSERT_SCHEDULE, *values) == 1:
                 return Registration(new.outcome, new.revision)
             # Another worker registered the key between our read and our insert
             # (PostgreSQL, READ COMMITTED: a fleet starting at once): the unique key

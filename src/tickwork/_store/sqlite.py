@@ -260,6 +260,10 @@ class SQLiteDatabase:
     def notify(self, tx: Transaction, what: str) -> None:
         """No channel between processes: workers poll (and wake each other in-process)."""
 
+    def execute_notifying(self, tx: Transaction, what: str, statement: str, *params: Any) -> int:
+        """The statement alone: ``notify`` is nothing here."""
+        return int(tx.execute(statement, *params).rowcount)
+
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already lets one writer in at a time."""
 

@@ -204,6 +204,12 @@ class Database(Protocol):
         at commit. A dialect without such a channel does nothing: workers poll."""
         ...
 
+    def execute_notifying(self, tx: Transaction, what: str, statement: str, *params: Any) -> int:
+        """Execute ``statement`` (a write with no ``RETURNING``) and, if it wrote a row,
+        ``notify(tx, what)``; the rows it wrote. A dialect that notifies sends both as one
+        statement (one round trip where there were two)."""
+        ...
+
     def serialize(self, tx: Transaction, names: Sequence[str]) -> None:
         """Make transactions that count and claim runs of ``names`` take turns (a dialect
         whose write transactions already take turns does nothing)."""

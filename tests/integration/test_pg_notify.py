@@ -1,0 +1,36 @@
+"""What a schedule's registration tells PostgreSQL workers: a new schedule notifies
+"schedules" (its write and the NOTIFY are one statement, ``execute_notifying``); the
+same definition registered again writes nothing and notifies nothing.
+
+Nothing here is timed: a notification that must not arrive is shown absent by one sent
+after it that did arrive (a listener hears a database's notifications in commit order).
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.integration.test_pg_schemas import Listener, opened
+from tests.pg import fresh_schema
+
+from tickwork import Context, Engine
+
+pytestmark = pytest.mark.postgres
+
+
+def test_a_new_schedule_notifies_once_and_an_unchanged_one_not_at_all() -> None:
+    with fresh_schema() as url, opened(url) as store, Engine(url) as engine:
+
+        @engine.workflow("report")
+        def report(ctx: Context) -> None:
+            return None
+
+        listener = Listener(store)
+        try:
+            engine.schedule("report", every="1h", key="hourly")
+            listener.wait_for(lambda: "schedules" in listener.heard, "the new one is heard")
+            engine.schedule("report", every="1h", key="hourly")  # unchanged
+            engine.start("report")  # heard after anything the line above sent
+            listener.wait_for(lambda: "runs" in listener.heard, "the run is heard")
+        finally:
+            listener.stop()
+    assert listener.heard == ["listening", "schedules", "runs"]
