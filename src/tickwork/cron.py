@@ -618,6 +618,8 @@ class CronExpr:
 
 
 def _choice(kind: type[DstGap] | type[DstRepeat], value: object, name: str) -> Any:
+    if type(value) is kind:  # a member, as stored schedules pass: no lookup
+        return value
     try:
         return kind(value)  # type: ignore[arg-type]  # a non-member raises ValueError
     except ValueError:
@@ -627,9 +629,9 @@ def _choice(kind: type[DstGap] | type[DstRepeat], value: object, name: str) -> A
 
 @functools.lru_cache(maxsize=1024)
 def _parse(
-    expr: str, timezone: str, dst_gap: str, dst_repeat: str, days: BusinessDays | None
+    expr: str, timezone: str, dst_gap: DstGap, dst_repeat: DstRepeat, days: BusinessDays | None
 ) -> CronExpr:
-    return CronExpr(expr, timezone, DstGap(dst_gap), DstRepeat(dst_repeat), days)
+    return CronExpr(expr, timezone, dst_gap, dst_repeat, days)
 
 
 def parse(
@@ -654,4 +656,4 @@ def parse(
         load_zone(timezone)  # raises ConfigError naming the value
     gap = _choice(DstGap, dst_gap, "dst_gap")
     repeat = _choice(DstRepeat, dst_repeat, "dst_repeat")
-    return _parse(expr, timezone, gap.value, repeat.value, calendar)
+    return _parse(expr, timezone, gap, repeat, calendar)  # members hash as their values

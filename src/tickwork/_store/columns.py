@@ -28,9 +28,9 @@ class Columns(Generic[R]):
     """The columns of ``record``'s fields (all of them, in order, unless ``fields``)."""
 
     __slots__ = (
-        "_converts", "_flat", "_get", "_make", "_options", "_parts", "_position", "_readable",
-        "_stores",
-        "fields", "names",
+        "_converts", "_flat", "_get_columns", "_make", "_options", "_parts", "_position",
+        "_readable",
+        "fields", "names", "paths", "writers",
     )  # fmt: skip
 
     def __init__(
@@ -67,8 +67,23 @@ class Columns(Generic[R]):
         self._flat = not any(name in parts for name in self.fields)
         kept = self.fields
         self._converts = [(i, _reader(read[name])) for i, name in enumerate(kept) if name in read]
-        self._stores = [(i, _writer(write[name])) for i, name in enumerate(kept) if name in write]
-        self._get = attrgetter(*self.fields)
+        # Writing: every column's attribute path from the record ("firing.state" in a part)
+        # and the columns stored otherwise, so that ``values`` is one C call however
+        # nested (a schedule's row was three calls and a loop per registration).
+        paths: list[str] = []
+        #: (column position, converter) of the columns not stored as the record holds them
+        self.writers: list[tuple[int, Callable[[Any], Any]]] = []
+        for name, (at, part) in zip(self.fields, self._parts, strict=True):
+            if part is None:
+                paths.append(name)
+                if name in write:
+                    self.writers.append((at, _writer(write[name])))
+            else:
+                paths.extend(f"{name}.{path}" for path in part.paths)
+                self.writers.extend((at + i, convert) for i, convert in part.writers)
+        #: each column's attribute path from the record, in the order of ``names``
+        self.paths: tuple[str, ...] = tuple(paths)
+        self._get_columns = attrgetter(*paths)
 
     def select(self, alias: str = "") -> str:
         """The column list, each name prefixed with ``alias.`` when given."""
@@ -105,25 +120,19 @@ class Columns(Generic[R]):
 
     def values(self, record: R) -> tuple[Any, ...]:
         """``record``'s values, in the order of ``names``."""
-        if not self._flat:
-            values: list[Any] = []
-            for (_, part), value in zip(self._parts, self._get_all(record), strict=True):
-                values.extend((value,) if part is None else part.values(value))
-            return tuple(values)
-        if not self._stores:
-            return self._get_all(record)
-        stored = list(self._get_all(record))
-        for i, convert in self._stores:
+        got = self._get_columns(record)
+        if len(self.names) == 1:
+            got = (got,)
+        if not self.writers:
+            return got
+        stored = list(got)
+        for i, convert in self.writers:
             stored[i] = convert(stored[i])
         return tuple(stored)
 
     def index(self, name: str) -> int:
         """The position of column ``name`` in a row of these columns."""
         return self.names.index(name)
-
-    def _get_all(self, record: R) -> tuple[Any, ...]:
-        got = self._get(record)
-        return got if len(self.fields) > 1 else (got,)
 
 
 def _reader(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -146,8 +155,14 @@ def _writer(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     if not (isinstance(convert, type) and issubclass(convert, Enum)):
         return convert
     kind = convert
+    # by member (a str or int enum's member is also found by its value): an enum's
+    # ``.value`` is a descriptor, and a schedule's row writes nine of them
+    values = {member: member.value for member in kind}
 
     def value(member: Any) -> Any:
-        return member.value if isinstance(member, kind) else kind(member).value
+        try:
+            return values[member]
+        except (KeyError, TypeError):  # neither a member nor its value: Enum's own error
+            return kind(member).value
 
     return value
