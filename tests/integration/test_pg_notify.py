@@ -1,6 +1,7 @@
-"""What a schedule's registration tells PostgreSQL workers: a new schedule notifies
-"schedules" (its write and the NOTIFY are one statement, ``execute_notifying``); the
-same definition registered again writes nothing and notifies nothing.
+"""What PostgreSQL workers are told, and when: a new schedule notifies "schedules" (its
+insert and the NOTIFY are one statement, ``execute_notifying``), the same definition
+registered again nothing; a run started or triggered notifies "runs" (its queue row's
+insert carries the NOTIFY).
 
 Nothing here is timed: a notification that must not arrive is shown absent by one sent
 after it that did arrive (a listener hears a database's notifications in commit order).
@@ -34,3 +35,23 @@ def test_a_new_schedule_notifies_once_and_an_unchanged_one_not_at_all() -> None:
         finally:
             listener.stop()
     assert listener.heard == ["listening", "schedules", "runs"]
+
+
+def test_a_started_and_a_triggered_run_each_notify_and_a_start_of_an_existing_id_not() -> None:
+    with fresh_schema() as url, opened(url) as store, Engine(url) as engine:
+
+        @engine.workflow("report")
+        def report(ctx: Context) -> None:
+            return None
+
+        engine.schedule("report", every="1h", key="hourly")
+        listener = Listener(store)
+        try:
+            engine.start("report", run_id="first")
+            listener.wait_for(lambda: listener.heard.count("runs") >= 1, "the start is heard")
+            engine.start("report", run_id="first")  # exists: nothing written, nothing said
+            assert engine.trigger("hourly") is not None
+            listener.wait_for(lambda: listener.heard.count("runs") >= 2, "the trigger is heard")
+        finally:
+            listener.stop()
+    assert listener.heard == ["listening", "runs", "runs"]

@@ -290,9 +290,8 @@ class RunsSql:
     ) -> tuple[RunInfo, bool, Sequence[ClaimedRun]]:
         def work(tx: Transaction) -> tuple[Any, list[TakenRun]]:
             claim = self.straight_claim(tx, then_claim)
-            if not claim.insert(run):  # it exists already
+            if not claim.insert(run, notify=True):  # it exists already
                 return tx.execute(SELECT_RUN, run.id).fetchone(), []
-            self._db.notify(tx, "runs")
             return None, claim.taken()
 
         existing, taken = self._db.write(work)

@@ -460,13 +460,12 @@ class SchedulesSql:
             row = tx.execute(SELECT_REVISION, key).fetchone()
             if row is None:
                 return None
-            inserted = insert_run_row(tx, run)
+            inserted = insert_run_row(tx, run, notify=self._db)
             planned = Plan(
                 decisions=[PlannedDecision(Decision.TRIGGERED, occurrence_ms, reason, run.id)]
             )
             (decision,) = settle(planned, frozenset() if inserted else {run.id}).decisions
             if inserted:
-                self._db.notify(tx, "runs")
                 # A new_run=True run has an id of its own, not the occurrence's.
                 own = run.id == occurrence_run_id(key, occurrence_ms)
                 occurrence = occurrence_ms if own else None
