@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.rows import dict_row
 from tests.acceptance.neighbours import load_neighbour
 
 from tickwork import RunInfo, RunStatus
@@ -128,8 +129,6 @@ class Fleet:
 
     def stored_row(self, key: str) -> dict[str, Any] | None:
         """The schedule's row as stored, every column (its timing and firing state)."""
-        from psycopg.rows import dict_row
-
         with psycopg.connect(self.harness.url, autocommit=True, row_factory=dict_row) as conn:
             row = conn.execute("SELECT * FROM tickwork_schedules WHERE key = %s", (key,)).fetchone()
         return None if row is None else {k: v for k, v in row.items() if v is not None}
