@@ -31,7 +31,6 @@ from .run_rows import (
     COL_ID,
     COL_LEASE_TOKEN,
     COL_PRIORITY,
-    COL_SCHEDULE_KEY,
     COL_STARTED_AT,
     COL_SUSPECT,
     COL_WORKFLOW,
@@ -229,12 +228,16 @@ RETURNING schedule_key, workflow, started_at
 REQUEST_CANCEL = """
 UPDATE tickwork_queue SET cancel_requested = 1 WHERE id = ? AND status = 'running'
 """
-# A run of the schedule ended: its buffered occurrence, if any, is due now (the buffered
-# case of _policy.due_at, done without reading the schedule on the hot path).
+# A run of the schedule ends: its buffered occurrence, if any, is due now (the buffered
+# case of _policy.due_at, done without reading the schedule on the hot path). It writes
+# the row even when the schedule is due already, to lock it: a firing pass that took the
+# row first read the run as unfinished and may have moved due_at past the buffered
+# occurrence, so this waits for that pass and then pulls due_at back; a pass coming later
+# skips the locked row (PostgreSQL) and the next one sees the run ended.
 WAKE_BUFFERED = """
-UPDATE tickwork_schedules SET due_at = ?
+UPDATE tickwork_schedules SET due_at = CASE WHEN due_at IS NULL OR due_at > ? THEN ?
+    ELSE due_at END
 WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
-    AND (due_at IS NULL OR due_at > ?)
 """
 # Let another worker take these runs at once; dropping the token fences off the old owner.
 # (A read of the queue, the runs in flight: a worker releases its leases when it stops.)
@@ -413,12 +416,16 @@ class RunsSql:
                 owner = None if found is None else found[0]
             else:
                 owner = running.schedule_key
-            # pause_after_failures' count, before the run's row: see state_changes.py
+            # pause_after_failures' count and the buffered occurrence's wake-up, before
+            # the run's row: see state_changes.py (lock order) and WAKE_BUFFERED
             paused = None
             if owner is not None:
                 paused = count_run_end_of_schedule(
                     tx, owner, status=status, run_id=run_id, error=error, now_ms=now_ms
                 )
+                tx.execute(WAKE_BUFFERED, now_ms, now_ms, owner)
+                if tx.rowcount:
+                    self._db.notify(tx, "schedules")
             tx.execute(UNQUEUE_HELD, run_id, token)
             if tx.rowcount != 1:
                 raise LeaseLost(run_id)
@@ -429,17 +436,11 @@ class RunsSql:
             )  # fmt: skip
             if running is None:  # not known to the caller: read it back
                 row = tx.execute(SELECT_RUN, run_id).fetchone()
-                schedule_key, workflow = row[COL_SCHEDULE_KEY], row[COL_WORKFLOW]
-                started_ms = row[COL_STARTED_AT]
+                workflow, started_ms = row[COL_WORKFLOW], row[COL_STARTED_AT]
             else:
-                row, schedule_key, workflow = None, running.schedule_key, running.workflow
-                started = running.started_at
+                row, workflow, started = None, running.workflow, running.started_at
                 started_ms = None if started is None else to_ms(started)
             count_run_end(tx, workflow, str(status), started_ms, now_ms)
-            if schedule_key is not None:
-                tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
-                if tx.rowcount:
-                    self._db.notify(tx, "schedules")
             return row, self.claim_in(tx, then_claim), paused
 
         row, taken, paused = self._db.write(work)
@@ -481,7 +482,7 @@ class RunsSql:
             cancelled, schedule_key = cancel_idle_run(tx, run_id, now_ms)
             if cancelled:
                 if schedule_key is not None:
-                    tx.execute(WAKE_BUFFERED, now_ms, schedule_key, now_ms)
+                    tx.execute(WAKE_BUFFERED, now_ms, now_ms, schedule_key)
                 return True
             tx.execute(REQUEST_CANCEL, run_id)
             return tx.rowcount == 1
