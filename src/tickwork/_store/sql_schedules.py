@@ -240,7 +240,8 @@ class SchedulesSql:
         self, record: ScheduleRecord, *, now_ms: int, on_conflict: str, paused: bool | None
     ) -> Registration:
         def work(tx: Transaction) -> Registration:
-            hold_calendars(tx, self._db.lock_shared, [record.calendar])
+            if record.calendar is not None:
+                hold_calendars(tx, self._db.lock_shared, [record.calendar])
             return self._upsert(tx, record, now_ms, on_conflict, paused)
 
         return self._db.write(work)
