@@ -450,6 +450,15 @@ class Schedules:
                 runtime.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
             if result.fired == 0:
                 break
+            if result.fired < FIRE_BATCH:
+                # The pass took every due row it could: the next would take none, unless
+                # one is still due (a catch-up decides CATCHUP_BATCH occurrences a pass).
+                # A read says so; an empty pass would be a write transaction.
+                due = runtime.store.next_schedule_due_ms(
+                    pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
+                )
+                if due is None or due > now:
+                    break
         if started:
             runtime.wake.set()
         return started
