@@ -20,17 +20,18 @@ in the recording's file between the store's checkpoints.)
 from __future__ import annotations
 
 import argparse
-import statistics
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import floor  # noqa: E402  (bench/floor.py, beside this script)
+import floor  # bench/floor.py, beside this script
 
 Op = tuple[int, str, str | None, tuple[Any, ...]]  # connection, kind, statement, parameters
 RECORDED: list[Op] = []
@@ -107,16 +108,21 @@ def record(n: int) -> tuple[float, list[Op]]:
     took = time.perf_counter() - began
     RECORDING[0] = False
     engine.close()
-    writer = next(c for c, kind, sql, _ in RECORDED if sql and sql.startswith("BEGIN IMMEDIATE"))
-    return took, [op for op in RECORDED if op[0] == writer and not (op[2] or "").startswith("PRAGMA")]
+    writer = next(c for c, _, sql, _ in RECORDED if sql and sql.startswith("BEGIN IMMEDIATE"))
+    return took, [
+        op for op in RECORDED if op[0] == writer and not (op[2] or "").startswith("PRAGMA")
+    ]
 
 
-def replay(ops: list[Op], costs: Counter[str] | None = None) -> float:
-    """Send ``ops`` to a fresh migrated file from a plain loop; the wall seconds."""
+def replay(ops: list[Op], costs: Counter[str] | None = None, drop: Sequence[str] = ()) -> float:
+    """Send ``ops`` to a fresh migrated file from a plain loop; the wall seconds. ``drop``:
+    indexes dropped from that file first (what the run would cost without them)."""
     folder = Path(tempfile.mkdtemp(prefix="tickwork-replay-"))
     engine, _ = _engine(folder)
     engine.close()
     conn = _connect(folder / "tickwork.db", isolation_level=None, check_same_thread=False)
+    for index in drop:
+        conn.execute(f"DROP INDEX {index}")  # a name given on the command line
     for pragma in (*floor.PRAGMAS, *floor.WRITER_PRAGMAS):
         conn.execute(pragma.format(level="normal"))
     cursor, last = conn.cursor(), "?"
@@ -145,15 +151,23 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=3000, help="runs per repetition")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions (medians)")
     parser.add_argument("--statements", action="store_true", help="each statement's cost")
+    parser.add_argument(
+        "--drop", action="append", default=[], metavar="INDEX",
+        help="also replay with this index dropped (repeatable: all dropped together)",
+    )  # fmt: skip
     args = parser.parse_args()
     import tickwork
 
     n, rows = args.n, {"tickwork": [], "its SQL replayed bare": [], "floor (a)": []}
+    if args.drop:
+        rows["... without " + ", ".join(args.drop)] = []
     costs: Counter[str] = Counter()
     for _ in range(args.repeat):
         took, ops = record(n)
         rows["tickwork"].append(took)
         rows["its SQL replayed bare"].append(replay(ops, costs if args.statements else None))
+        if args.drop:
+            rows["... without " + ", ".join(args.drop)].append(replay(ops, drop=args.drop))
         measured = floor.measure(n, batched=False, synchronous="normal")
         rows["floor (a)"].append(measured["total_s"])
     print(f"tickwork from {tickwork.__file__}; {n} runs, median of {args.repeat}; "
@@ -161,7 +175,7 @@ def main() -> int:
     floor_s = statistics.median(rows["floor (a)"])
     for name, seconds in rows.items():
         median = statistics.median(seconds)
-        print(f"  {name:<24} {median / n * 1e6:7.0f} µs a run  {n / median:7.0f} runs/s  "
+        print(f"  {name:<28} {median / n * 1e6:7.0f} µs a run  {n / median:7.0f} runs/s  "
               f"{floor_s / median:5.0%} of floor (a)")  # fmt: skip
     if args.statements:
         print("per run, by statement (summed over the repetitions' replays):")
