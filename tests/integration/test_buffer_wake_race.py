@@ -43,8 +43,9 @@ def url() -> Iterator[str]:
 
 
 class HeldBeforeCommit:
-    """Wraps a store's writes: the next one does all its statements, then waits for
-    ``release`` before it commits (its locks held, its changes not yet seen by others)."""
+    """Wraps a store's writes: until ``release`` is set, each does all its statements and
+    then waits for it before it commits (its locks held, its changes not yet seen by
+    others); ``reached`` tells that the first got there."""
 
     def __init__(self, store: Store) -> None:
         self.reached, self.release = threading.Event(), threading.Event()
