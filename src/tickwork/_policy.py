@@ -6,11 +6,12 @@ clock: ``now_ms`` is an argument and every input is a plain value read by the st
 store reads a row, calls a function here and writes what it returns, in one transaction.
 
 One rule stays in SQL, on purpose: when a run of a schedule ends, a buffered occurrence's
-wake-up is pulled to now (``WAKE_BUFFERED`` in ``_store/sql_runs.py``), the buffered
-case of ``due_at`` below done by one conditional UPDATE on the hot path of finishing a run,
+wake-up is pulled to now (``WAKE_BUFFERED`` in ``_store/state_changes.py``), the buffered
+case of ``due_at`` below done by a conditional UPDATE on the hot path of finishing a run,
 without reading the schedule first. So is the count of failed runs in a row that
-``pause_after_failures`` watches (``_store/sql_runs.py``): a completed run resets it, a
-failed one adds one; ``auto_pauses`` below decides from the count.
+``pause_after_failures`` watches, in the same place: a completed run resets it (in the
+same statement as the wake-up), a failed one adds one; ``auto_pauses`` below decides from
+the count.
 """
 
 from __future__ import annotations

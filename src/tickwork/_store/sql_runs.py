@@ -47,7 +47,7 @@ from .run_rows import (
     run_from_row,
     step_from_row,
 )
-from .state_changes import count_run_end_of_schedule
+from .state_changes import WAKE_BUFFERED, end_run_of_schedule
 from .transaction import Database, Transaction, in_filters
 
 __all__ = [
@@ -228,17 +228,6 @@ RETURNING schedule_key, workflow, started_at
 REQUEST_CANCEL = """
 UPDATE tickwork_queue SET cancel_requested = 1 WHERE id = ? AND status = 'running'
 """
-# A run of the schedule ends: its buffered occurrence, if any, is due now (the buffered
-# case of _policy.due_at, done without reading the schedule on the hot path). It writes
-# the row even when the schedule is due already, to lock it: a firing pass that took the
-# row first read the run as unfinished and may have moved due_at past the buffered
-# occurrence, so this waits for that pass and then pulls due_at back; a pass coming later
-# skips the locked row (PostgreSQL) and the next one sees the run ended.
-WAKE_BUFFERED = """
-UPDATE tickwork_schedules SET due_at = CASE WHEN due_at IS NULL OR due_at > ? THEN ?
-    ELSE due_at END
-WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
-"""
 # Let another worker take these runs at once; dropping the token fences off the old owner.
 # (A read of the queue, the runs in flight: a worker releases its leases when it stops.)
 RELEASE_LEASE = """
@@ -417,14 +406,13 @@ class RunsSql:
             else:
                 owner = running.schedule_key
             # pause_after_failures' count and the buffered occurrence's wake-up, before
-            # the run's row: see state_changes.py (lock order) and WAKE_BUFFERED
+            # the run's row (state_changes.py)
             paused = None
             if owner is not None:
-                paused = count_run_end_of_schedule(
+                paused, written = end_run_of_schedule(
                     tx, owner, status=status, run_id=run_id, error=error, now_ms=now_ms
                 )
-                tx.execute(WAKE_BUFFERED, now_ms, now_ms, owner)
-                if tx.rowcount:
+                if written:
                     self._db.notify(tx, "schedules")
             tx.execute(UNQUEUE_HELD, run_id, token)
             if tx.rowcount != 1:

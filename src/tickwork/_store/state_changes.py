@@ -9,12 +9,13 @@ Every change is recorded in the history, its note as its reason (empty without o
 auto-pause's names the last failed run and its error; a registration's ``paused=`` says
 so).
 
-The count is kept by the statement a run's end already spends on its schedule: a
-completed run resets it with a key seek that writes nothing unless a streak just ended;
-a failed one adds one. Both run before the run's own row is written, so that an ending
-locks the schedule's row before the run's, in the order firing does (it holds the
-schedule and may ask the run to stop: ``cancel_previous``); the other order could
-deadlock on PostgreSQL.
+The count is kept by the statement a run's end already spends on its schedule
+(``end_run_of_schedule``), with the wake-up of an occurrence buffered behind the run: a
+completed run resets the count and wakes in one key seek that writes nothing unless a
+streak just ended or something is buffered; a failed one adds one, then wakes. They run
+before the run's own row is written, so that an ending locks the schedule's row before
+the run's, in the order firing does (it holds the schedule and may ask the run to stop:
+``cancel_previous``); the other order could deadlock on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .._records import FiringState, StoredSchedule
 from .schedule_rows import FIRING, SELECT_STORED, stored_from_row
 from .transaction import Transaction
 
-__all__ = ["change_state", "count_run_end_of_schedule", "mark_state_changed"]
+__all__ = ["WAKE_BUFFERED", "change_state", "end_run_of_schedule", "mark_state_changed"]
 
 # Write a state change (from _policy.transition): the firing state, the note and when;
 # failures in a row count afresh.
@@ -40,10 +41,24 @@ MARK_STATE_CHANGED = """
 UPDATE tickwork_schedules SET note = NULL, state_changed_at = ?, failed_in_row = 0
 WHERE key = ?
 """
-# A run of the schedule completed: a streak of failures ends. A seek by key that writes
-# (and, on PostgreSQL, locks) nothing unless the count is not 0.
-RESET_FAILURES = """
-UPDATE tickwork_schedules SET failed_in_row = 0 WHERE key = ? AND failed_in_row <> 0
+# A run of the schedule ends: its buffered occurrence, if any, is due now (the buffered
+# case of _policy.due_at, done without reading the schedule on the hot path). It writes
+# the row even when the schedule is due already, to lock it: a firing pass that took the
+# row first read the run as unfinished and may have moved due_at past the buffered
+# occurrence, so this waits for that pass and then pulls due_at back; a pass coming later
+# skips the locked row (PostgreSQL) and the next one sees the run ended.
+WAKE_BUFFERED = """
+UPDATE tickwork_schedules SET due_at = CASE WHEN due_at IS NULL OR due_at > ? THEN ?
+    ELSE due_at END
+WHERE key = ? AND buffered_for IS NOT NULL AND state = 'active'
+"""
+# A run of the schedule completed: a streak of failures ends, and the wake-up above, in
+# one seek by key that writes (and, on PostgreSQL, locks) nothing unless either applies.
+END_COMPLETED = """
+UPDATE tickwork_schedules SET failed_in_row = 0,
+    due_at = CASE WHEN buffered_for IS NOT NULL AND state = 'active'
+        AND (due_at IS NULL OR due_at > ?) THEN ? ELSE due_at END
+WHERE key = ? AND (failed_in_row <> 0 OR (buffered_for IS NOT NULL AND state = 'active'))
 """
 # A run of the schedule failed for good: one more in a row, and what auto_pauses needs.
 COUNT_FAILURE = """
@@ -99,17 +114,27 @@ def mark_state_changed(
     tx.execute(INSERT_STATE_CHANGE, key, now_ms, decision.value, reason, None, revision, now_ms)
 
 
-def count_run_end_of_schedule(
+def end_run_of_schedule(
     tx: Transaction, key: str, *, status: RunStatus, run_id: str, error: str | None, now_ms: int
+) -> tuple[HistoryEntry | None, bool]:
+    """A run of schedule ``key`` ended as ``status``, before the run's own row is written:
+    count it (pausing the schedule when ``pause_after_failures`` is reached) and wake the
+    occurrence buffered behind it. Returns the auto-pause's history entry, if it paused
+    (the caller logs it after the commit), and whether the row was written (the caller
+    tells listening workers: a buffered occurrence may be due)."""
+    if status is RunStatus.COMPLETED:  # the common case: one statement
+        tx.execute(END_COMPLETED, now_ms, now_ms, key)
+        return None, tx.rowcount > 0
+    # a cancelled run neither counts nor resets
+    paused = _count_failure(tx, key, run_id, error, now_ms) if status is RunStatus.FAILED else None
+    tx.execute(WAKE_BUFFERED, now_ms, now_ms, key)  # after a pause: a paused one waits
+    return paused, tx.rowcount > 0
+
+
+def _count_failure(
+    tx: Transaction, key: str, run_id: str, error: str | None, now_ms: int
 ) -> HistoryEntry | None:
-    """Count a run of schedule ``key`` that ended as ``status``, before its row is written;
-    pause the schedule when ``pause_after_failures`` is reached. Returns the auto-pause's
-    history entry, if it paused (the caller logs it after the commit)."""
-    if status is RunStatus.COMPLETED:
-        tx.execute(RESET_FAILURES, key)
-        return None
-    if status is not RunStatus.FAILED:  # a cancelled run neither counts nor resets
-        return None
+    """One more failure in a row; the auto-pause's entry if that pauses the schedule."""
     counted = tx.execute(COUNT_FAILURE, key).fetchone()
     if counted is None:  # the schedule was removed; its runs stay
         return None
