@@ -69,24 +69,18 @@ def _recording_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
     return _connect(*args, **{**kwargs, "factory": _Connection})
 
 
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
-
-
 def _engine(folder: Path) -> tuple[Any, Any]:
+    """A migrated engine on a new file, with the floor's 3-step workflow (its step
+    functions: the same work as floor (a) and bench/runs.py)."""
     from tickwork import Context, Engine
 
     engine = Engine(f"sqlite:///{folder / 'tickwork.db'}")
 
     @engine.workflow("three-steps")
     def three_steps(ctx: Context) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
+        one = ctx.step("one", floor.first)
+        two = ctx.step("two", floor.following, one)
+        return ctx.step("three", floor.following, two)  # type: ignore[no-any-return]
 
     engine.migrate()
     return engine, three_steps
