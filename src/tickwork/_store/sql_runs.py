@@ -224,6 +224,12 @@ UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, deadline_at = NU
 WHERE id = ?
 RETURNING schedule_key, workflow, started_at
 """
+# With Database.lock_row, a cancel takes the run's schedule's row before the run's: firing
+# holds the schedule and may cancel the run (cancel_previous), and the other order could
+# deadlock with it on PostgreSQL. (The subquery's row is read, not locked.)
+LOCK_SCHEDULE_OF_RUN = """
+SELECT key FROM tickwork_schedules WHERE key = (SELECT schedule_key FROM tickwork_runs WHERE id = ?)
+"""
 # Ask the executor of a running run to stop at its next step boundary.
 REQUEST_CANCEL = """
 UPDATE tickwork_queue SET cancel_requested = 1 WHERE id = ? AND status = 'running'
@@ -466,7 +472,11 @@ class RunsSql:
         return Ended(run_from_row(row), _claimed(taken, then_claim))
 
     def cancel_run(self, run_id: str, *, now_ms: int) -> bool:
+        lock_row = self._db.lock_row  # none on SQLite: its writes take turns
+
         def work(tx: Transaction) -> bool:
+            if lock_row:  # in the order firing takes them (see LOCK_SCHEDULE_OF_RUN)
+                tx.execute(LOCK_SCHEDULE_OF_RUN + lock_row, run_id)
             cancelled, schedule_key = cancel_idle_run(tx, run_id, now_ms)
             if cancelled:
                 if schedule_key is not None:
