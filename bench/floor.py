@@ -74,6 +74,14 @@ def following(previous: dict[str, int]) -> dict[str, int]:
     return {"n": previous["n"] + 1}
 
 
+def three_steps(ctx: Any) -> dict[str, int]:
+    """The same run as a tickwork workflow, each step checkpointed by ``ctx`` (the bench
+    scripts register it as "three-steps")."""
+    one = ctx.step("one", first)
+    two = ctx.step("two", following, one)
+    return ctx.step("three", following, two)  # type: ignore[no-any-return]
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 

@@ -41,6 +41,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+import floor  # bench/floor.py, beside this script
+
 _connect = sqlite3.connect
 STATEMENTS: collections.Counter[str] = collections.Counter()
 CONNECTIONS: list[sqlite3.Connection] = []
@@ -77,14 +80,6 @@ def _trace(statement: str) -> None:
         TEXTS[_LITERALS.sub("?", " ".join(statement.split()))[:110]] += 1
 
 
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="runs measured (after 50 warm-up)")
@@ -101,7 +96,7 @@ def main() -> int:
         sqlite3.connect = _traced_connect  # type: ignore[assignment]
 
     import tickwork
-    from tickwork import Context, Engine
+    from tickwork import Engine
     from tickwork._store import write_combiner
 
     writes = collections.Counter[str]()
@@ -116,11 +111,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="tickwork-cost-"))
     engine = Engine(f"sqlite:///{folder / 'tickwork.db'}")
 
-    @engine.workflow("three-steps")
-    def three_steps(ctx: Context) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
+    three_steps = engine.workflow("three-steps")(floor.three_steps)
 
     engine.migrate()
     for _ in range(50):

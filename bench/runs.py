@@ -53,34 +53,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+import floor  # bench/floor.py, beside this script: the work itself, the same for all
+
 INSTALL = "bench/.venv/bin/pip install -e . dbos"
-
-# -- the work itself, identical for both libraries -----------------------------------
-
-
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
-
 
 # -- one measurement, in a child process ---------------------------------------------
 
 
 def _tickwork_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     import tickwork
-    from tickwork import Context, Engine
+    from tickwork import Engine
 
     url = f"sqlite:///{folder / 'tickwork.db'}?synchronous={spec['sync']}"
     engine = Engine(url)
 
-    @engine.workflow("three-steps")
-    def three_steps(ctx: Context) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
+    three_steps = engine.workflow("three-steps")(floor.three_steps)
 
     lock = threading.Lock()
     state = {"done": 0, "target": 0}
@@ -171,11 +159,11 @@ def _dbos_trial(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
 
     @DBOS.step()
     def step_one() -> dict[str, int]:
-        return first()
+        return floor.first()
 
     @DBOS.step()
     def step_next(previous: dict[str, int]) -> dict[str, int]:
-        return following(previous)
+        return floor.following(previous)
 
     @DBOS.workflow()
     def three_steps() -> dict[str, int]:

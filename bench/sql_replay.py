@@ -12,6 +12,8 @@ says how far the SQL alone bounds tickwork's share of the floor::
 
     bench/.venv/bin/python bench/sql_replay.py --n 3000 --repeat 3
     bench/.venv/bin/python bench/sql_replay.py --n 3000 --statements   # each statement's cost
+    bench/.venv/bin/python bench/sql_replay.py --drop tickwork_runs_created \
+        --skip "INSERT INTO tickwork_counters"   # the same without an index, a statement
 
 (The replay runs no passive-checkpoint thread; the WAL grows to its autocheckpoint, as
 in the recording's file between the store's checkpoints.)
@@ -72,15 +74,11 @@ def _recording_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
 def _engine(folder: Path) -> tuple[Any, Any]:
     """A migrated engine on a new file, with the floor's 3-step workflow (its step
     functions: the same work as floor (a) and bench/runs.py)."""
-    from tickwork import Context, Engine
+    from tickwork import Engine
 
     engine = Engine(f"sqlite:///{folder / 'tickwork.db'}")
 
-    @engine.workflow("three-steps")
-    def three_steps(ctx: Context) -> dict[str, int]:
-        one = ctx.step("one", floor.first)
-        two = ctx.step("two", floor.following, one)
-        return ctx.step("three", floor.following, two)  # type: ignore[no-any-return]
+    three_steps = engine.workflow("three-steps")(floor.three_steps)
 
     engine.migrate()
     return engine, three_steps
@@ -108,9 +106,17 @@ def record(n: int) -> tuple[float, list[Op]]:
     ]
 
 
-def replay(ops: list[Op], costs: Counter[str] | None = None, drop: Sequence[str] = ()) -> float:
+def replay(
+    ops: list[Op],
+    costs: Counter[str] | None = None,
+    drop: Sequence[str] = (),
+    skip: Sequence[str] = (),
+) -> float:
     """Send ``ops`` to a fresh migrated file from a plain loop; the wall seconds. ``drop``:
-    indexes dropped from that file first (what the run would cost without them)."""
+    indexes dropped from that file first; ``skip``: statements that begin so left out
+    (what the run would cost without them)."""
+    if skip:
+        ops = [op for op in ops if not (op[2] or "").startswith(tuple(skip))]
     folder = Path(tempfile.mkdtemp(prefix="tickwork-replay-"))
     engine, _ = _engine(folder)
     engine.close()
@@ -149,19 +155,24 @@ def main() -> int:
         "--drop", action="append", default=[], metavar="INDEX",
         help="also replay with this index dropped (repeatable: all dropped together)",
     )  # fmt: skip
+    parser.add_argument(
+        "--skip", action="append", default=[], metavar="PREFIX",
+        help="... and without the statements that begin with PREFIX (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
     import tickwork
 
     n, rows = args.n, {"tickwork": [], "its SQL replayed bare": [], "floor (a)": []}
-    if args.drop:
-        rows["... without " + ", ".join(args.drop)] = []
+    without = "... without " + ", ".join([*args.drop, *(f"{p}..." for p in args.skip)])
+    if args.drop or args.skip:
+        rows[without] = []
     costs: Counter[str] = Counter()
     for _ in range(args.repeat):
         took, ops = record(n)
         rows["tickwork"].append(took)
         rows["its SQL replayed bare"].append(replay(ops, costs if args.statements else None))
-        if args.drop:
-            rows["... without " + ", ".join(args.drop)].append(replay(ops, drop=args.drop))
+        if args.drop or args.skip:
+            rows[without].append(replay(ops, drop=args.drop, skip=args.skip))
         measured = floor.measure(n, batched=False, synchronous="normal")
         rows["floor (a)"].append(measured["total_s"])
     print(f"tickwork from {tickwork.__file__}; {n} runs, median of {args.repeat}; "

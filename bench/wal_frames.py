@@ -28,6 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+import floor  # bench/floor.py, beside this script
+
 FRAME_HEADER = 24
 WAL_HEADER = 32
 HAS_DBSTAT = "SELECT COUNT(*) FROM pragma_module_list WHERE name = 'dbstat'"
@@ -40,14 +43,6 @@ WHERE pagetype = 'leaf' AND name IN ('tickwork_runs_created', 'tickwork_runs_wor
 """
 
 
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=2000, help="runs measured")
@@ -55,7 +50,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import tickwork
-    from tickwork import Context, Engine
+    from tickwork import Engine
     from tickwork._store import sqlite as sqlite_store
     from tickwork._store import sqlite_checkpoints
 
@@ -68,11 +63,7 @@ def main() -> int:
     wal = Path(f"{path}-wal")
     engine = Engine(f"sqlite:///{path}")
 
-    @engine.workflow("three-steps")
-    def three_steps(ctx: Context) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
+    three_steps = engine.workflow("three-steps")(floor.three_steps)
 
     version = engine.migrate()
     for done in range(0, args.history, 1000):

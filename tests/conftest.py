@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from tests.pg import ENV, fresh_schema
+from tests.timeline import START
 from tickwork import Engine
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def pytest_report_header() -> str:

@@ -12,6 +12,7 @@ its ``Heartbeat`` (``_heartbeat``): its record in the store, renewed until it st
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import queue
@@ -171,12 +172,17 @@ class Worker:
         thread = threading.Thread(target=self.run, name="tickwork-worker", daemon=True)
         thread.start()
         # Back to the caller once the worker has recorded itself (list_workers shows it).
-        self._started.wait(_START_WAIT_S)
+        self.wait_started()
         try:
             yield self
         finally:
             self.stop()
             thread.join()
+
+    def wait_started(self) -> bool:
+        """Wait (up to ``_START_WAIT_S``) until the loop has recorded the worker; whether
+        it has."""
+        return self._started.wait(_START_WAIT_S)
 
     def run(self) -> None:
         """The loop, in the calling thread, until ``stop``; then drain and release."""
@@ -414,6 +420,20 @@ _ABANDON_S = 5.0
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def _freeze_what_lives_on(worker: Worker) -> None:
+    """Once the worker has started, leave the objects the process holds so far (modules,
+    the app, the registry, the store: some 40,000 that live as long as it) out of the
+    garbage collector's full passes (``gc.freeze``). Measured in a ``tickwork worker``
+    firing 50 schedules every second: a full pass took 13-22 ms about every 30 s, on
+    whichever thread allocated at that moment, most often the firing pass (its runs were
+    committed that much later); with them frozen, none above 1 ms. Objects are still
+    freed when nothing refers to them; only cycles among the frozen ones would stay. Only
+    a process given over to the worker does this (``run_worker``): the heap of an
+    application that embeds ``Engine.worker()`` is its own to tune."""
+    if worker.wait_started():
+        gc.freeze()
+
+
 def run_until_signalled(worker: Worker) -> None:
     """Run ``worker`` until SIGINT/SIGTERM (outside the main thread, which alone receives
     signals: until stopped by other means).
@@ -440,6 +460,7 @@ def run_until_signalled(worker: Worker) -> None:
     try:
         loop = threading.Thread(target=worker.run, name="tickwork-loop")
         loop.start()
+        _freeze_what_lives_on(worker)
         while loop.is_alive():
             signalled = signal.sigtimedwait(_STOP_SIGNALS, 0.25)
             # Only the signals asked for: after SIGSTOP/SIGCONT the wait can return a

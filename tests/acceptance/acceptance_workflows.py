@@ -20,6 +20,7 @@ What a worker process does is steered by environment variables, read when they m
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import os
@@ -57,6 +58,11 @@ def define(engine: Engine) -> None:
         three = ctx.step("three", _work, ctx, "three", two + 3)
         _hold("after:three")
         return {"n": input["n"], "value": three}
+
+    @engine.workflow("frozen-objects")
+    def frozen_objects(ctx: Context) -> int:
+        """How many objects the worker's process left out of full garbage collections."""
+        return gc.get_freeze_count()
 
 
 def watch_sigterm() -> None:

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
-from tests.conftest import START
+from tests.timeline import START
 
 from tickwork import ConfigError, Context, Engine, StoreError
 from tickwork.server import create_app

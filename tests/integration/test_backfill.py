@@ -5,15 +5,14 @@ overlap overrides the schedule's policy. Both backends, FakeClock."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from tests.timeline import START, at, rid
 
 from tickwork import ConfigError, Context, Engine, RunStatus
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 CADENCES = [{"every": "10m"}, {"cron": "*/10 * * * *"}]
 
@@ -21,14 +20,6 @@ CADENCES = [{"every": "10m"}, {"cron": "*/10 * * * *"}]
 @pytest.fixture(params=CADENCES, ids=["interval", "cron"])
 def cadence(request: pytest.FixtureRequest) -> dict[str, Any]:
     return dict(request.param)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(minutes: float) -> str:
-    return f"k@{at(minutes):%Y-%m-%dT%H:%M:%S}.000Z"
 
 
 def decisions(engine: Engine) -> list[tuple[str, datetime, str | None]]:

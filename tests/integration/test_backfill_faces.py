@@ -6,25 +6,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 import uvicorn
+from tests.timeline import at, rid
 
 from tickwork import Client, ConfigError, Context, Engine
 from tickwork.server import create_app
 from tickwork.server.openapi import openapi_document
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(minutes: float) -> str:
-    return f"k@{at(minutes):%Y-%m-%dT%H:%M:%S}.000Z"
 
 
 @pytest.fixture

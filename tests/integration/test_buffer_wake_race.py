@@ -14,26 +14,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from tests.pg import fresh_schema
+from tests.timeline import START, at, rid
 
 from tickwork import Context, Engine, RunStatus
 from tickwork._clock import to_ms
 from tickwork._store import Store, open_store
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(minutes: float) -> str:
-    return f"k@{at(minutes):%Y-%m-%dT%H:%M:%S}.000Z"
 
 
 @pytest.fixture

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 import pytest
 from tests.pg import fresh_schema
+from tests.timeline import START
 
 from tickwork import Context, Engine, RunStatus
 from tickwork._clock import to_ms
@@ -25,7 +26,6 @@ from tickwork._store import open_store
 from tickwork._store.sql_runs import cancel_idle_run
 from tickwork.testing import FakeClock
 
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 RUN = "k@2026-03-01T12:10:00.000Z"  # the occurrence of 12:10
 
 

@@ -7,16 +7,15 @@ import html
 import re
 from collections.abc import Iterator
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from tests.browser import Browser
+from tests.timeline import START
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

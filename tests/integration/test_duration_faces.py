@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from tests.browser import Browser
-from tests.conftest import START
 from tests.integration.test_api import Api
 from tests.integration.test_dashboard import text
+from tests.timeline import START
 
 from tickwork import Client, ConfigError, Context, Engine, Every, Retry, RunFailed
 from tickwork.server import create_app

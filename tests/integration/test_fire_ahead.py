@@ -10,20 +10,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from tests.timeline import START, at, run_id
 
 from tickwork import ConfigError, Context, Engine, RunStatus
 from tickwork._clock import to_ms
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(key: str, when: datetime) -> str:
-    return f"{key}@{when:%Y-%m-%dT%H:%M:%S}.{when.microsecond // 1000:03d}Z"
 
 
 def history(engine: Engine, key: str) -> list[tuple[str, datetime, int]]:
@@ -53,20 +44,20 @@ def test_an_occurrence_is_decided_ahead_and_runs_from_its_occurrence_on(
     clock.set(at(1) - timedelta(milliseconds=600))
     assert ahead.tick() == []  # further away than fire_ahead
     clock.set(at(1) - timedelta(milliseconds=400))
-    assert ahead.tick() == [rid("k", at(1))]
-    run = ahead.get_run(rid("k", at(1)))
+    assert ahead.tick() == [run_id("k", at(1))]
+    run = ahead.get_run(run_id("k", at(1)))
     assert run is not None and run.status is RunStatus.PENDING
     assert run.scheduled_for == at(1)
     assert run.created_at == at(1) - timedelta(milliseconds=400)
     assert ahead.run_until_idle() == 0  # not before its occurrence
     schedule = ahead.get_schedule("k")
     assert schedule is not None and schedule.next_fire_at == at(2)
-    assert schedule.last_run_id == rid("k", at(1))
+    assert schedule.last_run_id == run_id("k", at(1))
     assert schedule.overdue_by is None
     clock.set(at(1))
     assert ahead.tick() == []  # decided already: never a second run
     assert ahead.run_until_idle() == 1
-    done = ahead.get_run(rid("k", at(1)))
+    done = ahead.get_run(run_id("k", at(1)))
     assert done is not None and done.status is RunStatus.COMPLETED
     assert done.started_at is not None and done.started_at >= at(1)
     assert history(ahead, "k") == [("started", at(1), 1)]
@@ -89,13 +80,13 @@ def test_jitter_still_delays_a_run_decided_ahead(ahead: Engine, clock: FakeClock
     """The run waits for its occurrence plus its jitter, as when decided on time."""
     ahead.schedule("job", every="1m", key="k", jitter="20s")
     clock.set(at(1) - timedelta(milliseconds=100))
-    assert ahead.tick() == [rid("k", at(1))]
+    assert ahead.tick() == [run_id("k", at(1))]
     clock.set(at(1))
     runnable_now = ahead.run_until_idle()
     clock.set(at(1) + timedelta(seconds=20))
     runnable_later = ahead.run_until_idle()
     assert runnable_now + runnable_later == 1
-    run = ahead.get_run(rid("k", at(1)))
+    run = ahead.get_run(run_id("k", at(1)))
     assert run is not None and run.started_at is not None and run.started_at > at(1)
 
 
@@ -108,7 +99,7 @@ def test_other_overlap_policies_are_decided_at_the_occurrence(
     clock.set(at(1) - timedelta(milliseconds=400))
     assert ahead.tick() == []
     clock.set(at(1))
-    assert ahead.tick() == [rid("k", at(1))]
+    assert ahead.tick() == [run_id("k", at(1))]
 
 
 def test_missed_occurrences_are_caught_up_then_the_next_is_decided_ahead(
@@ -118,7 +109,7 @@ def test_missed_occurrences_are_caught_up_then_the_next_is_decided_ahead(
     missed occurrence, 12:01-12:08 are dropped, and 12:10 is decided ahead."""
     ahead.schedule("job", every="1m", key="k")
     clock.set(at(10) - timedelta(milliseconds=200))
-    assert ahead.tick() == [rid("k", at(9)), rid("k", at(10))]
+    assert ahead.tick() == [run_id("k", at(9)), run_id("k", at(10))]
     assert history(ahead, "k") == [
         ("dropped_catchup", at(1), 8),
         ("started", at(9), 1),
@@ -137,7 +128,7 @@ def test_a_lead_longer_than_the_interval_decides_each_occurrence_within_it(
         engine.schedule("job", every="1s", key="k")
         clock.set(START + timedelta(milliseconds=100))
         second = timedelta(seconds=1)
-        assert engine.tick() == [rid("k", START + second), rid("k", START + 2 * second)]
+        assert engine.tick() == [run_id("k", START + second), run_id("k", START + 2 * second)]
         assert [d for d, _, _ in history(engine, "k")] == ["started", "started"]
 
 
@@ -155,7 +146,7 @@ def test_two_workers_firing_ahead_start_each_occurrence_once(db_url: str, clock:
             for lead_ms in (450, 250, 0):
                 clock.set(at(minute) - timedelta(milliseconds=lead_ms))
                 started += one.tick() + two.tick()
-        assert started == [rid("k", at(m)) for m in range(1, 6)]
+        assert started == [run_id("k", at(m)) for m in range(1, 6)]
         assert len(one.list_runs(schedule_key="k")) == 5
 
 
@@ -166,7 +157,7 @@ def test_a_pause_after_the_decision_leaves_the_run_decided_ahead(
     leaves runs in flight alone (docs/behaviour.md says so)."""
     ahead.schedule("job", every="1m", key="k")
     clock.set(at(1) - timedelta(milliseconds=300))
-    assert ahead.tick() == [rid("k", at(1))]
+    assert ahead.tick() == [run_id("k", at(1))]
     assert ahead.pause("k")
     clock.set(at(1))
     assert ahead.run_until_idle() == 1
@@ -184,9 +175,9 @@ def test_an_interval_shorter_than_the_lead_decides_every_occurrence_within_it_at
         engine.schedule("job", every="100ms", key="k")
         clock.set(START + timedelta(milliseconds=50))
         step = timedelta(milliseconds=100)
-        assert engine.tick() == [rid("k", START + i * step) for i in range(1, 11)]
+        assert engine.tick() == [run_id("k", START + i * step) for i in range(1, 11)]
         clock.set(START + timedelta(milliseconds=250))
-        assert engine.tick() == [rid("k", START + i * step) for i in (11, 12)]
+        assert engine.tick() == [run_id("k", START + i * step) for i in (11, 12)]
         assert {d for d, _, _ in history(engine, "k")} == {"started"}
 
 
@@ -213,7 +204,7 @@ def test_a_schedule_that_cannot_be_planned_is_not_retried_at_once_when_firing_ah
         engine.schedule("job", every="1m", key="bad")
         engine.schedule("job", every="1m", key="good")
         clock.set(at(1) - timedelta(seconds=5))
-        assert engine.tick() == [rid("good", at(1))]
+        assert engine.tick() == [run_id("good", at(1))]
         assert [str(e) for e in reported] == ["cannot plan this one"]
 
 
@@ -237,14 +228,14 @@ def test_a_worker_fires_ahead_on_the_real_clock(db_url: str) -> None:
         register(engine)
         occurrence = datetime.fromtimestamp(time.time() // 1 + 4, UTC)
         engine.schedule("job", every="1h", key="k", start_at=occurrence - timedelta(hours=1))
-        run_id = rid("k", occurrence)
+        expected = run_id("k", occurrence)
         with engine.worker(threads=1, poll_interval="100ms"):
-            run = engine.get_run(run_id)
+            run = engine.get_run(expected)
             for _ in range(1200):  # a minute at most, on a machine however busy
                 if run is not None and run.status is RunStatus.COMPLETED:
                     break
                 time.sleep(0.05)
-                run = engine.get_run(run_id)
+                run = engine.get_run(expected)
         assert run is not None and run.status is RunStatus.COMPLETED, run
         assert run.created_at < occurrence <= run.started_at  # type: ignore[operator]
 
@@ -262,7 +253,7 @@ def test_the_loop_wakes_fire_ahead_before_an_allow_occurrence_and_on_time_for_ot
         engine.schedule("job", every="12s", key="allow")
         assert wake() == to_ms(START + timedelta(seconds=7))
         clock.set(START + timedelta(seconds=7))
-        assert engine.tick() == [rid("allow", START + timedelta(seconds=12))]
+        assert engine.tick() == [run_id("allow", START + timedelta(seconds=12))]
         assert wake() == to_ms(START + timedelta(seconds=10))  # the skip one, on time
         clock.set(START + timedelta(seconds=8))
         assert engine.tick() == []  # nothing fired before its time

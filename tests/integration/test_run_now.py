@@ -4,14 +4,13 @@ the last run was created; a triggered occurrence is never skipped as overlapping
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from tests.timeline import START
 
 from tickwork import Context, Decision, Engine, RunStatus
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -4,27 +4,15 @@ errors."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from tests.timeline import START, at, run_id
 
 from tickwork import Context, Engine, Retry, RunStatus
 from tickwork._scheduling import Schedules
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def at(minutes: float) -> datetime:
-    """START plus some minutes."""
-    return START + timedelta(minutes=minutes)
-
-
-def run_id(key: str, when: datetime) -> str:
-    """The documented run id of an occurrence: key@UTC instant with milliseconds."""
-    utc = when.astimezone(UTC)
-    return f"{key}@{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 def register_job(engine: Engine, seen: list[tuple[Any, ...]] | None = None) -> None:

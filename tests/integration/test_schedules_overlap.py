@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import pytest
+from tests.timeline import at, rid
 
 from tickwork import Context, Engine, RunStatus
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 # Both cadences fire at 12:10, 12:20, 12:30... after registration at 12:00.
 CADENCES = [{"every": "10m"}, {"cron": "*/10 * * * *"}]
@@ -19,15 +18,6 @@ CADENCES = [{"every": "10m"}, {"cron": "*/10 * * * *"}]
 @pytest.fixture(params=CADENCES, ids=["interval", "cron"])
 def cadence(request: pytest.FixtureRequest) -> dict[str, Any]:
     return dict(request.param)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(minutes: float) -> str:
-    """Run id of schedule "k"'s occurrence at START + minutes."""
-    return f"k@{at(minutes):%Y-%m-%dT%H:%M:%S}.000Z"
 
 
 def history(engine: Engine) -> list[tuple[str, datetime, str | None]]:

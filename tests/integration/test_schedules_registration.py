@@ -7,6 +7,7 @@ from typing import Any
 
 import pydantic
 import pytest
+from tests.timeline import START
 
 from tickwork import (
     ConfigError,
@@ -18,8 +19,6 @@ from tickwork import (
     UnknownWorkflowError,
 )
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 class Order(pydantic.BaseModel):

@@ -7,20 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from tests.timeline import START, at, rid
 
 from tickwork import Context, Engine, RunStatus, UnknownWorkflowError
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def at(minutes: float) -> datetime:
-    return START + timedelta(minutes=minutes)
-
-
-def rid(minutes: float, key: str = "k") -> str:
-    return f"{key}@{at(minutes):%Y-%m-%dT%H:%M:%S}.000Z"
-
 
 #: the history's record of state changes themselves (tested in test_state_notes*.py)
 STATE_CHANGES = {"paused", "resumed", "deactivated", "activated"}

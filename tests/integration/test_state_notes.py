@@ -3,14 +3,13 @@ keep the note on the schedule with ``state_changed_at``, and in its history."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from tests.timeline import START
 
 from tickwork import ConfigError, Context, Decision, Engine, ScheduleState
 from tickwork.testing import FakeClock
-
-START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
