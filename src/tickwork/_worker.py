@@ -172,17 +172,17 @@ class Worker:
         thread = threading.Thread(target=self.run, name="tickwork-worker", daemon=True)
         thread.start()
         # Back to the caller once the worker has recorded itself (list_workers shows it).
-        self.wait_started()
+        self._started.wait(_START_WAIT_S)
         try:
             yield self
         finally:
             self.stop()
             thread.join()
 
-    def wait_started(self) -> bool:
-        """Wait (up to ``_START_WAIT_S``) until the loop has recorded the worker; whether
-        it has."""
-        return self._started.wait(_START_WAIT_S)
+    @property
+    def started(self) -> bool:
+        """Whether the loop has recorded the worker (it is then under way)."""
+        return self._started.is_set()
 
     def run(self) -> None:
         """The loop, in the calling thread, until ``stop``; then drain and release."""
@@ -420,7 +420,7 @@ _ABANDON_S = 5.0
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _freeze_what_lives_on(worker: Worker) -> None:
+def _freeze_what_lives_on(worker: Worker) -> bool:
     """Once the worker has started, leave the objects the process holds so far (modules,
     the app, the registry, the store: some 40,000 that live as long as it) out of the
     garbage collector's full passes (``gc.freeze``). Measured in a ``tickwork worker``
@@ -429,9 +429,12 @@ def _freeze_what_lives_on(worker: Worker) -> None:
     committed that much later); with them frozen, none above 1 ms. Objects are still
     freed when nothing refers to them; only cycles among the frozen ones would stay. Only
     a process given over to the worker does this (``run_worker``): the heap of an
-    application that embeds ``Engine.worker()`` is its own to tune."""
-    if worker.wait_started():
-        gc.freeze()
+    application that embeds ``Engine.worker()`` is its own to tune. Returns whether it
+    froze (not before the worker has started)."""
+    if not worker.started:
+        return False
+    gc.freeze()
+    return True
 
 
 def run_until_signalled(worker: Worker) -> None:
@@ -460,9 +463,10 @@ def run_until_signalled(worker: Worker) -> None:
     try:
         loop = threading.Thread(target=worker.run, name="tickwork-loop")
         loop.start()
-        _freeze_what_lives_on(worker)
+        frozen = False
         while loop.is_alive():
             signalled = signal.sigtimedwait(_STOP_SIGNALS, 0.25)
+            frozen = frozen or _freeze_what_lives_on(worker)
             # Only the signals asked for: after SIGSTOP/SIGCONT the wait can return a
             # result that names no signal, which is not a request to stop.
             if signalled is not None and signalled.si_signo in _STOP_SIGNALS:

@@ -1,8 +1,8 @@
 """A ``tickwork worker`` process leaves the objects it holds once started (modules, the
 app, the store: tens of thousands that live as long as it) out of the garbage
 collector's full passes, which otherwise paused whichever thread allocated at that moment
-(a firing pass, most often) for 13-22 ms about every 30 s (bench/README.md, "Firing
-lateness")."""
+(a firing pass, most often) for 13-22 ms about every 30 s (bench/README.md, "Session 23:
+the 50-schedule lateness row was the garbage collector")."""
 
 from __future__ import annotations
 
