@@ -119,7 +119,8 @@ def test_a_run_ending_during_a_pass_that_holds_its_schedule_wakes_it_after_the_p
     buffered: Buffered,
 ) -> None:
     held = HeldBeforeCommit(buffered.engine._runtime.store)
-    passing = threading.Thread(target=buffered.engine.tick)
+    during: list[str] = []
+    passing = threading.Thread(target=lambda: during.extend(buffered.engine.tick()))
     passing.start()
     try:
         assert held.reached.wait(30)  # the pass read the run as unfinished; not committed
@@ -132,4 +133,7 @@ def test_a_run_ending_during_a_pass_that_holds_its_schedule_wakes_it_after_the_p
         held.release.set()
         passing.join()
     ending.join()
-    assert buffered.engine.tick() == [rid(20)]  # the same instant: the run has ended
+    # The same instant, the run ended: 12:20 starts once, in this tick or in the held one
+    # (which looks again when the end's wake-up made the schedule due before it finished).
+    after = buffered.engine.tick()
+    assert during + after == [rid(20)], (during, after)
