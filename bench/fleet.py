@@ -67,6 +67,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from floor import first, following, three_steps  # bench/floor.py, beside this script
+
 INSTALL = "bench/.venv/bin/pip install -e '.[postgres]' dbos"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 T0 = datetime(2030, 1, 1, tzinfo=UTC)  # tickwork's fake registration instant
@@ -74,15 +76,7 @@ THREADS = 8
 POLL_S = 0.01
 WAIT_S = 600.0  # a trial that takes longer than this is broken
 
-# -- the work itself, identical for both libraries -----------------------------------
-
-
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
+# -- the work itself, identical for both libraries: bench/floor.py's steps -------------
 
 
 # -- coordination between the driver and its children --------------------------------
@@ -123,11 +117,7 @@ def _tickwork_engine(url: str, clock: Any = None) -> Any:
     def _noop(ctx: Any, input: Any = None) -> None:
         return None
 
-    @engine.workflow("three-steps")
-    def _three_steps(ctx: Any) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
+    engine.workflow("three-steps")(three_steps)
 
     engine.migrate()
     engine.get_run("warm-up")  # a connection is open before "go"

@@ -2,9 +2,9 @@
 
 What a durable workflow run cannot do without, written by hand on one connection, single
 thread, with the SQLite settings tickwork's store uses (``src/tickwork/_store/sqlite.py``:
-WAL, ``synchronous`` as chosen (``normal`` by default), ``foreign_keys=ON``, every write in
-``BEGIN IMMEDIATE``, the writer checkpointing only past 16,384 log pages while a thread of
-its own runs a passive checkpoint 0.25 s after commits). Two tables: ``runs`` and
+pages of 1 KiB, WAL, ``synchronous`` as chosen (``normal`` by default), ``foreign_keys=ON``,
+every write in ``BEGIN IMMEDIATE``, the writer checkpointing only past 64 MiB of log while
+a thread of its own runs a passive checkpoint 0.25 s after commits). Two tables: ``runs`` and
 ``steps``. A run is
 
 - started: one transaction inserts it ``pending``;
@@ -42,8 +42,13 @@ from pathlib import Path
 from typing import Any
 
 # tickwork's settings (src/tickwork/_store/sqlite.py, sqlite_checkpoints.py)
-PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous={level}", "PRAGMA foreign_keys=ON")
-WRITER_PRAGMAS = ("PRAGMA busy_timeout = 0", "PRAGMA wal_autocheckpoint = 16384")
+PRAGMAS = (
+    "PRAGMA page_size = 1024",  # first: it applies to a new file only
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous={level}",
+    "PRAGMA foreign_keys=ON",
+)
+WRITER_PRAGMAS = ("PRAGMA busy_timeout = 0", "PRAGMA wal_autocheckpoint = 65536")  # 64 MiB
 CHECKPOINT = "PRAGMA wal_checkpoint(PASSIVE)"
 CHECKPOINT_AFTER_S = 0.25
 

@@ -50,7 +50,9 @@ def _insert(data: bytes) -> Callable[[Transaction], None]:
 
 def test_a_commit_checkpoints_the_log_only_as_a_backstop(database: SQLiteDatabase) -> None:
     pages = database.writer().execute("PRAGMA wal_autocheckpoint").fetchone()[0]
-    assert pages == sqlite_checkpoints.BACKSTOP_FRAMES > 1_000  # SQLite's default: 1,000
+    page_size = database.writer().execute("PRAGMA page_size").fetchone()[0]
+    assert pages * page_size == sqlite_checkpoints.BACKSTOP_BYTES
+    assert pages > 1_000  # SQLite's default: 1,000
 
 
 def test_the_log_is_copied_into_the_file_while_the_store_stays_open(
@@ -77,7 +79,7 @@ def test_the_log_starts_over_under_a_steady_stream_of_commits(
 ) -> None:
     """With never a pause between commits, the thread's passive checkpoints never leave the
     log copied whole when a write begins; the backstop makes it start over all the same."""
-    monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_FRAMES", 256)
+    monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_BYTES", 256 * 1024)
     monkeypatch.setattr(sqlite_checkpoints, "CHECKPOINT_AFTER_S", 0.005)
     db = SQLiteDatabase(tmp_path / "stream.db", "normal", 30.0)
     log = tmp_path / "stream.db-wal"
@@ -126,7 +128,7 @@ def test_a_prune_pass_copies_the_log_it_writes_between_its_batches(
     pass copies its own between its batches (here after every one), and the log starts
     over between them with neither the thread nor the backstop (both off here)."""
     monkeypatch.setattr(Checkpointer, "wrote", lambda self: None)
-    monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_FRAMES", 1_000_000)
+    monkeypatch.setattr(sqlite_checkpoints, "BACKSTOP_BYTES", 2**40)
     monkeypatch.setattr(_pruning, "COPY_LOG_EVERY_S", 0.0)  # after every batch
     with Engine(f"sqlite:///{tmp_path / 'prune.db'}", clock=clock, retention="1h") as engine:
 

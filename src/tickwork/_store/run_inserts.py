@@ -82,17 +82,17 @@ VALUES ({marks(len(QUEUED_RUN.names))}, 'running', ?)
 """
 
 
-def insert_run_row(tx: Transaction, run: NewRun, *, notify: Database | None = None) -> bool:
+def insert_run_row(tx: Transaction, run: NewRun, *, notify_via: Database | None = None) -> bool:
     """Insert ``run`` in the transaction ``tx``; False if its id exists already. With
-    ``notify``, the insert also tells listening workers "runs" changed: its queue row's
-    statement carries the NOTIFY (``execute_notifying``), one round trip fewer."""
+    ``notify_via``, the insert also tells listening workers "runs" changed: its queue row's
+    statement carries that database's NOTIFY (``execute_notifying``), one round trip fewer."""
     tx.execute(INSERT_RUN, *NEW_RUN.values(run))
     if tx.rowcount != 1:
         return False
-    if notify is None:
+    if notify_via is None:
         tx.execute(QUEUE_RUN, *QUEUED_RUN.values(run))
     else:
-        notify.execute_notifying(tx, "runs", QUEUE_RUN, *QUEUED_RUN.values(run))
+        notify_via.execute_notifying(tx, "runs", QUEUE_RUN, *QUEUED_RUN.values(run))
     if run.scheduled_for_ms is not None:
         observe_lateness(tx, run.workflow, run.scheduled_for_ms, run.created_ms)
     return True
@@ -141,7 +141,7 @@ class StraightClaim:
         already."""
         if self._taken is None and self._takes(run):
             return self._insert_running(run, notify)
-        return insert_run_row(self._tx, run, notify=self._db if notify else None)
+        return insert_run_row(self._tx, run, notify_via=self._db if notify else None)
 
     def taken(self) -> list[TakenRun]:
         """What the claim took: the new run it took at its insert, or else the most

@@ -461,7 +461,7 @@ class SchedulesSql:
             row = tx.execute(SELECT_REVISION, key).fetchone()
             if row is None:
                 return None
-            inserted = insert_run_row(tx, run, notify=self._db)
+            inserted = insert_run_row(tx, run, notify_via=self._db)
             planned = Plan(
                 decisions=[PlannedDecision(Decision.TRIGGERED, occurrence_ms, reason, run.id)]
             )

@@ -9,7 +9,7 @@ measured on a 3 GB store on a slow disk, 50 every-second schedules' firing trans
 took 2.3 ms at the median and 44 ms at p99 with nothing else running (7 to 11 ms at p99
 with this module).
 
-So the writer connection checkpoints only past ``BACKSTOP_FRAMES`` pages (below), and
+So the writer connection checkpoints only past ``BACKSTOP_BYTES`` of log (below), and
 ``Checkpointer`` runs a ``PASSIVE`` checkpoint on a connection of its own,
 ``CHECKPOINT_AFTER_S`` after a commit (at most that often while writes go on; never while
 idle). A passive checkpoint takes no lock that writers wait for: commits go on appending
@@ -18,7 +18,7 @@ to the log meanwhile and readers keep their snapshots.
 The log starts over from its beginning only when a write begins while every page in it
 has been copied. Under a steady stream of commits from other threads or processes that
 may never happen (measured: with no backstop, a prune pass grew the log to 1.1 GB in
-30 s), so past ``BACKSTOP_FRAMES`` pages a commit checkpoints the rest itself, as SQLite
+30 s), so past ``BACKSTOP_BYTES`` a commit checkpoints the rest itself, as SQLite
 does by default past 1,000, and the same connection's next write starts the log over.
 Most of the pages are copied by then, so that checkpoint is short. A pruning pass, which
 writes pages faster than anyone, copies its own between its batches (``copy_log``, on its
@@ -40,14 +40,15 @@ from collections.abc import Callable
 
 from ..errors import StoreError
 
-__all__ = ["BACKSTOP_FRAMES", "CHECKPOINT", "CHECKPOINT_AFTER_S", "Checkpointer", "backstop"]
+__all__ = ["BACKSTOP_BYTES", "CHECKPOINT", "CHECKPOINT_AFTER_S", "Checkpointer", "backstop"]
 
 log = logging.getLogger("tickwork")
 
 #: seconds from a commit to the checkpoint that copies it (and between two checkpoints)
 CHECKPOINT_AFTER_S = 0.25
-#: pages in the log (4 KiB each by default) past which a commit checkpoints (SQLite: 1,000)
-BACKSTOP_FRAMES = 16_384
+#: the log's size past which a commit checkpoints (SQLite's default: 1,000 pages, 1 MiB at
+#: the 1 KiB pages tickwork creates files with, 4 MiB at SQLite's own 4 KiB)
+BACKSTOP_BYTES = 64 * 2**20
 # Copy what the log holds into the database file, without waiting for or blocking anyone.
 CHECKPOINT = "PRAGMA wal_checkpoint(PASSIVE)"
 #: seconds ``close`` waits for a checkpoint under way
@@ -109,6 +110,7 @@ class Checkpointer:
                     conn.close()
 
 
-def backstop() -> str:
-    """The writer connection's setting: checkpoints inside its commits only as a backstop."""
-    return f"PRAGMA wal_autocheckpoint = {BACKSTOP_FRAMES}"
+def backstop(page_size: int) -> str:
+    """The writer connection's setting: checkpoints inside its commits only as a backstop
+    (SQLite counts the log in pages: ``page_size`` is the file's)."""
+    return f"PRAGMA wal_autocheckpoint = {BACKSTOP_BYTES // page_size}"
