@@ -93,8 +93,8 @@ LOCK_POLL_S = 0.0005
 # Every connection, first: pages of 1 KiB for a file it creates (an existing file keeps
 # its own). Why: each commit writes one WAL frame per page it dirtied, checksummed whole;
 # a run's transactions touch a page in each of ~13 B-trees and change a few bytes in each,
-# so smaller pages write and checksum less for the same rows (bench/README.md, "Pages of
-# 1 KiB": its SQL ~25 % cheaper, also at 384,000 runs; the file ~6 % larger).
+# so smaller pages write and checksum less for the same rows (bench/README.md, "Session
+# 24: pages of 1 KiB": its SQL ~25 % cheaper, also at 384,000 runs; the file 2-6 % larger).
 PAGE_SIZE = "PRAGMA page_size = 1024"
 # The file's page size (the writer's backstop is counted in pages).
 READ_PAGE_SIZE = "PRAGMA page_size"
