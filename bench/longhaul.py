@@ -108,6 +108,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from floor import first, three_steps  # bench/floor.py, beside this script
+
 INSTALL = "bench/.venv/bin/pip install -e '.[postgres,server]'"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 T_END = datetime(2030, 1, 1, tzinfo=UTC)  # the engine clock's "now" when timing starts
@@ -139,14 +141,6 @@ HISTORY_COLUMNS = (
 TABLES = ("tickwork_runs", "tickwork_steps", "tickwork_schedule_history")
 
 
-def first() -> dict[str, int]:
-    return {"n": 1}
-
-
-def following(previous: dict[str, int]) -> dict[str, int]:
-    return {"n": previous["n"] + 1}
-
-
 def schedule_keys() -> list[str]:
     return [f"every-second-{i + 1:02d}" for i in range(SCHEDULES)]
 
@@ -159,12 +153,6 @@ def make_engine(url: str, clock: Any, **options: Any) -> Any:
     from tickwork import Engine
 
     engine = Engine(url, clock=clock, **options)
-
-    # (``ctx: Any``: annotations are resolved in this module's globals)
-    def three_steps(ctx: Any, input: Any = None) -> dict[str, int]:
-        one = ctx.step("one", first)
-        two = ctx.step("two", following, one)
-        return ctx.step("three", following, two)  # type: ignore[no-any-return]
 
     for name in (*SCHEDULED_WORKFLOWS, MANUAL_WORKFLOW):
         engine.workflow(name)(three_steps)
