@@ -635,6 +635,11 @@ class Engine:
         now, newest first, at most 100 (the dashboard's banner)."""
         return self._schedules.recent_deadline_misses(within)
 
+    def schedule_keys(self, limit: int = 1000) -> list[str]:
+        """The first ``limit`` schedule keys in key order, reading nothing else (the
+        dashboard's suggestions)."""
+        return self._schedules.keys(limit)
+
     def schedule_keys_like(self, key: str) -> tuple[str, ...]:
         """The stored key closest to ``key``, for a "did you mean" (none past 1,000)."""
         return self._schedules.keys_like(key)

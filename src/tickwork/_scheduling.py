@@ -253,10 +253,15 @@ class Schedules:
         ``HINT_KEYS`` schedules: none when there are more (a hint must stay cheap)."""
         if not isinstance(key, str):
             return ()
-        found = self._runtime.store.list_schedules(limit=HINT_KEYS + 1)
+        found = self._runtime.store.schedule_keys(HINT_KEYS + 1)
         if len(found) > HINT_KEYS:
             return ()
-        return close_names(key, (info.key for info in found))
+        return close_names(key, found)
+
+    def keys(self, limit: int) -> list[str]:
+        """The first ``limit`` keys in key order (a form's suggestions)."""
+        check_limit(limit)
+        return self._runtime.store.schedule_keys(limit)
 
     def unschedule(self, key: str) -> bool:
         return self._runtime.store.delete_schedule(key)

@@ -53,6 +53,7 @@ from tickwork._store.sql_schedules import (
     SELECT_ACTIVE_RUNS,
     SELECT_EXISTING_RUNS,
     SELECT_HISTORY,
+    SELECT_KEYS,
     SELECT_QUEUE_HEAD,
     SELECT_QUEUED_BETWEEN,
 )
@@ -355,6 +356,8 @@ def _face_reads(store: Store) -> list[tuple[str, str, list[Any], str, str, bool]
         ("get_schedule", GET_INFO, ["k1"], "tickwork_runs r", pk_runs, False),
         ("list_schedules", LIST_INFO.format(where="", page=""), [], "tickwork_runs r", pk_runs,
          True),  # sorted by key: the schedules, not the runs
+        ("schedule_keys", SELECT_KEYS, [100], "tickwork_schedules",
+         "sqlite_autoindex_tickwork_schedules_1" if sqlite else "tickwork_schedules_pkey", False),
     ]  # fmt: skip
 
 

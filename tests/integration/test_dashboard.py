@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from tests.browser import CSRF, Browser
 
 from tickwork import Context, Engine
-from tickwork.server import create_app
+from tickwork.server import create_app, pages
 from tickwork.server.display import format_elapsed, format_relative
 from tickwork.server.pages import RUNS_LIMIT, SCHEDULES_PER_PAGE
 from tickwork.testing import FakeClock
@@ -548,6 +548,24 @@ def test_runs_page_pages_to_older_runs_keeping_the_filters(
     second = logged_in.get(older).text
     assert shown(second) == ["r001", "r000"]
     assert "Older runs" not in second and "Newest runs" in second
+
+
+def test_runs_page_suggests_the_first_schedule_keys_only(
+    logged_in: Browser, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schedule filter's suggestions: the first keys in key order, at most
+    ``SUGGESTED_KEYS`` of them (each view reads them: 10,000 schedules cost 150 ms a view
+    when they were read whole); a key past them still filters when typed."""
+    monkeypatch.setattr(pages, "SUGGESTED_KEYS", 3)
+    for key in ("d-nightly", "a-hourly", "c-weekly", "b-daily", "e-monthly"):
+        engine.schedule("report", None, every="1h", key=key)
+    run_id = engine.trigger("e-monthly")
+    page = logged_in.get("/runs").text
+    datalist = re.findall(r'<datalist id="schedule-keys">(.*?)</datalist>', page)[0]
+    assert re.findall(r'<option value="([^"]*)">', datalist) == ["a-hourly", "b-daily", "c-weekly"]
+    filtered = logged_in.get("/runs", params={"schedule": "e-monthly"}).text
+    shown = re.findall(r'class="mono" href="[^"]*">([^<]+)<', filtered)
+    assert [html.unescape(run) for run in shown] == [run_id]
 
 
 def test_run_page_shows_steps_with_timings_input_result_and_attempts(

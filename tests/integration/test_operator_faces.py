@@ -20,6 +20,7 @@ from tests.browser import Browser
 
 from tickwork import Context, Engine, Retry
 from tickwork.cli import main
+from tickwork.errors import ConfigError
 from tickwork.server import create_app
 
 
@@ -138,6 +139,17 @@ def test_the_apis_not_found_names_the_database_and_the_closest_key(
     )
     missing_run = api.call("GET", "/runs/nope").json()["error"]["message"]
     assert missing_run == f"No run 'nope' in {engine.url}"
+
+
+def test_schedule_keys_reads_the_first_keys_in_order_and_refuses_a_bad_limit(
+    engine: Engine,
+) -> None:
+    """What the dashboard suggests and a "did you mean" looks through: keys alone."""
+    assert engine.schedule_keys() == ["daily", "nightly-report"]
+    assert engine.schedule_keys(1) == ["daily"]
+    for bad in (0, True, "1", 10_001):
+        with pytest.raises(ConfigError, match="limit must be an int"):
+            engine.schedule_keys(bad)  # type: ignore[arg-type]
 
 
 # -- 4. backfill counts -------------------------------------------------------------------

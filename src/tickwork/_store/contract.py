@@ -391,6 +391,10 @@ class Store(EventStore, Protocol):
         """Schedules matching the filters, by key (all of them without ``limit``)."""
         ...
 
+    def schedule_keys(self, limit: int) -> list[str]:
+        """The first ``limit`` schedule keys in key order, and nothing else of them."""
+        ...
+
     def get_schedule_record(self, key: str) -> DueSchedule | None:
         """The schedule's definition and firing state, for computing its occurrences."""
         ...

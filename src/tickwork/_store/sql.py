@@ -242,6 +242,9 @@ class SqlStore:
     ) -> list[ScheduleInfo]:
         return self._schedules.list_schedules(workflow=workflow, state=state, limit=limit)
 
+    def schedule_keys(self, limit: int) -> list[str]:
+        return self._schedules.schedule_keys(limit)
+
     def get_schedule_record(self, key: str) -> DueSchedule | None:
         return self._schedules.get_schedule_record(key)
 

@@ -80,6 +80,8 @@ SELECT {", ".join(INFO_COLUMNS)} FROM tickwork_schedules s
 LEFT JOIN tickwork_runs r ON r.id = s.last_run_id{{where}}
 ORDER BY s.key{{page}}
 """
+# The first keys in key order (the primary key's index alone: no row is read).
+SELECT_KEYS = "SELECT key FROM tickwork_schedules ORDER BY key LIMIT ?"
 # One schedule with its last run's status.
 GET_INFO = LIST_INFO.format(where=" WHERE s.key = ?", page="")
 # Some schedules' rows, by key (the order their locks are taken in); {keys} is the key's
@@ -367,6 +369,10 @@ class SchedulesSql:
         with self._db.read() as tx:
             rows = tx.execute(LIST_INFO.format(where=where, page=page), *params).fetchall()
         return [info_from_row(row) for row in rows]
+
+    def schedule_keys(self, limit: int) -> list[str]:
+        with self._db.read() as tx:
+            return [row[0] for row in tx.execute(SELECT_KEYS, limit).fetchall()]
 
     def get_schedule_record(self, key: str) -> DueSchedule | None:
         with self._db.read() as tx:

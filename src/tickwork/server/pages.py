@@ -66,6 +66,9 @@ from .waits import waiting_for
 __all__ = ["ACTIONS", "CHART_RUNS", "RUNS_LIMIT", "SCHEDULES_PER_PAGE", "Pages"]
 
 RUNS_LIMIT = 100
+#: schedule keys the Runs page's filter suggests, the first in key order: each view reads
+#: them, and a longer list helps no one typing (any key may still be typed)
+SUGGESTED_KEYS = 500
 # Schedules shown on a page of the Schedules page: their strips and rows are what it
 # costs (~0.5 ms a schedule; a thousand on one page took 0.5 s at every refresh).
 SCHEDULES_PER_PAGE = 100
@@ -306,7 +309,7 @@ class Pages:
             )
         older = runs[RUNS_LIMIT - 1].id if len(runs) > RUNS_LIMIT else None
         runs = runs[:RUNS_LIMIT]
-        schedule_keys = [s.key for s in self.engine.list_schedules()]
+        schedule_keys = self.engine.schedule_keys(SUGGESTED_KEYS)
         workflows = sorted({*self.engine.workflows(), *(r.workflow for r in runs)})
         pending = {
             w: n for (w, status), n in self.engine.stats().runs.items() if status == "pending"
