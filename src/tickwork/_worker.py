@@ -377,15 +377,13 @@ class Worker:
         with self._idle:
             while self._in_flight and _clock.monotonic() < deadline:
                 self._idle.wait(max(0.0, deadline - _clock.monotonic()))
-            unfinished = self._in_flight
-        self._release_leases()
+        # Left: those given back above and those still executing, all released here.
+        left = self._release_leases()
         self._keeper.stop()
         for _ in pool:
             self._queue.put(None)
         log.info(
-            "worker %s stopped (%d run(s) left to other workers)",
-            self._runtime.worker_id,
-            unfinished,
+            "worker %s stopped (%d run(s) left to other workers)", self._runtime.worker_id, left
         )
 
     def _release_leases(self) -> int:

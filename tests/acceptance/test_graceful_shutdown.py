@@ -47,6 +47,7 @@ def test_sigterm_past_the_drain_timeout_releases_leases_for_another_worker(harne
     )
     first.terminate()
     assert first.wait_exit() == 0, first.log()
+    assert "stopped (2 run(s) left to other workers)" in first.log()
     for run_id in run_ids:
         row = harness.raw_run(run_id)
         assert (row["status"], row["lease_token"]) == ("running", None)
