@@ -266,7 +266,7 @@ class Worker:
             with self._idle:
                 self._in_flight += len(claimed)
             for claim in claimed:
-                # Held from now on: released at shutdown even if not started yet.
+                # Held from now on: released at shutdown if still held then.
                 self._keeper.hold(claim.info.id, claim.lease_token)
                 self._queue.put(claim)
             self._outage.succeeded()
@@ -364,7 +364,16 @@ class Worker:
         return self._runtime.claim_request(now_ms)
 
     def _drain(self, pool: list[threading.Thread]) -> None:
-        # Runs claimed but not started yet go back at once; the others may finish.
+        # Every run claimed for the threads is in flight, begun or still queued (a firing
+        # pass claims what it starts for idle threads: a signal may land before a thread
+        # takes one): all may finish until the deadline. Handing the queued ones back left
+        # them "running" with no lease, which a fleet stopping at once (a deploy) kept so.
+        deadline = _clock.monotonic() + self._drain_timeout
+        with self._idle:
+            while self._in_flight and _clock.monotonic() < deadline:
+                self._idle.wait(max(0.0, deadline - _clock.monotonic()))
+        # Past it, those no thread has begun go back unstarted (their leases released with
+        # those still executing): a thread must not begin one whose lease is gone.
         while True:
             try:
                 claim = self._queue.get_nowait()
@@ -373,11 +382,6 @@ class Worker:
             if claim is not None:
                 with self._idle:
                     self._in_flight -= 1
-        deadline = _clock.monotonic() + self._drain_timeout
-        with self._idle:
-            while self._in_flight and _clock.monotonic() < deadline:
-                self._idle.wait(max(0.0, deadline - _clock.monotonic()))
-        # Left: those given back above and those still executing, all released here.
         left = self._release_leases()
         self._keeper.stop()
         for _ in pool:
