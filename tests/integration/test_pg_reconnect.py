@@ -9,14 +9,14 @@ without disturbing the other suites sharing the server.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import psycopg
 import pytest
 from tests.pg import base_url, fresh_schema
+from tests.polling import wait_until
 
 from tickwork._clock import SystemClock
 from tickwork._hooks import Hooks
@@ -120,13 +120,6 @@ class _FlakyRenewals:
         return dict.fromkeys(tokens, False)
 
 
-def _wait_for(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not predicate():
-        assert time.monotonic() < deadline, f"waited 30 s, yet not {what}"
-        time.sleep(0.005)
-
-
 def test_lease_keeper_reports_each_outage_once_not_at_every_renewal() -> None:
     """Renewals failing five times in a row are one report; after a renewal succeeds,
     the next failure is a new outage and is reported again."""
@@ -145,13 +138,13 @@ def test_lease_keeper_reports_each_outage_once_not_at_every_renewal() -> None:
     try:
         store.down.set()
         keeper.hold("r1", "token")
-        _wait_for(lambda: store.calls >= 5, "five renewals failed")
+        wait_until(lambda: store.calls >= 5, "five renewals failed")
         store.down.clear()
         calls = store.calls
-        _wait_for(lambda: store.calls >= calls + 2, "a renewal went through")
+        wait_until(lambda: store.calls >= calls + 2, "a renewal went through")
         store.down.set()
         calls = store.calls
-        _wait_for(lambda: store.calls >= calls + 5, "five more renewals failed")
+        wait_until(lambda: store.calls >= calls + 5, "five more renewals failed")
     finally:
         keeper.stop()
     assert reports == ["renewing leases", "renewing leases"]

@@ -5,11 +5,11 @@ stream of commits."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.polling import wait_until
 
 from tickwork import Context, Engine, _pruning
 from tickwork._store import sqlite_checkpoints
@@ -20,13 +20,6 @@ from tickwork.testing import FakeClock
 
 THREAD = "tickwork-sqlite-checkpoint"
 PAGE = 4096
-
-
-def _wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
 
 
 def _checkpoint_threads() -> list[threading.Thread]:
@@ -63,7 +56,7 @@ def test_the_log_is_copied_into_the_file_while_the_store_stays_open(
     for _ in range(50):
         database.write(_insert(b"x" * 20_000))  # 1 MB in all, through the log
     # Nothing but the checkpoints' thread copies pages into the file while it is open.
-    _wait_for(lambda: file.stat().st_size >= before + 1_000_000, "the log was copied")
+    wait_until(lambda: file.stat().st_size >= before + 1_000_000, "the log was copied")
     assert len(_checkpoint_threads()) >= 1
 
 

@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
+from tests.polling import wait_until
 
 from tickwork import Context, Engine, RunStatus
 from tickwork._worker import Worker
-
-
-def _wait_for(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + 30
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
 
 
 def test_runs_claimed_but_not_begun_when_the_worker_stops_still_run(
@@ -51,7 +43,7 @@ def test_runs_claimed_but_not_begun_when_the_worker_stops_still_run(
 
         with engine.worker(threads=2):
             runs = [engine.start("double", n).id for n in (1, 2)]
-            _wait_for(
+            wait_until(
                 lambda: all(engine.get_run(r).status == RunStatus.RUNNING for r in runs),
                 "both runs are claimed",
             )

@@ -23,21 +23,12 @@ import uvicorn
 from click.testing import CliRunner
 from starlette.applications import Starlette
 from tests.integration.test_api import Api
+from tests.polling import WAIT_S, wait_until
 
 from tickwork import Client, ConfigError, Context, Engine, WorkerInfo
 from tickwork.cli import main
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
-
-WAIT = 30.0  # seconds: a bound on waiting for a background thread, never an expectation
-
-
-def wait_until(predicate: object, what: str) -> None:
-    assert callable(predicate)
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        assert time.monotonic() < deadline, f"waited {WAIT:.0f}s, yet not {what}"
-        time.sleep(0.01)
 
 
 def report(ctx: Context) -> str:
@@ -51,7 +42,7 @@ def serving(app: Starlette) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
-    deadline = time.monotonic() + WAIT
+    deadline = time.monotonic() + WAIT_S
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.01)
