@@ -1,5 +1,7 @@
 """The README runs as written: every ```python and ```sh block of README.md is run, in
-order, in one folder, as a reader who follows it from the top would run them.
+order, in one folder, as a reader who follows it from the top would run them; so does
+every block of docs/events.md, in a folder of its own. No python block uses a name it
+never defines (ruff's F821), which running alone misses in a function never called.
 
 The folder starts as a copy of ``examples/`` and nothing else (so the SQLite default,
 ``tickwork.db``, is the quick start's database there), with no ``$TICKWORK_*`` set. Each
@@ -56,6 +58,8 @@ from tickwork.server.openapi import openapi_document
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+#: the documents whose blocks run as written, each in a folder of its own
+DOCUMENTS = ("README.md", "docs/events.md")
 BIN = Path(sys.executable).parent  # the install's python and tickwork
 TIMEOUT = 180  # seconds a block may take: reached only when something hangs
 
@@ -71,6 +75,7 @@ _MARKERS = {
 
 @dataclass(frozen=True)
 class Block:
+    document: str  # its path from the repository's root
     language: str
     line: int  # of the opening fence, counted from 1
     text: str
@@ -80,6 +85,10 @@ class Block:
     def name(self) -> str:
         return f"{self.language}-line{self.line}"
 
+    @property
+    def where(self) -> str:
+        return f"{self.document} line {self.line}"
+
     def directive(self) -> tuple[str | None, re.Match[str] | None]:
         """(kind, match) of the marker; ``ValueError`` for a comment that is no marker."""
         if self.marker is None:
@@ -88,11 +97,12 @@ class Block:
             match = pattern.match(self.marker)
             if match:
                 return kind, match
-        raise ValueError(f"README line {self.line}: unknown marker <!-- {self.marker} -->")
+        raise ValueError(f"{self.where}: unknown marker <!-- {self.marker} -->")
 
 
-def readme_blocks(text: str) -> list[Block]:
-    """Every fenced block of ``text`` with its language and the marker before it."""
+def document_blocks(document: str) -> list[Block]:
+    """Every fenced block of ``document`` with its language and the marker before it."""
+    text = (ROOT / document).read_text("utf-8")
     blocks: list[Block] = []
     lines = text.splitlines()
     index = 0
@@ -107,6 +117,7 @@ def readme_blocks(text: str) -> list[Block]:
         comment = _COMMENT.match(before)
         blocks.append(
             Block(
+                document=document,
                 language=fence.group(1),
                 line=start + 1,
                 text="\n".join(lines[start + 1 : end]) + "\n",
@@ -117,7 +128,7 @@ def readme_blocks(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text("utf-8"))
+BLOCKS = document_blocks("README.md")
 
 
 def _free_port() -> int:
@@ -248,28 +259,53 @@ def _server(command: str, folder: Folder) -> Iterator[None]:
             log.close()
 
 
-def _python_source(block: Block, folder: Folder) -> str:
-    """The block, after the blocks it continues (each marked so), joined in order."""
+def _python_chain(block: Block) -> list[Block]:
+    """The block, after the blocks it continues (each marked so), in order."""
     chain = [block]
+    blocks = document_blocks(block.document)
     while chain[0].directive()[0] == "continues":
-        earlier = [b for b in BLOCKS if b.language == "python" and b.line < chain[0].line]
-        assert earlier, f"README line {chain[0].line}: no python block above to continue"
+        earlier = [b for b in blocks if b.language == "python" and b.line < chain[0].line]
+        assert earlier, f"{chain[0].where}: no python block above to continue"
         chain.insert(0, earlier[-1])
-    return "\n".join(folder.source(b) for b in chain)
+    return chain
 
 
-def test_every_block_is_python_or_sh_with_a_known_marker() -> None:
-    assert BLOCKS, "README.md has no code blocks?"
-    for block in BLOCKS:
+def _python_source(block: Block, folder: Folder) -> str:
+    return "\n".join(folder.source(b) for b in _python_chain(block))
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_block_is_python_or_sh_with_a_known_marker(document: str) -> None:
+    blocks = document_blocks(document)
+    assert blocks, f"{document} has no code blocks?"
+    for block in blocks:
         assert block.language in {"python", "sh"}, (
-            f"README line {block.line}: a ```{block.language} block; say python or sh, "
+            f"{block.where}: a ```{block.language} block; say python or sh, "
             "so that this test runs it"
         )
         kind, _ = block.directive()  # ValueError for an unknown marker
         if kind == "continues":
-            assert block.language == "python", f"README line {block.line}: continues is python's"
+            assert block.language == "python", f"{block.where}: continues is python's"
         if kind == "interrupt":
-            assert block.language == "sh", f"README line {block.line}: interrupt is for sh"
+            assert block.language == "sh", f"{block.where}: interrupt is for sh"
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_no_python_block_uses_a_name_it_never_defines(document: str, tmp_path: Path) -> None:
+    """A reader pastes a block (with those it continues) and it runs: a name used inside a
+    workflow that no run of the block reaches (``send_welcome``) is found all the same."""
+    for block in document_blocks(document):
+        if block.language != "python" or block.directive()[0] == "skip":
+            continue
+        source = "\n".join(b.text for b in _python_chain(block))
+        script = tmp_path / "block.py"
+        script.write_text(source, "utf-8")
+        checked = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F821",
+             "--output-format", "concise", str(script)],
+            capture_output=True, text=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        assert checked.returncode == 0, f"{block.where}:\n{source}\n{checked.stdout}"
 
 
 def test_the_first_two_commands_install_and_run_the_example_worker_then_the_tests() -> None:
@@ -299,6 +335,15 @@ def test_the_readme_runs_in_order_in_one_folder(folder: Folder) -> None:
     assert keys == {"heartbeat"}, f"the quick start's database holds {sorted(keys)}"
 
 
+def test_docs_events_runs_in_order_in_one_folder(folder: Folder) -> None:
+    """docs/events.md's blocks not marked "not run", top to bottom in a folder of their
+    own (its opening example's SQLite default, ``tickwork.db``, is that folder's)."""
+    ran = [b for b in document_blocks("docs/events.md") if b.directive()[0] != "skip"]
+    assert ran, "docs/events.md has no block to run?"
+    for block in ran:
+        _run_block(block, folder)
+
+
 def _run_block(block: Block, folder: Folder) -> None:
     kind, match = block.directive()
     if block.language == "python":
@@ -312,7 +357,7 @@ def _run_block(block: Block, folder: Folder) -> None:
     with _server(match.group(1), folder) if kind == "server" and match else _nothing():
         after = float(match.group(1)) if kind == "interrupt" and match else None
         code, out, err = _run(command, folder, interrupt_after=after)
-    where = f"README line {block.line}:\n{script.read_text('utf-8')}\n--- stdout\n{out}"
+    where = f"{block.where}:\n{script.read_text('utf-8')}\n--- stdout\n{out}"
     assert code == 0, f"{where}\n--- stderr\n{err}\nexit code {code}"
     assert '{"error"' not in out, where
 
