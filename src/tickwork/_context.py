@@ -211,6 +211,7 @@ class Context:
             for s in claim.steps
         }
         self._calls: dict[tuple[str, str], int] = {}
+        self._claimed_steps = claim.steps
         self._seq = len(claim.steps)
         self._deadline_ms = (
             claim.attempt_started_ms + definition.timeout_ms
@@ -354,8 +355,9 @@ class Context:
         now = self._now_ms()
         if stored is not None:  # waiting: its timeout came (or it was taken over)
             until, since_ms = stored.result["until"], int(stored.result["since"])
-            if until is not None and now >= until:
-                self._write(StepRecord("event", key, 0, "completed", "null", None, 1, now, now))
+            if until is not None and now >= until:  # timed out: it began when it was stored
+                began = self._began("event", key, now)
+                self._write(StepRecord("event", key, 0, "completed", "null", None, 1, began, now))
                 return self._returning(what, None)
         else:
             until = None if timeout_ms is None else now + timeout_ms
@@ -364,6 +366,13 @@ class Context:
             names=names, match=checked, since_ms=since_ms, until_ms=until, step=key,
             seq=self._seq_of("event", key), seen=self.seen_events(),
         )  # fmt: skip
+
+    def _began(self, kind: str, key: str, default: int) -> int:
+        """When the stored checkpoint ``key`` began (a rewrite keeps its start)."""
+        for step in self._claimed_steps:
+            if step.kind == kind and step.name == key:
+                return _clock.to_ms(step.started_at)
+        return default
 
     def seen_events(self) -> frozenset[str]:
         """The ids of the events this run's waits were handed (none is handed twice)."""

@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from . import _clock
+from ._checkpoints import WaitingFor, wait_what
 from ._context import (
     AttemptTimedOut,
     CancelRequested,
@@ -288,7 +289,7 @@ class _Attempt:
 
     def wait(self, wait: WaitSuspend) -> Outcome:
         """Store the run as waiting for an event (or pending, one having come already)."""
-        self.waiting_for = (", ".join(wait.names), wait.until_ms)
+        self.waiting_for = (wait_what(WaitingFor(wait.names, wait.match, None)), wait.until_ms)
 
         def write() -> Outcome:
             now = _clock.now_ms(self.clock)

@@ -20,6 +20,7 @@ from typing import Any
 from . import cron as cron_module
 from . import errors
 from ._business_days import OnHoliday
+from ._checkpoints import asleep_in, ended_at, waiting_for
 from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration, format_duration, parse_duration
 from ._models import (
@@ -314,8 +315,10 @@ def run_page_to_wire(runs: list[RunInfo], *, offset: int, limit: int) -> dict[st
 
 
 def run_detail_to_wire(run: RunInfo, steps: list[StepInfo]) -> dict[str, Any]:
-    """``GET /runs/{id}``'s answer (and ``runs show --json``'s): the run with its steps."""
-    return {**run_to_wire(run), "steps": [step_to_wire(s) for s in steps]}
+    """``GET /runs/{id}``'s answer (and ``runs show --json``'s): the run with its steps,
+    each with when it really ended (``ended_at``) and what a wait waits for."""
+    asleep = asleep_in(run, steps)
+    return {**run_to_wire(run), "steps": [step_to_wire(s, run, asleep=s is asleep) for s in steps]}
 
 
 #: how much of a failed run's error a list shows (its page, or ``runs show``, has it all)
@@ -355,8 +358,13 @@ def run_from_wire(data: dict[str, Any]) -> RunInfo:
     )
 
 
-def step_to_wire(step: StepInfo) -> dict[str, Any]:
-    return {
+def step_to_wire(
+    step: StepInfo, run: RunInfo | None = None, *, asleep: bool = False
+) -> dict[str, Any]:
+    """A checkpoint as stored; with its ``run``, also when it ended (a sleep at its wake,
+    a wait when its event came; null while it sleeps or waits) and what a wait waits
+    for (``_checkpoints.py``). A client reads the stored fields back alone."""
+    wire: dict[str, Any] = {
         "run_id": step.run_id,
         "name": step.name,
         "kind": step.kind,
@@ -368,6 +376,13 @@ def step_to_wire(step: StepInfo) -> dict[str, Any]:
         "finished_at": instant(step.finished_at),
         "tries": [_try_to_wire(t) for t in step.tries],
     }
+    if run is not None:
+        wire["ended_at"] = instant(ended_at(step, run, asleep=asleep))
+        wait = waiting_for(step)
+        wire["waiting_for"] = None if wait is None else {
+            "names": list(wait.names), "match": wait.match, "until": instant(wait.until),
+        }  # fmt: skip
+    return wire
 
 
 def _try_to_wire(one: StepTry) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import html
 import re
 from collections.abc import Iterator
 from contextlib import ExitStack
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -14,6 +15,7 @@ from tests.browser import Browser
 
 from tickwork import Context, Engine, On
 from tickwork.server import create_app
+from tickwork.testing import FakeClock
 
 
 def text(response: httpx.Response) -> str:
@@ -47,7 +49,8 @@ def test_the_events_page_shows_events_their_runs_and_the_waiting_runs(
     assert page.status_code == 200
     shown = text(page)
     assert "signup-42" in shown and started in shown
-    assert "order-7" in shown and "order.paid" in shown  # waiting, and for what
+    assert "order-7" in shown  # waiting, for what and which order:
+    assert "order.paid where order_id = 7" in shown
     assert "<b>42</b>" not in page.text  # a payload is escaped
     engine.emit("order.paid", {"order_id": 7}, id="paid-7")
     shown = text(browser.get("/events", params={"name": "order.paid"}))
@@ -55,10 +58,82 @@ def test_the_events_page_shows_events_their_runs_and_the_waiting_runs(
     assert "No run waits for an event." in shown
 
 
-def test_a_waiting_runs_page_says_what_it_waits_for_and_until_when(
-    browser: Browser, engine: Engine
+def test_a_waiting_runs_page_says_what_it_waits_for_its_match_and_until_when_in_words(
+    browser: Browser, engine: Engine, clock: FakeClock
 ) -> None:
-    engine.start("fulfil", 7, run_id="order-7")
+    @engine.workflow("quick")
+    def quick(ctx: Context, input: Any) -> Any:
+        return ctx.wait_for_event("order.paid", match={"order_id": input}, timeout="18m")
+
+    engine.start("quick", 404, run_id="order-404")
     engine.run_until_idle()
-    shown = text(browser.get("/run", params={"id": "order-7"}))
-    assert "waiting for order.paid (until 2026-03-03 12:00:00" in shown
+    clock.advance(timedelta(minutes=9))
+    page = browser.get("/run", params={"id": "order-404"})
+    shown = text(page)
+    assert (
+        "waits for order.paid where order_id = 404, until 2026-03-01 12:18:00 UTC (in 9 min)"
+    ) in shown
+    assert '"since"' not in page.text and '"until"' not in page.text  # no raw epoch ms
+    (row,) = re.findall(r"<tr>\s*<td data-label=\"#\">1</td>.*?</tr>", page.text, re.S)
+    step = text(httpx.Response(200, text=row))
+    # Still waiting: not finished, and how long so far (neither 0 ms nor a finish time).
+    assert "waiting" in step and "not yet" in step and "9 min so far" in step
+    assert "0 ms" not in step
+
+
+def test_a_finished_sleep_and_wait_show_how_long_each_took_and_when_it_ended(
+    browser: Browser, engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("pays")
+    def pays(ctx: Context, input: Any) -> Any:
+        ctx.sleep("cool-off", "1h")
+        return ctx.wait_for_event("order.paid", match={"order_id": 9}, timeout="2d")
+
+    engine.start("pays", run_id="pays-9")
+    engine.run_until_idle()
+    clock.advance(timedelta(hours=1))
+    engine.run_until_idle()  # now waiting
+    clock.advance(timedelta(minutes=25))
+    engine.emit("order.paid", {"order_id": 9}, id="paid-9")
+    clock.advance(timedelta(minutes=5))
+    engine.run_until_idle()
+    page = browser.get("/run", params={"id": "pays-9"})
+    rows = [text(httpx.Response(200, text=r)) for r in re.findall(r"<tr>.*?</tr>", page.text, re.S)]
+    sleep = next(r for r in rows if r.startswith("1 cool-off"))
+    wait = next(r for r in rows if r.startswith("2 order.paid"))
+    assert "2026-03-01 13:00:00 UTC 1 h" in sleep  # finished at its wake, an hour
+    assert "slept 1 h" in sleep
+    assert "2026-03-01 13:25:00 UTC 25 min" in wait  # from its start to the event
+    assert "paid-9" in wait
+
+
+def test_a_timed_out_wait_took_its_timeout_and_says_it_timed_out(
+    browser: Browser, engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("quick")
+    def quick(ctx: Context, input: Any) -> Any:
+        return ctx.wait_for_event("order.paid", match={"order_id": input}, timeout="30m")
+
+    engine.start("quick", 5, run_id="order-5")
+    engine.run_until_idle()
+    clock.advance(timedelta(minutes=30))
+    engine.run_until_idle()
+    assert engine.get_run("order-5").status == "completed"  # type: ignore[union-attr]
+    page = browser.get("/run", params={"id": "order-5"})
+    (row,) = re.findall(r"<tr>\s*<td data-label=\"#\">1</td>.*?</tr>", page.text, re.S)
+    step = text(httpx.Response(200, text=row))
+    # From its start, kept when its timeout was written, to the timeout.
+    assert "2026-03-01 12:30:00 UTC 30 min" in step and "timed out" in step
+
+
+def test_a_match_value_is_escaped_where_a_wait_is_shown(browser: Browser, engine: Engine) -> None:
+    @engine.workflow("mark")
+    def mark(ctx: Context, input: Any) -> Any:
+        return ctx.wait_for_event("tag", match={"label": "<b>x</b>"})
+
+    engine.start("mark", run_id="mark-1")
+    engine.run_until_idle()
+    for page in (browser.get("/run", params={"id": "mark-1"}), browser.get("/events")):
+        assert "<b>x</b>" not in page.text
+        assert 'tag where label = "<b>x</b>"' in text(page)
+    assert "no timeout" in text(browser.get("/run", params={"id": "mark-1"}))

@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 import time
+from datetime import timedelta
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,8 @@ import uvicorn
 
 from tickwork import Client, ConfigError, Context, Engine, On, UnknownWorkflowError
 from tickwork.server import create_app
+from tickwork.server.openapi import openapi_document
+from tickwork.testing import FakeClock
 
 
 @pytest.fixture
@@ -240,16 +243,54 @@ def test_metrics_count_events_by_name_and_runs_waiting(app_engine: Engine) -> No
     assert "tickwork_runs_waiting 0.0" in call(app_engine, "GET", "/metrics").text
 
 
-def test_runs_show_says_what_a_run_waits_for_and_what_it_received(app_engine: Engine) -> None:
+def test_runs_show_says_what_a_run_waits_for_and_what_it_received(
+    app_engine: Engine, clock: FakeClock
+) -> None:
     @app_engine.workflow("waits")
     def waits(ctx: Context) -> Any:
-        return ctx.wait_for_event("order.paid", timeout="1h")
+        return ctx.wait_for_event("order.paid", match={"order_id": 404}, timeout="1h")
 
     app_engine.start("waits", run_id="w1")
     app_engine.run_until_idle()
     shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
-    assert "waiting for order.paid until 2026-03-01T13:00:00.000Z" in shown
-    app_engine.emit("order.paid", {"n": 1}, id="p1")
+    # (in …): from the command's own clock, not the test's
+    says = "waits for order.paid where order_id = 404, until 2026-03-01T13:00:00.000Z ("
+    assert says in shown
+    assert "so far" in shown and "0 ms" not in shown  # a wait not over has no duration yet
+    clock.advance(timedelta(minutes=20))
+    app_engine.emit("order.paid", {"order_id": 404}, id="p1")
     app_engine.run_until_idle()
     shown = cli("runs", "show", "w1", "--database", app_engine.url).stdout
     assert "event p1" in shown
+    (row,) = [line for line in shown.splitlines() if "event p1" in line]
+    assert "20 min" in row  # from its start to the event
+
+
+def test_the_api_says_when_a_wait_ended_and_what_it_waits_for(
+    app_engine: Engine, clock: FakeClock
+) -> None:
+    @app_engine.workflow("waits")
+    def waits(ctx: Context) -> Any:
+        ctx.sleep("cool-off", "1h")
+        return ctx.wait_for_event("order.paid", match={"order_id": 404}, timeout="1h")
+
+    app_engine.start("waits", run_id="w1")
+    app_engine.run_until_idle()
+    sleeping = call(app_engine, "GET", "/api/v1/runs/w1").json()["steps"]
+    assert sleeping[0]["ended_at"] is None and sleeping[0]["waiting_for"] is None
+    clock.advance(timedelta(hours=1))
+    app_engine.run_until_idle()
+    (slept, waiting) = call(app_engine, "GET", "/api/v1/runs/w1").json()["steps"]
+    assert slept["ended_at"] == "2026-03-01T13:00:00.000Z"  # its wake, not its start
+    assert waiting["status"] == "waiting" and waiting["ended_at"] is None
+    assert waiting["waiting_for"] == {
+        "names": ["order.paid"], "match": {"order_id": 404}, "until": "2026-03-01T14:00:00.000Z"
+    }  # fmt: skip
+    assert waiting["result"]["match"] == {"order_id": 404}  # the stored value keeps it too
+    clock.advance(timedelta(minutes=20))
+    app_engine.emit("order.paid", {"order_id": 404}, id="p1")
+    (_, got) = call(app_engine, "GET", "/api/v1/runs/w1").json()["steps"]
+    assert got["ended_at"] == "2026-03-01T13:20:00.000Z" and got["waiting_for"] is None
+    assert got["started_at"] == "2026-03-01T13:00:00.000Z"
+    step = openapi_document()["components"]["schemas"]["Step"]["properties"]
+    assert {"ended_at", "waiting_for"} <= set(step)

@@ -415,6 +415,7 @@ def test_waits_emit_starts_and_wake_ups_are_logged(
     (started,) = engine.emit("user.signed_up", {}, id="s1")
     engine.emit("order.paid", {"order_id": 7, "amount": 1}, id="p7")
     lines = [r.getMessage() for r in caplog.records]
-    assert f"run {handle.id} waiting for order.paid until 2026-03-03T12:00:00Z" in lines
+    waits = f"run {handle.id} waiting for order.paid where order_id = 7 until 2026-03-03T12:00:00Z"
+    assert waits in lines  # the match too: which order it waits for
     assert f"event user.signed_up (s1) started run {started}" in lines
     assert f"event order.paid (p7) woke run {handle.id}" in lines

@@ -156,8 +156,8 @@ WAKE_QUEUED = """
 UPDATE tickwork_queue SET status = 'pending', available_at = ? WHERE id = ? AND status = 'waiting'
 """
 WAKE_RUN = "UPDATE tickwork_runs SET status = 'pending' WHERE id = ?"
-# The wait's checkpoint: "waiting" (its result: until when) or "completed" (the event, or
-# null when it timed out).
+# The wait's checkpoint: "waiting" (its result: what it waits for, until when) or
+# "completed" (the event, or null when it timed out); its started_at is kept.
 WRITE_WAIT_STEP = """
 INSERT INTO tickwork_steps (run_id, kind, name, seq, status, result, error, attempts,
     started_at, finished_at)
@@ -392,7 +392,11 @@ class EventsSql:
                 step_status, result = "completed", found
             else:
                 step_status = "waiting"
-                result = canonical_json({"until": wait.until_ms, "since": wait.since_ms})
+                # What it waits for, kept where its faces read it (_checkpoints.py).
+                result = canonical_json({
+                    "names": list(wait.names), "match": wait.match,
+                    "until": wait.until_ms, "since": wait.since_ms,
+                })  # fmt: skip
                 self._register(tx, wait)
             tx.execute(
                 WRITE_WAIT_STEP, wait.run_id, wait.step, wait.seq, step_status, result,

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._checkpoints import asleep_in, step_took, wait_words, waiting_for
 from .._durations import describe_duration, parse_duration
 from .._hints import not_found
 from .._models import RunInfo, RunStatus, StepInfo
@@ -115,10 +116,10 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         click.echo("traceback:\n" + _indented(fold_traceback(traceback).rstrip().splitlines()))
     if steps:
         # A sleeping run sleeps in its last checkpoint (a sleep is stored "completed").
-        asleep = steps[-1] if run.status == RunStatus.SLEEPING else None
+        asleep, now = asleep_in(run, steps), engine.clock.now()
         print_table(
             ["step", "kind", "status", "attempts", "duration", "result / error"],
-            [_step_row(s, asleep=s is asleep and s.kind == "sleep") for s in steps],
+            [_step_row(s, run, asleep=s is asleep, now=now) for s in steps],
         )
     for step in steps:  # what it took: each failed try, the end of its traceback
         for one in step.tries:
@@ -139,14 +140,16 @@ def _last_frame(lines: list[str]) -> list[str]:
     return lines[frames[-1] :] if frames else lines[-3:]
 
 
-def _step_row(step: StepInfo, *, asleep: bool) -> tuple[str, str, str, int, str, str]:
+def _step_row(
+    step: StepInfo, run: RunInfo, *, asleep: bool, now: datetime
+) -> tuple[str, str, str, int, str, str]:
     return (
         step.name,
         step.kind,
         "sleeping" if asleep else step.status,
         step.attempts,
-        describe_duration(step.finished_at - step.started_at, rounded=True),
-        _step_outcome(step, asleep),
+        step_took(step, run, asleep=asleep, now=now),
+        _step_outcome(step, asleep, now),
     )
 
 
@@ -225,7 +228,7 @@ def start(
             click.echo(json_text(result))
 
 
-def _step_outcome(step: StepInfo, asleep: bool) -> str:
+def _step_outcome(step: StepInfo, asleep: bool, now: datetime) -> str:
     """A step's result as JSON, its error as text; a sleep as when it wakes (the one the
     run is ``asleep`` in) or how long it slept, a recorded now() as the instant it read
     (never their epoch milliseconds)."""
@@ -239,19 +242,16 @@ def _step_outcome(step: StepInfo, asleep: bool) -> str:
             return f"wakes at {instant(at)}"
         return f"slept {describe_duration(at - step.started_at, rounded=True)}"
     if step.kind == "event":
-        return _wait_outcome(step)
+        return _wait_outcome(step, now)
     return json_text(step.result)
 
 
-def _wait_outcome(step: StepInfo) -> str:
+def _wait_outcome(step: StepInfo, now: datetime) -> str:
     """A wait for an event (docs/events.md): what it waits for and until when, the event
     it received, or that it timed out."""
-    result = step.result
-    if step.status == "waiting" and isinstance(result, dict):
-        until = result.get("until")
-        if until is None:
-            return f"waiting for {step.name}"
-        return f"waiting for {step.name} until {instant(datetime.fromtimestamp(until / 1000, UTC))}"
+    result, wait = step.result, waiting_for(step)
+    if wait is not None:
+        return f"waits for {wait_words(wait, now, lambda at: str(instant(at)))}"
     if isinstance(result, dict) and "id" in result:
         return f"event {result['id']}: {json_text(result.get('payload'))}"
     return "timed out"

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
+from .._checkpoints import wait_what, waiting_for
 from .._models import ACTIVE_STATUSES, Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
 from .display import format_elapsed, format_utc
 
@@ -307,6 +308,14 @@ def _step_marks(step: StepInfo, end: datetime, waiting: RunStatus | None) -> lis
         return [_Mark("sleep", "completed", step.started_at, wake, title)]
     if step.kind == "now":
         return [_Mark("now", "completed", step.started_at, step.started_at, step.name)]
+    if step.kind == "event":  # a wait, drawn as a sleep is: from its start to its event
+        wait = waiting_for(step)
+        if wait is not None:  # still waiting, or ended with its run (cancelled)
+            status = "waiting" if waiting is RunStatus.WAITING else "completed"
+            title = f"{step.name}: waits for {wait_what(wait)}"
+            return [_Mark("sleep", status, step.started_at, end, title)]
+        title = f"{step.name}: waited {format_elapsed(step.finished_at - step.started_at)}"
+        return [_Mark("sleep", "completed", step.started_at, step.finished_at, title)]
     marks: list[_Mark] = []
     tries = list(step.tries)
     for i, t in enumerate(tries):
@@ -339,8 +348,9 @@ def _step_words(step: StepInfo, marks: list[_Mark]) -> str:
     """What a row says beside its name: how long, how many tries, how long it slept."""
     if step.kind == "now":
         return "now()"
-    if step.kind == "sleep":
-        return f"sleep {format_elapsed(marks[0].end - marks[0].start)}"
+    if step.kind in ("sleep", "event"):
+        verb = "sleep" if step.kind == "sleep" else "wait"
+        return f"{verb} {format_elapsed(marks[0].end - marks[0].start)}"
     words = format_elapsed(step.finished_at - step.started_at)
     if step.tries:
         failed = len(step.tries)

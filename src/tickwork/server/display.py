@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .._checkpoints import relative_words, wait_words, waiting_for
 from .._durations import describe_duration
 from .._models import ScheduleInfo, StepInfo
 from ..cron import parse
@@ -32,11 +33,7 @@ def format_elapsed(delta: timedelta) -> str:
 
 def format_relative(when: datetime, now: datetime) -> str:
     """``when`` seen from ``now``: ``in 4 min``, ``3 h 5 min ago``, ``now``."""
-    seconds = int((when - now).total_seconds())
-    if seconds == 0:
-        return "now"
-    text = describe_duration(timedelta(seconds=abs(seconds)), rounded=abs(seconds) >= 60)
-    return f"in {text}" if seconds > 0 else f"{text} ago"
+    return relative_words(when, now)
 
 
 def format_utc(when: datetime | None, *, suffix: bool = True) -> str:
@@ -58,10 +55,16 @@ def timing_words(info: ScheduleInfo) -> str:
 
 
 def checkpoint_words(step: StepInfo, now: datetime, *, asleep: bool) -> str | None:
-    """What a durable sleep or a recorded ``now()`` stands for, instead of the epoch
-    milliseconds stored as its result: "wakes at 2026-03-01 09:19:47 UTC (in 4 min)" for
-    the sleep a run is ``asleep`` in, "slept 2 s" for one that is over, the instant a
-    ``now()`` read; None for a step."""
+    """What a durable sleep, a wait or a recorded ``now()`` stands for, instead of the
+    epoch milliseconds stored as its result: "wakes at 2026-03-01 09:19:47 UTC (in 4
+    min)" for the sleep a run is ``asleep`` in, "slept 2 s" for one that is over, "waits
+    for order.paid where order_id = 404, until … (in 9 min)", "timed out", the instant a
+    ``now()`` read; None for a step (and a wait's event: its JSON)."""
+    if step.kind == "event":
+        wait = waiting_for(step)
+        if wait is not None:
+            return f"waits for {wait_words(wait, now, format_utc)}"
+        return "timed out" if step.status == "completed" and step.result is None else None
     ms = step.result
     if step.kind not in ("sleep", "now") or type(ms) is not int:
         return None

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from .. import cron
 from .._business_days import BusinessDays
 from .._calendars import business_days
+from .._checkpoints import asleep_in
 from .._engine import Engine
 from .._holidays import Holiday
 from .._models import (
@@ -355,6 +356,7 @@ class Pages:
             timeline=step_timeline(run, steps, now=self.engine.clock.now()),
             refresh=run.status in ACTIVE_STATUSES,
             waiting_for=waiting_for(run, steps),
+            asleep_in=asleep_in(run, steps),
         )
 
     async def events(self, request: Request, session: Session) -> Response:

@@ -22,6 +22,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from .._checkpoints import ended_at, step_took, wait_what
 from .._durations import describe_duration
 from .._event_wire import flow_text
 from .._models import ACTIVE_STATUSES
@@ -82,6 +83,9 @@ def _environment() -> jinja2.Environment:
         duration=describe_duration,
         timing=timing_words,
         checkpoint_words=checkpoint_words,
+        ended_at=ended_at,
+        step_took=step_took,
+        wait_what=wait_what,
         ACTIVE=ACTIVE_STATUSES,
     )
     return templates

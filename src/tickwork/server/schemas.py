@@ -451,16 +451,34 @@ class StepTry(_Response):
     finished_at: Instant
 
 
+class WaitingFor(_Response):
+    names: list[str] = Field(description="The event names it waits for, the first of any.")
+    match: dict[str, Any] | None = Field(
+        description="The payload paths and values an event must have (null: any payload)."
+    )
+    until: Instant | None = Field(description="When it times out (null: never).")
+
+
 class Step(_Response):
     run_id: str
     name: str
-    kind: Literal["step", "sleep", "now"]
-    status: Literal["completed", "failed"]
+    kind: Literal["step", "sleep", "now", "event", "emit"]
+    status: Literal["completed", "failed", "waiting"]
     result: Any
     error: str | None
     attempts: int
     started_at: Instant
-    finished_at: Instant
+    finished_at: Instant = Field(
+        description="When the checkpoint was last written (a sleep and a wait are written "
+        "as they begin: see ended_at)."
+    )
+    ended_at: Instant | None = Field(
+        description="When it ended: a step when it finished, a sleep at its wake, a wait "
+        "when its event came or it timed out; null while it sleeps or waits."
+    )
+    waiting_for: WaitingFor | None = Field(
+        description="What a wait for an event waits for, while it waits (else null)."
+    )
     tries: list[StepTry] = Field(
         description="Its failed tries, the last ten, oldest first, each with its traceback."
     )

@@ -1,23 +1,14 @@
-"""What a waiting run waits for, as the dashboard says it: "waiting for order.paid (until
-…)" (DESIGN §9), read from the wait's checkpoint (kind ``event``, status ``waiting``)."""
+"""What a waiting run waits for, as the dashboard says it: "waits for order.paid where
+order_id = 404, until …" (DESIGN §9), read from the wait's checkpoint (kind ``event``,
+status ``waiting``; the words are ``_checkpoints.py``'s, shared with the CLI)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
-
+from .._checkpoints import WaitingFor
+from .._checkpoints import waiting_for as step_waits_for
 from .._models import RunInfo, RunStatus, StepInfo
 
 __all__ = ["WaitingFor", "waiting_for"]
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingFor:
-    """The event names a run waits for (``a|b`` for a list) and until when (None: no
-    timeout)."""
-
-    names: str
-    until: datetime | None
 
 
 def waiting_for(run: RunInfo, steps: list[StepInfo]) -> WaitingFor | None:
@@ -25,8 +16,7 @@ def waiting_for(run: RunInfo, steps: list[StepInfo]) -> WaitingFor | None:
     if run.status is not RunStatus.WAITING:
         return None
     for step in reversed(steps):
-        if step.kind == "event" and step.status == "waiting" and isinstance(step.result, dict):
-            until = step.result.get("until")
-            when = None if until is None else datetime.fromtimestamp(until / 1000, UTC)
-            return WaitingFor(step.name.split("#")[0].replace("|", ", "), when)
+        wait = step_waits_for(step)
+        if wait is not None:
+            return wait
     return None
