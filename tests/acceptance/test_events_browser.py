@@ -10,6 +10,7 @@ should come to show. Without /usr/bin/chromium the test skips, except under CI.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,12 +76,28 @@ def test_the_events_page_and_a_waiting_runs_page_follow_what_happens(
         expect(subs).to_contain_text("welcome")
         expect(subs).to_contain_text("profile.changed")
 
-        # The waiting run's page says what it waits for, and until when.
+        # The waiting run's page says what it waits for, which order, and until when, in
+        # words; its wait's row has no finish yet and no raw stored value.
+        expect(waiting).to_contain_text("order.paid where order_id = 7")
         waiting.get_by_role("link", name="order-7").click()
         expect(page).to_have_url(re.compile(r"/run\?id=order-7$"))
         says = page.locator(".waiting-for")
-        expect(says).to_have_text(re.compile(r"^waiting for order\.paid \(until \d{4}-\d\d-\d\d "))
+        expect(says).to_have_text(
+            re.compile(
+                r"^waits for order\.paid where order_id = 7, "
+                r"until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in (1 d 23 h|2 d)\)$"
+            )
+        )
         expect(page.locator(".bar .badge").first).to_have_text("waiting")
+        wait = page.locator("table.steps tbody tr").first
+        expect(wait.locator('[data-label="Finished"]')).to_have_text("not yet")
+        expect(wait.locator('[data-label="Duration"]')).to_contain_text("so far")
+        expect(wait.locator('[data-label="Result or error"]')).to_contain_text(
+            "waits for order.paid where order_id = 7, until "
+        )
+        expect(page.locator("main")).not_to_contain_text('"since"')
+        if shots := os.environ.get("TICKWORK_SCREENSHOTS"):  # to look at it: a folder
+            page.screenshot(path=str(Path(shots) / "waiting-run.png"), full_page=True)
 
         # The payment comes while the page is open: the live refresh shows it completed.
         engine.emit("order.paid", {"order_id": 7}, id="paid-7")

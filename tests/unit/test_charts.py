@@ -244,6 +244,22 @@ def test_timeline_of_a_finished_run_shows_how_long_it_slept() -> None:
     assert svg.find(f"{SVG}g[@class='tl now-line']") is None
 
 
+def test_timeline_shows_a_wait_from_its_start_to_now_then_to_its_event() -> None:
+    waits = {"names": ["order.paid"], "match": {"order_id": 7}, "until": None, "since": 0}
+    wait = step("order.paid", 10, 10, kind="event", status="waiting", result=waits)
+    svg = parse(step_timeline(started(RunStatus.WAITING, None), [wait], now=T0 + s(50)))
+    [row] = rows(svg)
+    assert marks(row) == [("sleep waiting", 20.0, 80.0)]  # not a 0 ms step
+    assert "waits for order.paid where order_id = 7" in title(row.findall(f"{SVG}g")[0])
+    label = row.find(f"{SVG}text")
+    assert label is not None and "waiting 40 s so far" in "".join(label.itertext())
+    came = step("order.paid", 10, 30, kind="event", result={"id": "p7"})
+    [row] = rows(parse(step_timeline(started(end=40), [came], now=T0 + s(500))))
+    assert marks(row) == [("sleep completed", 25.0, 50.0)]
+    label = row.find(f"{SVG}text")
+    assert label is not None and "waited 20 s" in "".join(label.itertext())
+
+
 def test_timeline_of_no_steps_is_nothing() -> None:
     assert step_timeline(started(), [], now=T0) == ""
 

@@ -348,9 +348,11 @@ def _step_words(step: StepInfo, marks: list[_Mark]) -> str:
     """What a row says beside its name: how long, how many tries, how long it slept."""
     if step.kind == "now":
         return "now()"
-    if step.kind in ("sleep", "event"):
-        verb = "sleep" if step.kind == "sleep" else "wait"
-        return f"{verb} {format_elapsed(marks[0].end - marks[0].start)}"
+    if step.kind == "sleep":
+        return f"sleep {format_elapsed(marks[0].end - marks[0].start)}"
+    if step.kind == "event":
+        took = format_elapsed(marks[0].end - marks[0].start)
+        return f"waiting {took} so far" if marks[0].status == "waiting" else f"waited {took}"
     words = format_elapsed(step.finished_at - step.started_at)
     if step.tries:
         failed = len(step.tries)
