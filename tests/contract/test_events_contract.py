@@ -197,7 +197,7 @@ def test_racing_emits_wake_a_waiting_run_once(store: Store) -> None:
 def test_a_wait_takes_an_event_emitted_after_its_run_was_created_not_before(
     store: Store,
 ) -> None:
-    """"Since the run" is the store's order of inserts, not milliseconds: all three
+    """ "Since the run" is the store's order of inserts, not milliseconds: all three
     events have the run's own instant, and only the one stored after the run matches."""
     store.emit_event(event("a-before", payload={"order_id": 7}))
     token = claimed_run(store)
