@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from tests.pg import fresh_schema
 
 from tickwork import RunStatus
 from tickwork._event_flow import Flow
 from tickwork._events import event_run_id
-from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store
+from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store, open_store
 from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
@@ -312,3 +315,73 @@ def test_a_due_buffer_starts_its_run_once_however_many_flush_it(store: Store) ->
     assert started == ["deb@debounce:e0", "deb@debounce:e1"]
     assert sorted(r.input["n"] for r in store.list_runs()) == [3, 4]  # each key's last
     assert store.next_flush_ms() is None
+
+
+# -- the look back's order on an upgraded store, and under concurrent emits ---------------
+
+
+def _execute(url: str, statement: str) -> None:
+    """One statement on the store's database, by its own driver, committed."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        with conn:
+            conn.execute(statement)
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        pg.execute(statement)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'contract.db'}"
+        return
+    with fresh_schema() as found:
+        yield found
+
+
+def test_a_run_stored_before_the_events_order_keeps_the_millisecond_rule(url: str) -> None:
+    """Migration 0022 leaves a run stored before it without a mark: its waits look back
+    at the events emitted from its creation's millisecond on, as they did."""
+    store = open_store(url)
+    store.migrate()
+    try:
+        store.emit_event(event("emitted-earlier", payload={"order_id": 7}, at=T0 - 1))
+        store.emit_event(event("stored-before", payload={"order_id": 7}, at=T0 + 5))
+        token = claimed_run(store)
+        _execute(url, "UPDATE tickwork_runs SET event_mark = NULL WHERE id = 'r1'")
+        wait(store, "r1", token, match={"order_id": 7})
+        assert event_step(store, "r1").result["id"] == "stored-before"
+    finally:
+        store.close()
+
+
+def test_on_postgresql_an_emit_begun_before_a_run_and_committed_after_is_not_its() -> None:
+    """PostgreSQL hands out the events' positions as emits begin, not as they commit: an
+    event that drew its position before the run's insert is before the run, even when it
+    commits after (it was emitted concurrently with the run's creation); an emit begun
+    after the insert always matches. (SQLite's writes take turns: nothing is concurrent.)"""
+    import psycopg
+
+    with fresh_schema() as url:
+        store = open_store(url)
+        store.migrate()
+        try:
+            with psycopg.connect(url) as pending:  # an emit's transaction, uncommitted
+                pending.execute(
+                    "INSERT INTO tickwork_events (id, name, payload, emitted_at, started, woke)"
+                    " VALUES ('concurrent', 'order.paid', '{\"order_id\":7}', %s, '[]', '[]')",
+                    (T0,),
+                )
+                token = claimed_run(store)
+            assert store.get_event("concurrent") is not None  # committed after the run
+            wait(store, "r1", token, match={"order_id": 7})
+            assert store.get_run("r1").status is RunStatus.WAITING  # type: ignore[union-attr]
+            assert store.emit_event(event("later", payload={"order_id": 7})).woke == ("r1",)
+        finally:
+            store.close()
