@@ -10,6 +10,11 @@ A wait and an emit of its name both lock the name's row in ``tickwork_event_name
 first: a wait that looks back for an event already emitted and then registers cannot
 miss an emit committing in between (PostgreSQL's transactions see only what committed
 before each statement; SQLite's writes take turns anyway).
+
+The look back's "since" is the store's order of inserts (migration 0022): each event
+takes a position, each run records the last one taken at its insert (``run_rows.EVENT_MARK``),
+and a wait takes the events after its mark; docs/events.md says why that is exact on
+PostgreSQL too. Every delivery, by an emit or a look back, is added to the event's woke.
 """
 
 from __future__ import annotations
