@@ -228,6 +228,25 @@ def test_since_run_is_the_stores_order_under_a_clock_that_stands_still(
     assert handle.status() is RunStatus.WAITING
 
 
+def test_a_run_started_by_an_event_does_not_take_that_event_by_its_wait(
+    engine: Engine,
+) -> None:
+    """The event that starts a run is stored before the run (in the emit's transaction):
+    a wait for the next event of its name waits for the next one."""
+
+    @engine.workflow("relay", on=On("ping"))
+    def relay(ctx: Context, input: Any) -> Any:
+        got = ctx.wait_for_event("ping", timeout="1h")
+        return None if got is None else got.id
+
+    (first,) = engine.emit("ping", {}, id="ping-1")
+    engine.run_until_idle()
+    assert engine.get_run(first).status is RunStatus.WAITING  # type: ignore[union-attr]
+    engine.emit("ping", {}, id="ping-2")
+    engine.run_until_idle()
+    assert engine.get_run(first).result == "ping-2"  # type: ignore[union-attr]
+
+
 def test_since_wait_passes_over_an_event_of_its_millisecond_emitted_before_it(
     engine: Engine, clock: FakeClock
 ) -> None:
