@@ -71,6 +71,7 @@ from .errors import (
     ApiError,
     ConfigError,
     InputValidationError,
+    StoreError,
     UnknownWorkflowError,
 )
 
@@ -398,6 +399,16 @@ class Client:
         body = {"name": name, "payload": payload, "id": id}
         return emitted_from_wire(self._request("POST", "/events", body=body))
 
+    def emit_event(self, name: str, payload: Any = None, *, id: str | None = None) -> EventInfo:
+        """``emit``, returning the event as stored (``EventInfo``: the runs it started and
+        woke), as ``Engine.emit_event``: the emit, then the event read back by its id."""
+        body = {"name": name, "payload": payload, "id": id}
+        answer = self._request("POST", "/events", body=body)
+        found = self.get_event(answer["id"])
+        if found is None:  # only a retention shorter than the two requests prunes it
+            raise StoreError(f"event {answer['id']!r} was pruned as soon as it was emitted")
+        return found
+
     def subscribe(
         self,
         workflow: str | Callable[..., Any],
@@ -564,6 +575,7 @@ class Client:
     schedule_history_async = twin(schedule_history)
     list_workers_async = twin(list_workers)
     emit_async = twin(emit)
+    emit_event_async = twin(emit_event)
     subscribe_async = twin(subscribe)
     unsubscribe_async = twin(unsubscribe)
     list_subscriptions_async = twin(list_subscriptions)

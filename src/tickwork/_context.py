@@ -73,10 +73,14 @@ class WaitSuspend(Suspend):
         step: str,
         seq: int,
         seen: frozenset[str],
+        since_run: bool = True,
+        after: int | None = None,
     ) -> None:
         super().__init__(until_ms or 0, RunStatus.WAITING)
         self.names, self.match, self.since_ms, self.until_ms = names, match, since_ms, until_ms
         self.step, self.seq, self.seen = step, seq, seen
+        #: which events the look back takes, in the store's order (``NewWait``)
+        self.since_run, self.after = since_run, after
 
 
 class CancelRequested(BaseException):
@@ -355,6 +359,9 @@ class Context:
         now = self._now_ms()
         if stored is not None:  # waiting: its timeout came (or it was taken over)
             until, since_ms = stored.result["until"], int(stored.result["since"])
+            # where its look back began; none: a run from before migration 0022, whose
+            # look back keeps its millisecond rule (the run has no mark)
+            after = stored.result.get("after")
             if until is not None and now >= until:  # timed out: it began when it was stored
                 began = self._began("event", key, now)
                 self._write(StepRecord("event", key, 0, "completed", "null", None, 1, began, now))
@@ -362,9 +369,12 @@ class Context:
         else:
             until = None if timeout_ms is None else now + timeout_ms
             since_ms = _clock.to_ms(self._info.created_at) if since == "run" else now
+            after = None  # the store's: the run's mark, or the last event's
         raise WaitSuspend(
             names=names, match=checked, since_ms=since_ms, until_ms=until, step=key,
             seq=self._seq_of("event", key), seen=self.seen_events(),
+            since_run=since == "run" or stored is not None,
+            after=None if after is None else int(after),
         )  # fmt: skip
 
     def _began(self, kind: str, key: str, default: int) -> int:

@@ -489,6 +489,13 @@ class Engine:
         self.sync_subscriptions()
         return self._events.emit(name, payload, event_id=id)
 
+    def emit_event(self, name: str, payload: Any = None, *, id: str | None = None) -> EventInfo:
+        """``emit``, returning the event as stored (``EventInfo``) instead of the run ids:
+        its id (the one made when none is given), the runs it started and the waiting runs
+        it woke. For an id emitted before, nothing is emitted again: the stored event."""
+        self.sync_subscriptions()
+        return self._events.emit_event(name, payload, event_id=id)
+
     def subscribe(
         self,
         workflow: str | Callable[..., Any],
@@ -705,6 +712,7 @@ class Engine:
     schedule_history_async = twin(schedule_history)
     list_workers_async = twin(list_workers)
     emit_async = twin(emit)
+    emit_event_async = twin(emit_event)
     subscribe_async = twin(subscribe)
     unsubscribe_async = twin(unsubscribe)
     list_subscriptions_async = twin(list_subscriptions)

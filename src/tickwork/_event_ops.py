@@ -72,6 +72,11 @@ class Events:
     def emit(self, name: str, payload: JSON, *, event_id: str | None) -> list[str]:
         """Store the event, start its subscribed runs and wake its waiting runs; the ids
         of the runs it started (the same again for an id emitted before)."""
+        return list(self.emit_event(name, payload, event_id=event_id).started)
+
+    def emit_event(self, name: str, payload: JSON, *, event_id: str | None) -> EventInfo:
+        """``emit``, answering the event as stored: its id (also one given here), the runs
+        it started and those it woke (for an id emitted before: what is stored for it)."""
         check_event_name(name)
         if event_id is not None:
             check_event_id(event_id)
@@ -85,7 +90,14 @@ class Events:
                 f"not {name!r}: choose another id"
             )
         self._runtime.emitted(event.id, emitted)
-        return list(emitted.started)
+        stored = None if emitted.new else self.get(event.id)
+        if stored is not None:
+            return stored
+        # new (or emitted before and pruned since): what this emit stored
+        emitted_event = Event(
+            name=name, id=event.id, payload=from_json(text), emitted_at=from_ms(now)
+        )
+        return _info(emitted_event, list(emitted.started), list(emitted.woke))
 
     def subscribe(
         self,

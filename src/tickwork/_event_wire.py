@@ -14,6 +14,7 @@ __all__ = [
     "decision_list_from_wire",
     "decision_list_to_wire",
     "emitted_from_wire",
+    "emitted_text",
     "emitted_to_wire",
     "event_from_wire",
     "event_list_from_wire",
@@ -56,13 +57,27 @@ def event_list_from_wire(data: dict[str, Any]) -> list[EventInfo]:
     return [event_from_wire(e) for e in data["events"]]
 
 
-def emitted_to_wire(name: str, event_id: str | None, runs: list[str]) -> dict[str, Any]:
-    """An emit's answer: the ids of the runs it started (the same again for an id)."""
-    return {"name": name, "id": event_id, "runs": runs}
+def emitted_to_wire(event: EventInfo) -> dict[str, Any]:
+    """An emit's answer: the event's id (also one the engine made), the runs it started
+    (``runs``, the same again for an id) and the waiting runs it woke (``woke``)."""
+    return {
+        "name": event.name,
+        "id": event.id,
+        "runs": list(event.started),
+        "woke": list(event.woke),
+    }
 
 
 def emitted_from_wire(data: dict[str, Any]) -> list[str]:
     return list(data["runs"])
+
+
+def emitted_text(event: EventInfo) -> str:
+    """An emit in one line, for people: how many runs it started and woke (which woke)."""
+    started = len(event.started)
+    line = f"Event {event.id}: started {started} run{'' if started == 1 else 's'}, "
+    line += f"woke {len(event.woke)}"
+    return line + (f" ({', '.join(event.woke)})." if event.woke else ".")
 
 
 def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:

@@ -300,7 +300,7 @@ class _Attempt:
                     run_id=info.id, token=self.claim.lease_token, names=wait.names,
                     match=wait.match, since_ms=wait.since_ms, until_ms=wait.until_ms,
                     step=wait.step, seq=wait.seq, seen=wait.seen, now_ms=now,
-                    attempt=info.attempt,
+                    attempt=info.attempt, since_run=wait.since_run, after=wait.after,
                 ),
                 then_claim=request,
             )  # fmt: skip

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from tests.pg import fresh_schema
 
 from tickwork import RunStatus
 from tickwork._event_flow import Flow
 from tickwork._events import event_run_id
-from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store
+from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store, open_store
 from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
@@ -30,21 +33,32 @@ def event(event_id: str, name: str = "order.paid", payload: object = None, at: i
     return NewEvent(event_id, name, json.dumps(payload, sort_keys=True), at)
 
 
-def waiting_run(store: Store, run_id: str = "r1", **wait: object) -> tuple[str, str]:
-    """A run claimed and then waiting as ``wait`` says; its id and its lease token."""
+def claimed_run(store: Store, run_id: str = "r1") -> str:
+    """A run inserted and claimed (as a worker holds it before it waits); its lease token."""
     store.insert_run(NewRun(run_id, "waiter", "1", None, 0, "default", T0, T0))
     (claimed,) = store.claim_runs(
         now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"waiter": None},
         limit=1,
     )  # fmt: skip
+    return claimed.lease_token
+
+
+def wait(store: Store, run_id: str, token: str, **wait: object) -> None:
+    """The held run waits as ``wait`` says."""
     fields: dict[str, object] = dict(
-        run_id=run_id, token=claimed.lease_token, names=("order.paid",), match=None,
+        run_id=run_id, token=token, names=("order.paid",), match=None,
         since_ms=T0, until_ms=None, step="order.paid", seq=1, seen=frozenset(),
         now_ms=T0, attempt=1,
     )  # fmt: skip
     fields.update(wait)
     store.wait_run(NewWait(**fields), then_claim=None)  # type: ignore[arg-type]
-    return run_id, claimed.lease_token
+
+
+def waiting_run(store: Store, run_id: str = "r1", **fields: object) -> tuple[str, str]:
+    """A run claimed and then waiting as ``fields`` says; its id and its lease token."""
+    token = claimed_run(store, run_id)
+    wait(store, run_id, token, **fields)
+    return run_id, token
 
 
 def event_step(store: Store, run_id: str):
@@ -183,18 +197,57 @@ def test_racing_emits_wake_a_waiting_run_once(store: Store) -> None:
     assert event_step(store, run_id).result["id"] == winner  # the event that woke it
 
 
-def test_a_wait_takes_an_event_emitted_since_it_began_looking(store: Store) -> None:
-    store.emit_event(event("before", payload={"order_id": 7}, at=T0 - 1))
-    store.emit_event(event("early", payload={"order_id": 7}, at=T0 + 1))
-    run_id, _ = waiting_run(store, match={"order_id": 7}, now_ms=T0 + 2)
-    assert store.get_run(run_id).status is RunStatus.PENDING  # type: ignore[union-attr]
-    assert event_step(store, run_id).result["id"] == "early"
+def test_a_wait_takes_an_event_emitted_after_its_run_was_created_not_before(
+    store: Store,
+) -> None:
+    """ "Since the run" is the store's order of inserts, not milliseconds: all three
+    events have the run's own instant, and only the one stored after the run matches."""
+    store.emit_event(event("a-before", payload={"order_id": 7}))
+    token = claimed_run(store)
+    store.emit_event(event("b-early", payload={"order_id": 7}))
+    store.emit_event(event("c-later", payload={"order_id": 7}))
+    wait(store, "r1", token, match={"order_id": 7})
+    assert store.get_run("r1").status is RunStatus.PENDING  # type: ignore[union-attr]
+    assert event_step(store, "r1").result["id"] == "b-early"
+
+
+def test_an_event_stored_before_the_run_in_the_same_millisecond_is_not_its(
+    store: Store,
+) -> None:
+    store.emit_event(event("before", payload={"order_id": 7}))
+    run_id, _ = waiting_run(store, match={"order_id": 7})
+    assert store.get_run(run_id).status is RunStatus.WAITING  # type: ignore[union-attr]
+    assert store.get_event("before")[2] == []  # type: ignore[index]
+
+
+def test_since_wait_passes_over_an_event_stored_before_the_wait_in_its_millisecond(
+    store: Store,
+) -> None:
+    token = claimed_run(store)
+    store.emit_event(event("early"))
+    wait(store, "r1", token, since_run=False)
+    assert store.get_run("r1").status is RunStatus.WAITING  # type: ignore[union-attr]
+    assert store.emit_event(event("later")).woke == ("r1",)
+
+
+def test_an_event_the_look_back_delivers_records_the_run_it_woke(store: Store) -> None:
+    """``woke`` holds every delivery, by an emit or by a wait's look back."""
+    token = claimed_run(store)
+    store.emit_event(event("early", payload={"order_id": 7}))
+    wait(store, "r1", token, match={"order_id": 7})
+    assert store.get_event("early")[2] == ["r1"]  # type: ignore[index]
+    assert event_step(store, "r1").result["id"] == "early"
+    (listed,) = store.list_events(name="order.paid", limit=10)
+    assert listed[2] == ["r1"]
+    again = store.emit_event(event("early", payload={"order_id": 7}))
+    assert (again.new, again.woke) == (False, ("r1",))
 
 
 def test_a_wait_passes_over_events_it_was_handed_before(store: Store) -> None:
+    token = claimed_run(store)
     store.emit_event(event("first", at=T0 + 1))
-    run_id, _ = waiting_run(store, seen=frozenset({"first"}))
-    assert store.get_run(run_id).status is RunStatus.WAITING  # type: ignore[union-attr]
+    wait(store, "r1", token, seen=frozenset({"first"}))
+    assert store.get_run("r1").status is RunStatus.WAITING  # type: ignore[union-attr]
 
 
 def test_a_stale_lease_cannot_wait_and_stores_nothing(store: Store) -> None:
@@ -262,3 +315,73 @@ def test_a_due_buffer_starts_its_run_once_however_many_flush_it(store: Store) ->
     assert started == ["deb@debounce:e0", "deb@debounce:e1"]
     assert sorted(r.input["n"] for r in store.list_runs()) == [3, 4]  # each key's last
     assert store.next_flush_ms() is None
+
+
+# -- the look back's order on an upgraded store, and under concurrent emits ---------------
+
+
+def _execute(url: str, statement: str) -> None:
+    """One statement on the store's database, by its own driver, committed."""
+    if url.startswith("sqlite:///"):
+        import sqlite3
+
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        with conn:
+            conn.execute(statement)
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url) as pg:
+        pg.execute(statement)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'contract.db'}"
+        return
+    with fresh_schema() as found:
+        yield found
+
+
+def test_a_run_stored_before_the_events_order_keeps_the_millisecond_rule(url: str) -> None:
+    """Migration 0022 leaves a run stored before it without a mark: its waits look back
+    at the events emitted from its creation's millisecond on, as they did."""
+    store = open_store(url)
+    store.migrate()
+    try:
+        store.emit_event(event("emitted-earlier", payload={"order_id": 7}, at=T0 - 1))
+        store.emit_event(event("stored-before", payload={"order_id": 7}, at=T0 + 5))
+        token = claimed_run(store)
+        _execute(url, "UPDATE tickwork_runs SET event_mark = NULL WHERE id = 'r1'")
+        wait(store, "r1", token, match={"order_id": 7})
+        assert event_step(store, "r1").result["id"] == "stored-before"
+    finally:
+        store.close()
+
+
+def test_on_postgresql_an_emit_begun_before_a_run_and_committed_after_is_not_its() -> None:
+    """PostgreSQL hands out the events' positions as emits begin, not as they commit: an
+    event that drew its position before the run's insert is before the run, even when it
+    commits after (it was emitted concurrently with the run's creation); an emit begun
+    after the insert always matches. (SQLite's writes take turns: nothing is concurrent.)"""
+    import psycopg
+
+    with fresh_schema() as url:
+        store = open_store(url)
+        store.migrate()
+        try:
+            with psycopg.connect(url) as pending:  # an emit's transaction, uncommitted
+                pending.execute(
+                    "INSERT INTO tickwork_events (id, name, payload, emitted_at, started, woke)"
+                    " VALUES ('concurrent', 'order.paid', '{\"order_id\":7}', %s, '[]', '[]')",
+                    (T0,),
+                )
+                token = claimed_run(store)
+            assert store.get_event("concurrent") is not None  # committed after the run
+            wait(store, "r1", token, match={"order_id": 7})
+            assert store.get_run("r1").status is RunStatus.WAITING  # type: ignore[union-attr]
+            assert store.emit_event(event("later", payload={"order_id": 7})).woke == ("r1",)
+        finally:
+            store.close()

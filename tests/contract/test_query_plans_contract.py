@@ -34,6 +34,7 @@ from tickwork._store.pg_claim import claim_statement, served
 from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_deadlines import NEXT_DEADLINE, SELECT_PASSED, SELECT_RECENT_MISSES
+from tickwork._store.sql_events import EVENTS_AFTER, SELECT_RUN_MARK
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
     NEXT_DUE,
@@ -367,6 +368,18 @@ def test_the_faces_other_reads_seek_an_index(store: Store) -> None:
         assert _indexes(store, plan, table) == [index], (label, plan)
         if not may_sort:
             assert not _sorts(store, plan), (label, plan)
+
+
+def test_a_waits_look_back_seeks_its_names_events_in_the_stores_order(store: Store) -> None:
+    """The look back reads the events of its name stored after the run's mark (migration
+    0022) through their index, in order, never a sort of every event of the name."""
+    plan = _plan(store, EVENTS_AFTER, ["order.paid", 0])
+    assert _indexes(store, plan, "tickwork_events") == ["tickwork_events_order"], plan
+    assert not _sorts(store, plan), plan
+    sqlite = store.dialect == "sqlite"  # type: ignore[attr-defined]
+    plan = _plan(store, SELECT_RUN_MARK, ["x"])
+    pk_runs = "sqlite_autoindex_tickwork_runs_1" if sqlite else "tickwork_runs_pkey"
+    assert _indexes(store, plan, "tickwork_runs") == [pk_runs], plan
 
 
 def _worker_reads() -> list[tuple[str, str, list[Any], str | None, bool]]:

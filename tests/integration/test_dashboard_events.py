@@ -137,3 +137,24 @@ def test_a_match_value_is_escaped_where_a_wait_is_shown(browser: Browser, engine
         assert "<b>x</b>" not in page.text
         assert 'tag where label = "<b>x</b>"' in text(page)
     assert "no timeout" in text(browser.get("/run", params={"id": "mark-1"}))
+
+
+def test_the_events_page_links_an_event_to_the_run_its_look_back_woke(
+    browser: Browser, engine: Engine
+) -> None:
+    """An event emitted after the run started and before it waited is delivered by the
+    wait's look back: the page shows the run among the event's runs woken all the same."""
+
+    @engine.workflow("ship")
+    def ship(ctx: Context, input: Any) -> Any:
+        paid = ctx.wait_for_event("order.paid", match={"order_id": input})
+        return None if paid is None else paid.id
+
+    engine.start("ship", 303, run_id="order-303")
+    engine.emit("order.paid", {"order_id": 303}, id="paid-303")
+    engine.run_until_idle()
+    assert engine.get_run("order-303").result == "paid-303"  # type: ignore[union-attr]
+    page = browser.get("/events", params={"name": "order.paid"})
+    row = next(r for r in page.text.split("<tr") if "paid-303" in r)
+    woken = row.split('data-label="Runs woken"')[1].split("</td>")[0]
+    assert "order-303" in woken and "none" not in woken

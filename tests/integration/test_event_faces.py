@@ -65,6 +65,39 @@ def test_post_events_emits_idempotently_and_get_lists_them(app_engine: Engine) -
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "EVENT_NOT_FOUND")
 
 
+def _waiting_for_payment(engine: Engine, run_id: str) -> None:
+    @engine.workflow("fulfil")
+    def fulfil(ctx: Context, input: Any) -> Any:
+        return ctx.wait_for_event("order.paid", match={"order_id": input["order_id"]})
+
+    engine.start("fulfil", {"order_id": 101}, run_id=run_id)
+    engine.run_until_idle()
+
+
+def test_post_events_answers_the_runs_it_started_and_the_runs_it_woke(
+    app_engine: Engine,
+) -> None:
+    _waiting_for_payment(app_engine, "order-101")
+    body = {"name": "order.paid", "payload": {"order_id": 101}, "id": "paid-1"}
+    answer = call(app_engine, "POST", "/api/v1/events", json=body).json()
+    assert answer == {"name": "order.paid", "id": "paid-1", "runs": [], "woke": ["order-101"]}
+    assert call(app_engine, "POST", "/api/v1/events", json=body).json() == answer
+    unnamed = call(app_engine, "POST", "/api/v1/events", json={"name": "user.signed_up"}).json()
+    assert app_engine.get_event(unnamed["id"]) is not None  # the id the engine gave it
+    assert (len(unnamed["runs"]), unnamed["woke"]) == (1, [])
+
+
+def test_emit_event_returns_the_event_with_the_runs_it_started_and_woke(
+    app_engine: Engine,
+) -> None:
+    """``emit`` returns the started run ids (DESIGN §9); ``emit_event`` the whole event."""
+    _waiting_for_payment(app_engine, "order-101")
+    emitted = app_engine.emit_event("order.paid", {"order_id": 101}, id="paid-1")
+    assert (emitted.id, emitted.started, emitted.woke) == ("paid-1", (), ("order-101",))
+    assert emitted == app_engine.get_event("paid-1")
+    assert app_engine.emit("order.paid", {"order_id": 101}, id="paid-1") == []
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -179,6 +212,16 @@ def test_the_client_emits_subscribes_and_lists_as_the_engine(
     assert client.unsubscribe("audit-eu") is False
 
 
+def test_the_client_says_which_runs_an_emit_woke(client: Client, app_engine: Engine) -> None:
+    _waiting_for_payment(app_engine, "order-101")
+    emitted = client.emit_event("order.paid", {"order_id": 101}, id="paid-1")
+    assert (emitted.started, emitted.woke) == ((), ("order-101",))
+    assert emitted == app_engine.get_event("paid-1")
+    assert client.emit("order.paid", {"order_id": 101}, id="paid-1") == []
+    again = asyncio.run(client.emit_event_async("order.paid", {"order_id": 101}, id="paid-1"))
+    assert again == emitted
+
+
 def test_the_client_raises_the_engines_errors(client: Client) -> None:
     with pytest.raises(ConfigError):
         client.emit("bad\x00name")
@@ -216,6 +259,24 @@ def test_tickwork_events_emit_list_and_show(app_engine: Engine) -> None:
     assert "user_id" in cli("events", "show", "e7", "--database", url).stdout
     missing = cli("events", "show", "nope", "--database", url)
     assert missing.exit_code == 3 and "nope" in missing.stderr
+
+
+def test_tickwork_events_emit_says_how_many_runs_it_started_and_woke(
+    app_engine: Engine,
+) -> None:
+    _waiting_for_payment(app_engine, "order-101")
+    url = app_engine.url
+    emitted = cli("events", "emit", "order.paid", "--data", '{"order_id": 101}', "--id",
+                  "paid-1", "--database", url)  # fmt: skip
+    assert emitted.exit_code == 0, emitted.output
+    assert emitted.stdout == ""  # no run started: no run id to print
+    assert emitted.stderr.strip() == "Event paid-1: started 0 runs, woke 1 (order-101)."
+    again = cli("events", "emit", "order.paid", "--id", "paid-1", "--json", "--database", url)
+    assert json.loads(again.stdout) == {
+        "name": "order.paid", "id": "paid-1", "runs": [], "woke": ["order-101"]
+    }  # fmt: skip
+    shown = json.loads(cli("events", "show", "paid-1", "--json", "--database", url).stdout)
+    assert shown["woke"] == ["order-101"]
 
 
 def test_tickwork_events_emit_refuses_bad_json_and_bad_names(app_engine: Engine) -> None:

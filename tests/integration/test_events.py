@@ -211,6 +211,69 @@ def test_since_run_takes_an_event_emitted_before_the_wait_began(
     assert handle.result() == {"id": "early", "amount": 5}
 
 
+def test_since_run_is_the_stores_order_under_a_clock_that_stands_still(
+    engine: Engine, clock: FakeClock
+) -> None:
+    """An event emitted before ``start`` is not the run's, though it has the run's very
+    millisecond; one emitted after ``start`` and before the wait began is."""
+    _fulfil(engine)
+    engine.emit("order.paid", {"order_id": 7, "amount": 1}, id="1-before-start")
+    handle = engine.start("fulfil", {"order_id": 7})
+    engine.run_until_idle()
+    assert handle.status() is RunStatus.WAITING
+    other = engine.start("fulfil", {"order_id": 8})
+    engine.emit("order.paid", {"order_id": 8, "amount": 2}, id="2-after-start")
+    engine.run_until_idle()
+    assert other.result() == {"id": "2-after-start", "amount": 2}
+    assert handle.status() is RunStatus.WAITING
+
+
+def test_a_run_started_by_an_event_does_not_take_that_event_by_its_wait(
+    engine: Engine,
+) -> None:
+    """The event that starts a run is stored before the run (in the emit's transaction):
+    a wait for the next event of its name waits for the next one."""
+
+    @engine.workflow("relay", on=On("ping"))
+    def relay(ctx: Context, input: Any) -> Any:
+        got = ctx.wait_for_event("ping", timeout="1h")
+        return None if got is None else got.id
+
+    (first,) = engine.emit("ping", {}, id="ping-1")
+    engine.run_until_idle()
+    assert engine.get_run(first).status is RunStatus.WAITING  # type: ignore[union-attr]
+    engine.emit("ping", {}, id="ping-2")
+    engine.run_until_idle()
+    assert engine.get_run(first).result == "ping-2"  # type: ignore[union-attr]
+
+
+def test_since_wait_passes_over_an_event_of_its_millisecond_emitted_before_it(
+    engine: Engine, clock: FakeClock
+) -> None:
+    _fulfil(engine, since="wait")
+    handle = engine.start("fulfil", {"order_id": 7})
+    engine.emit("order.paid", {"order_id": 7, "amount": 5}, id="early")
+    engine.run_until_idle()
+    assert handle.status() is RunStatus.WAITING
+    engine.emit("order.paid", {"order_id": 7, "amount": 6}, id="late")
+    engine.run_until_idle()
+    assert handle.result() == {"id": "late", "amount": 6}
+
+
+def test_an_event_delivered_by_the_look_back_lists_the_run_it_woke(
+    engine: Engine, clock: FakeClock
+) -> None:
+    _fulfil(engine)
+    handle = engine.start("fulfil", {"order_id": 303})
+    clock.advance("1s")
+    engine.emit("order.paid", {"order_id": 303, "amount": 5}, id="paid-303")
+    engine.run_until_idle()
+    assert handle.result() == {"id": "paid-303", "amount": 5}
+    assert engine.get_event("paid-303").woke == (handle.id,)  # type: ignore[union-attr]
+    (step,) = [s for s in engine.list_steps(handle.id) if s.kind == "event"]
+    assert (step.status, step.result["id"]) == ("completed", "paid-303")
+
+
 def test_since_wait_only_takes_later_events(engine: Engine, clock: FakeClock) -> None:
     _fulfil(engine, since="wait")
     handle = engine.start("fulfil", {"order_id": 7})

@@ -37,8 +37,8 @@ MIRRORED = [
     "schedule", "unschedule", "pause", "resume", "activate", "deactivate", "trigger", "run_now",
     "get_schedule", "list_schedules", "schedule_history", "start", "get_run", "list_runs",
     "list_steps", "cancel", "workflows", "preview", "list_workers", "backfill",
-    "emit", "subscribe", "unsubscribe", "list_subscriptions", "list_events", "get_event",
-    "subscription_history",
+    "emit", "emit_event", "subscribe", "unsubscribe", "list_subscriptions", "list_events",
+    "get_event", "subscription_history",
     "calendar", "get_calendar", "list_calendars", "delete_calendar", "calendar_holidays",
 ]  # fmt: skip
 

@@ -65,9 +65,16 @@ class SubscriptionRecord:
 
 @dataclass(frozen=True, slots=True)
 class NewWait:
-    """A run about to wait: for the first event of ``names`` matching ``match`` emitted
-    at ``since_ms`` or later (none of ``seen``, the events it was already handed), until
-    ``until_ms`` (None: no timeout). ``step`` and ``seq`` name its checkpoint."""
+    """A run about to wait: for the first event of ``names`` matching ``match`` (none of
+    ``seen``, the events it was already handed), until ``until_ms`` (None: no timeout).
+    ``step`` and ``seq`` name its checkpoint.
+
+    Which events its look back takes is decided by the store's order of inserts, never by
+    milliseconds (migration 0022): those stored after ``after`` when given (a wait taken
+    up again: the mark its checkpoint kept), else after the run's insert
+    (``since_run``, ``since="run"``) or after this wait began (``since="wait"``: the look
+    back finds none). A run stored before 0022 has no mark: its look back keeps the rule
+    it had, events emitted at ``since_ms`` or later."""
 
     run_id: str
     token: str
@@ -80,3 +87,5 @@ class NewWait:
     seen: frozenset[str]
     now_ms: int
     attempt: int
+    since_run: bool = True
+    after: int | None = None

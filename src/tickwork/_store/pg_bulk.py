@@ -24,7 +24,7 @@ from typing import Any
 
 from .contract import NewRun
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED
-from .run_rows import NEW_RUN
+from .run_rows import EVENT_MARK, NEW_RUN
 from .schedule_rows import CHANGEABLE, FIRING
 from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
 from .transaction import INDEXED, SOUGHT, Settings, Transaction
@@ -70,8 +70,8 @@ _UPDATED = (*CHANGEABLE.names, "anchor_at", *FIRING.names, "updated_at")
 BULK: dict[str, Bulk] = {
     INSERT_RUN: Bulk(
         f"""
-INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
-SELECT {NEW_RUN.select()}, 'pending', 1 FROM {_rows("tickwork_runs")}
+INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt, event_mark)
+SELECT {NEW_RUN.select()}, 'pending', 1, {EVENT_MARK} FROM {_rows("tickwork_runs")}
 ON CONFLICT (id) DO NOTHING
 """,
         NEW_RUN.names,
@@ -236,8 +236,8 @@ def insert_as_json(
 INSERT_RUNS = f"""
 WITH given AS (SELECT ?::json AS rows),
 runs AS (
-    INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
-    SELECT {NEW_RUN.select("n")}, 'pending', 1
+    INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt, event_mark)
+    SELECT {NEW_RUN.select("n")}, 'pending', 1, {EVENT_MARK}
     FROM given, json_populate_recordset(NULL::tickwork_runs, given.rows) n
     ON CONFLICT (id) DO NOTHING
     RETURNING id, workflow, pool, priority, schedule_key, created_at

@@ -29,6 +29,7 @@ from .counters import observe_lateness
 from .run_rows import (
     CLAIM_COLUMNS,
     COL_WORKFLOW,
+    EVENT_MARK,
     NEW_RUN,
     QUEUED_RUN,
     TakenRun,
@@ -48,8 +49,8 @@ __all__ = [
 # Insert a new run unless one with the same id exists (start is idempotent by id; an
 # occurrence's run id is unique).
 INSERT_RUN = f"""
-INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt)
-VALUES ({marks(len(NEW_RUN.names))}, 'pending', 1)
+INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt, event_mark)
+VALUES ({marks(len(NEW_RUN.names))}, 'pending', 1, {EVENT_MARK})
 ON CONFLICT (id) DO NOTHING
 """
 # ... and its place in the queue (only when the run was inserted).
@@ -71,8 +72,9 @@ ON CONFLICT (id) DO NOTHING
 
 # A new run inserted already running (as sql_runs.START_RUN leaves a claimed run) ...
 INSERT_RUNNING = f"""
-INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt, started_at, attempt_started_at)
-VALUES ({marks(len(NEW_RUN.names))}, 'running', 1, ?, ?)
+INSERT INTO tickwork_runs ({NEW_RUN.select()}, status, attempt, started_at, attempt_started_at,
+    event_mark)
+VALUES ({marks(len(NEW_RUN.names))}, 'running', 1, ?, ?, {EVENT_MARK})
 ON CONFLICT (id) DO NOTHING
 """
 # ... and its place in the queue under the lease (as sql_runs.LEASE_RUN leaves it).

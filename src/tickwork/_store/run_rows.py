@@ -30,6 +30,7 @@ __all__ = [
     "COL_SCHEDULE_KEY",
     "COL_STARTED_AT",
     "COL_WORKFLOW",
+    "EVENT_MARK",
     "NEW_RUN",
     "QUEUED_RUN",
     "RUN",
@@ -75,6 +76,9 @@ NEW_RUN: Columns[NewRun] = Columns(
     column={"input_json": "input", "scheduled_for_ms": "scheduled_for", "retry_json": "retry",
             "created_ms": "created_at", "deadline_ms": "deadline_at"},
 )  # fmt: skip
+#: a new run's ``event_mark``, in its insert: the last position in the events' order
+#: taken (migration 0022), after which its waits' look back takes events (``since="run"``)
+EVENT_MARK = "(SELECT last FROM tickwork_event_order)"
 #: a new run's place in the queue
 QUEUED_RUN: Columns[NewRun] = Columns(
     NewRun,

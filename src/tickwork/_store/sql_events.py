@@ -10,6 +10,11 @@ A wait and an emit of its name both lock the name's row in ``tickwork_event_name
 first: a wait that looks back for an event already emitted and then registers cannot
 miss an emit committing in between (PostgreSQL's transactions see only what committed
 before each statement; SQLite's writes take turns anyway).
+
+The look back's "since" is the store's order of inserts (migration 0022): each event
+takes a position, each run records the last one taken at its insert (``run_rows.EVENT_MARK``),
+and a wait takes the events after its mark; docs/events.md says why that is exact on
+PostgreSQL too. Every delivery, by an emit or a look back, is added to the event's woke.
 """
 
 from __future__ import annotations
@@ -134,11 +139,26 @@ PRUNE_EVENTS = """
 DELETE FROM tickwork_events WHERE id IN (
     SELECT id FROM tickwork_events WHERE emitted_at < ? ORDER BY emitted_at, id LIMIT ?)
 """
-# A wait's look back: events of a name emitted from an instant on, oldest first.
+# A wait's look back (DESIGN §9: "since" in the store's order of inserts): the events of a
+# name stored after a position in the events' order (migration 0022), oldest first ...
+EVENTS_AFTER = """
+SELECT id, name, payload, emitted_at, seq FROM tickwork_events
+WHERE name = ? AND seq > ? ORDER BY seq
+"""
+# ... where that position is the run's mark, taken at its insert, or (since="wait") the
+# last position taken now ...
+SELECT_RUN_MARK = "SELECT event_mark FROM tickwork_runs WHERE id = ?"
+SELECT_LAST_MARK = "SELECT last FROM tickwork_event_order"
+# ... or, for a run stored before 0022 (no mark), the rule it had: emitted from an instant
+# on, in the order of (emitted_at, id).
 EVENTS_SINCE = """
-SELECT id, name, payload, emitted_at FROM tickwork_events
+SELECT id, name, payload, emitted_at, emitted_at FROM tickwork_events
 WHERE name = ? AND emitted_at >= ? ORDER BY emitted_at, id
 """
+# The look back's delivery, recorded on the event beside the emit's (no lost update: every
+# writer of an event's woke holds its name's row, LOCK_NAME or COUNT_EMIT).
+SELECT_WOKE = "SELECT woke FROM tickwork_events WHERE id = ?"
+SET_WOKE = "UPDATE tickwork_events SET woke = ? WHERE id = ?"
 # The shapes of waits on a name, and a shape's waits for one match key (by index).
 SELECT_SHAPES = "SELECT paths FROM tickwork_wait_shapes WHERE name = ?"
 SELECT_WAITS = (
@@ -378,7 +398,10 @@ class EventsSql:
         def work(tx: Transaction) -> tuple[Any, list[Any]]:
             for name in sorted(set(wait.names)):
                 tx.execute(LOCK_NAME, name)
-            found = self._look_back(tx, wait)
+            # After the names' locks: an emit that held one has committed, and is before
+            # this wait's mark or found by its look back.
+            mark = self._mark(tx, wait)
+            found = self._look_back(tx, wait, mark)
             status = RunStatus.PENDING if found is not None else RunStatus.WAITING
             due = wait.now_ms if found is not None else wait.until_ms or NEVER_MS
             tx.execute(REQUEUE_HELD, str(status), due, wait.run_id, wait.token)
@@ -389,13 +412,15 @@ class EventsSql:
             ).fetchone()
             tx.execute(DELETE_WAITS, wait.run_id)
             if found is not None:
-                step_status, result = "completed", found
+                step_status, result = "completed", found[1]
+                self._record_woke(tx, found[0], wait.run_id)
             else:
                 step_status = "waiting"
-                # What it waits for, kept where its faces read it (_checkpoints.py).
+                # What it waits for, kept where its faces read it (_checkpoints.py),
+                # and where its look back began (a wait taken up again keeps it).
                 result = canonical_json({
                     "names": list(wait.names), "match": wait.match,
-                    "until": wait.until_ms, "since": wait.since_ms,
+                    "until": wait.until_ms, "since": wait.since_ms, "after": mark,
                 })  # fmt: skip
                 self._register(tx, wait)
             tx.execute(
@@ -408,23 +433,47 @@ class EventsSql:
         claimed = claimed_runs(taken, then_claim.now_ms) if taken and then_claim else []
         return Ended(run_from_row(row), claimed)
 
-    def _look_back(self, tx: Transaction, wait: NewWait) -> str | None:
-        """The earliest event of the wait's names already emitted that it matches (as a
-        checkpoint's JSON), or None."""
-        best: tuple[int, str, str] | None = None
+    @staticmethod
+    def _mark(tx: Transaction, wait: NewWait) -> int | None:
+        """The position in the events' order the look back starts after: the wait's own
+        (taken up again), the run's (``since="run"``) or the last taken (``"wait"``);
+        None for a run stored before migration 0022, which has none."""
+        if wait.after is not None:
+            return wait.after
+        if wait.since_run:
+            found = tx.execute(SELECT_RUN_MARK, wait.run_id).fetchone()
+            return None if found is None or found[0] is None else int(found[0])
+        return int(tx.execute(SELECT_LAST_MARK).fetchone()[0])
+
+    def _look_back(
+        self, tx: Transaction, wait: NewWait, mark: int | None
+    ) -> tuple[str, str] | None:
+        """The first event of the wait's names stored after ``mark`` (with no mark: emitted
+        at ``since_ms`` or later) that it matches: its id and its checkpoint's JSON."""
+        best: tuple[int, str, str] | None = None  # (its place in the order, id, JSON)
         for name in wait.names:
-            for event_id, ev_name, payload, emitted in tx.execute(
-                EVENTS_SINCE, name, wait.since_ms
-            ).fetchall():
+            if mark is None:
+                rows = tx.execute(EVENTS_SINCE, name, wait.since_ms).fetchall()
+            else:
+                rows = tx.execute(EVENTS_AFTER, name, mark).fetchall()
+            for event_id, ev_name, payload, emitted, order in rows:
                 if event_id in wait.seen:
                     continue
                 value = json.loads(payload)
                 if matches(value, wait.match):
-                    at = int(emitted)
-                    if best is None or (at, event_id) < best[:2]:
-                        best = (at, event_id, event_to_json(event_id, ev_name, value, at))
+                    if best is None or (int(order), event_id) < best[:2]:
+                        at = int(emitted)
+                        best = (int(order), event_id, event_to_json(event_id, ev_name, value, at))
                     break
-        return None if best is None else best[2]
+        return None if best is None else (best[1], best[2])
+
+    @staticmethod
+    def _record_woke(tx: Transaction, event_id: str, run_id: str) -> None:
+        """The look back's delivery on the event: ``woke`` lists every run it was handed to."""
+        (woke,) = tx.execute(SELECT_WOKE, event_id).fetchone()
+        runs = json.loads(woke)
+        if run_id not in runs:
+            tx.execute(SET_WOKE, canonical_json([*runs, run_id]), event_id)
 
     def _register(self, tx: Transaction, wait: NewWait) -> None:
         paths = sorted(wait.match or {})

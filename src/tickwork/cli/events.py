@@ -16,6 +16,7 @@ import click
 
 from .._event_wire import (
     decision_list_to_wire,
+    emitted_text,
     emitted_to_wire,
     event_list_to_wire,
     event_to_wire,
@@ -60,17 +61,17 @@ def emit(
     name: str, data: str | None, event_id: str | None, database: str | None, as_json: bool
 ) -> None:
     """Emit event NAME: one run of every subscribed workflow starts, waiting runs it
-    matches wake. Prints the ids of the runs it started, one a line."""
+    matches wake. Prints the ids of the runs it started, one a line, then (on stderr) how
+    many it started and woke: ``Event ID: started 0 runs, woke 1 (RUN).``"""
     payload = _payload(data)
     with open_engine(database) as engine:
-        runs = engine.emit(name, payload, id=event_id)
+        event = engine.emit_event(name, payload, id=event_id)
     if as_json:  # the API's answer to POST /events
-        echo_json(emitted_to_wire(name, event_id, runs))
+        echo_json(emitted_to_wire(event))
         return
-    for run_id in runs:
+    for run_id in event.started:
         click.echo(run_id)
-    if not runs:
-        click.echo("No subscription matched: no run started.", err=True)
+    click.echo(emitted_text(event), err=True)
 
 
 @command.command("list")

@@ -248,8 +248,8 @@ class _Api:
 
     async def emit(self, request: Request) -> Response:
         body = await read_body(request, schemas.EmitEvent)
-        runs = await self._call(self.engine.emit, body.name, body.payload, id=body.id)
-        return JSONResponse(emitted_to_wire(body.name, body.id, runs))
+        event = await self._call(self.engine.emit_event, body.name, body.payload, id=body.id)
+        return JSONResponse(emitted_to_wire(event))
 
     async def list_events(self, request: Request) -> Response:
         limit = int_param(request, "limit", 100, 1, MAX_LIMIT)

@@ -265,7 +265,7 @@ def _paths() -> dict[str, Any]:
                 "emit_event",
                 "Emit an event (engine.emit): one run of each subscribed workflow, waiting "
                 "runs woken, in one transaction; idempotent by id (a webhook can call it)",
-                _json("Emitted", "The runs it started"),
+                _json("Emitted", "The runs it started and the waiting runs it woke"),
                 body="EmitEvent",
                 errors={"400": _BAD_PARAM},
             ),

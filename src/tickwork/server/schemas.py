@@ -590,8 +590,9 @@ class EventList(_Response):
 
 class Emitted(_Response):
     name: str
-    id: str | None
+    id: str = Field(description="The event's id: the one given, or the one the engine made.")
     runs: list[str] = Field(description="The runs it started (the same again for an id).")
+    woke: list[str] = Field(description="The waiting runs it woke (the same again for an id).")
 
 
 class Subscription(_Response):
