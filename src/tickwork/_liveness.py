@@ -33,6 +33,7 @@ __all__ = [
     "overdue_ms",
     "seen_since_ms",
     "unserved_reason",
+    "unserved_run",
     "unserved_schedules",
     "unserved_workflows",
     "worker_alive",
@@ -106,6 +107,15 @@ def unserved_reason(pool: str, workflow: str, workers: Sequence[WorkerInfo]) -> 
     if not has_workflow:
         return f"no live worker registers workflow {workflow!r}"
     return f"no live worker both serves pool {pool!r} and registers workflow {workflow!r}"
+
+
+def unserved_run(pool: str, workflow: str, workers: Sequence[WorkerInfo]) -> str | None:
+    """What a waiter on a run is told when no live worker would run it: the pool and the
+    workflow named, then why (``unserved_reason``); None when some live worker serves both."""
+    reason = unserved_reason(pool, workflow, workers)
+    if reason is None:
+        return None
+    return f"no live worker serves pool {pool!r} / workflow {workflow!r}: {reason}"
 
 
 def unserved_schedules(

@@ -13,6 +13,7 @@ from tickwork._liveness import (
     OVERDUE_GRACE_MS,
     overdue_ms,
     unserved_reason,
+    unserved_run,
     unserved_schedules,
     unserved_workflows,
     worker_alive,
@@ -102,6 +103,17 @@ def test_the_reason_nobody_serves_names_what_is_missing() -> None:
     )
     assert unserved_reason("default", "report", [gpu, other]) == (
         "no live worker both serves pool 'default' and registers workflow 'report'"
+    )
+
+
+def test_a_waiter_is_told_the_pool_and_workflow_nobody_serves_and_why() -> None:
+    assert unserved_run("default", "report", [worker()]) is None
+    assert unserved_run("default", "report", []) == (
+        "no live worker serves pool 'default' / workflow 'report': no worker is alive"
+    )
+    assert unserved_run("default", "report", [worker(pools=("gpu",))]) == (
+        "no live worker serves pool 'default' / workflow 'report': "
+        "no live worker serves pool 'default'"
     )
 
 
