@@ -63,7 +63,8 @@ def _run(app: Any, *, sock: socket.socket, host: str, port: int, log_level: str)
     server = uvicorn.Server(config)
     bound = sock.getsockname()[1]  # --port 0: the one the system chose
     _LOG.info("listening on http://%s:%d (Ctrl-C to stop)", host, bound)
-    server.run(sockets=[sock])
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises SIGINT again once stopped
+        server.run(sockets=[sock])
     if not server.started:  # the app's startup failed: uvicorn logged why
         raise SystemExit(1)
 
