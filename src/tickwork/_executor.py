@@ -93,7 +93,7 @@ def execute(
         if claim.cancel_requested:
             outcome = attempt.end(RunStatus.CANCELLED)
         else:
-            _log_claim(claim)
+            _log_claim(claim, _clock.now_ms(clock))
             lost = _lost_outside_steps(claim, definition)
             outcome = attempt.run(on_context) if lost is None else attempt.lost_too_often(lost)
     except LeaseLost:
@@ -116,9 +116,15 @@ def execute(
     return outcome
 
 
-def _log_claim(claim: ClaimedRun) -> None:
-    """A run's life as this claim begins it: started, resumed or taken over."""
+def _log_claim(claim: ClaimedRun, now_ms: int) -> None:
+    """A run's life as this claim begins it: started, resumed or taken over. A run
+    resumed in the millisecond it started (a wait whose event had come already: stored
+    pending, claimed again at once) says nothing more: its "started" line was that
+    instant's, and "started" then "resumed" read as two lives."""
     info = claim.info
+    started = info.started_at
+    if claim.resumed and not claim.lost_workers and started and _clock.to_ms(started) >= now_ms:
+        return
     if not RUNS.isEnabledFor(logging.WARNING if claim.lost_workers else logging.INFO):
         return  # nothing formatted: this is every run's path
     if claim.lost_workers > 0:

@@ -6,10 +6,13 @@ A worker renews its record every ``renew_ms`` (``DEFAULT_RENEW_MS``, or
 them (or stopped), and its record is forgotten ``FORGET_AFTER_MS`` after it was last seen.
 Each worker stores its own interval, so a reader needs none of its configuration.
 
-A schedule is overdue when it is active and its next occurrence is in the past: nothing
-decided about it (fired, skipped, dropped) yet. A healthy worker fires within
-milliseconds of the occurrence, so a lateness that lasts is the sign that no worker
-serves the schedule — the failure a scheduler cannot report about itself.
+A schedule is overdue when it is active and its next occurrence passed more than
+``OVERDUE_GRACE_MS`` ago with nothing decided about it (fired, skipped, dropped) yet. A
+healthy worker fires within milliseconds of the occurrence, so a lateness that lasts is
+the sign that no worker serves the schedule — the failure a scheduler cannot report
+about itself. The grace is for what is not that: a worker in another process sees a
+resume or a registration only at its next look (every poll interval, 1 s by default),
+so "overdue by 271 ms" right after Resume, with a live worker, was a false alarm.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ __all__ = [
     "FORGET_AFTER_MS",
     "FORGET_BATCH",
     "MISSED_RENEWALS",
+    "OVERDUE_GRACE_MS",
     "overdue_by",
     "overdue_ms",
     "seen_since_ms",
     "unserved_reason",
+    "unserved_run",
     "unserved_schedules",
     "unserved_workflows",
     "worker_alive",
@@ -42,6 +47,10 @@ MISSED_RENEWALS = 3
 FORGET_AFTER_MS = 86_400_000
 #: how many gone workers' records one renewal removes at most (bounded writes)
 FORGET_BATCH = 100
+#: how long past its occurrence a schedule may stay undecided before it is overdue: ten
+#: of a worker's default poll intervals, the looks in which another process's resume or
+#: registration is seen (docs/behaviour.md advises alerting past a minute all the same)
+OVERDUE_GRACE_MS = 10_000
 
 
 def worker_alive(*, last_seen_ms: int, renew_ms: int, stopped: bool, now_ms: int) -> bool:
@@ -55,11 +64,20 @@ def seen_since_ms(now_ms: int) -> int:
     return now_ms - FORGET_AFTER_MS
 
 
-def overdue_ms(state: ScheduleState, next_fire_ms: int | None, now_ms: int) -> int | None:
+def overdue_ms(
+    state: ScheduleState, next_fire_ms: int | None, now_ms: int, active_since_ms: int | None = None
+) -> int | None:
     """How many milliseconds the next occurrence of a schedule is in the past, undecided;
-    None when it is not overdue (in the future, none left, or not ``active``: a paused or
-    inactive schedule's occurrences are missed on purpose)."""
-    if state is not ScheduleState.ACTIVE or next_fire_ms is None or next_fire_ms >= now_ms:
+    None when it is not overdue: in the future, none left, not ``active`` (a paused or
+    inactive schedule's occurrences are missed on purpose), or undecided for no more than
+    ``OVERDUE_GRACE_MS`` since it passed or since the schedule became active
+    (``active_since_ms``, its last state change: a resumed schedule's missed occurrence
+    waits for a worker's next look like any other). Past the grace it is the whole
+    lateness, from the occurrence."""
+    if state is not ScheduleState.ACTIVE or next_fire_ms is None:
+        return None
+    undecided_since = max(next_fire_ms, active_since_ms or next_fire_ms)
+    if now_ms - undecided_since <= OVERDUE_GRACE_MS:
         return None
     return now_ms - next_fire_ms
 
@@ -67,7 +85,8 @@ def overdue_ms(state: ScheduleState, next_fire_ms: int | None, now_ms: int) -> i
 def overdue_by(info: ScheduleInfo, now_ms: int) -> timedelta | None:
     """``ScheduleInfo.overdue_by`` at ``now_ms`` (``overdue_ms``)."""
     next_ms = None if info.next_fire_at is None else to_ms(info.next_fire_at)
-    late = overdue_ms(info.state, next_ms, now_ms)
+    since = None if info.state_changed_at is None else to_ms(info.state_changed_at)
+    late = overdue_ms(info.state, next_ms, now_ms, since)
     return None if late is None else timedelta(milliseconds=late)
 
 
@@ -88,6 +107,15 @@ def unserved_reason(pool: str, workflow: str, workers: Sequence[WorkerInfo]) -> 
     if not has_workflow:
         return f"no live worker registers workflow {workflow!r}"
     return f"no live worker both serves pool {pool!r} and registers workflow {workflow!r}"
+
+
+def unserved_run(pool: str, workflow: str, workers: Sequence[WorkerInfo]) -> str | None:
+    """What a waiter on a run is told when no live worker would run it: the pool and the
+    workflow named, then why (``unserved_reason``); None when some live worker serves both."""
+    reason = unserved_reason(pool, workflow, workers)
+    if reason is None:
+        return None
+    return f"no live worker serves pool {pool!r} / workflow {workflow!r}: {reason}"
 
 
 def unserved_schedules(

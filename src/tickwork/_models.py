@@ -199,7 +199,8 @@ class ScheduleInfo:
     #: how long after its occurrence a fired run must have completed (None: no deadline)
     deadline: timedelta | None = None
     #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
-    #: the sign that no worker serves the schedule. None when it is not overdue.
+    #: the sign that no worker serves the schedule. None when it is not overdue, and
+    #: within the grace (``OVERDUE_GRACE_MS``, 10 s) of the occurrence or a resume.
     overdue_by: timedelta | None = None
     #: the DST policy of a fixed-time cron (DESIGN §2)
     dst_gap: DstGap = DstGap.SHIFT

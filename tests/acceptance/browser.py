@@ -28,6 +28,9 @@ CHROMIUM_ARGS = [
 # How many pixels the widest part of the page (or of a scrolling table) overflows by.
 OVERFLOW = """Math.max(0, document.documentElement.scrollWidth - window.innerWidth,
     ...[...document.querySelectorAll(".scroll")].map(e => e.scrollWidth - e.clientWidth))"""
+# How many lines an element's text is laid out on (one box per line of a wrapped text).
+TEXT_LINES = """e => { const r = document.createRange(); r.selectNodeContents(e);
+    return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }"""
 WAIT_MS = 60_000  # generous: reached only when something is broken
 
 

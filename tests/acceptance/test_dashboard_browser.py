@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.acceptance.browser import OVERFLOW, WAIT_MS, dashboard_page, need_chromium, serve
+from tests.acceptance.browser import (
+    OVERFLOW,
+    TEXT_LINES,
+    WAIT_MS,
+    dashboard_page,
+    need_chromium,
+    serve,
+)
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
@@ -145,6 +152,8 @@ def test_log_in_pause_resume_run_now_and_watch_the_run_complete(
         for path in ["/", "/runs", page.url.removeprefix(url)]:
             page.goto(url + path)
             assert page.evaluate(OVERFLOW) == 0, f"{path} is wider than a 390px screen"
+            lines = page.get_by_role("button", name="Log out").evaluate(TEXT_LINES)
+            assert lines == 1, f"{path}: 'Log out' wraps onto {lines} lines at 390px"
 
         # Logging out ends the session.
         page.get_by_role("button", name="Log out").click()

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.acceptance.browser import OVERFLOW, dashboard_page, log_in, need_chromium, serve
+from tests.acceptance.browser import (
+    OVERFLOW,
+    WAIT_MS,
+    dashboard_page,
+    log_in,
+    need_chromium,
+    serve,
+)
 
 from tickwork import Context, Engine
 from tickwork.server import create_app
@@ -66,8 +73,9 @@ def test_workers_page_and_the_overdue_banner_follow_the_fleet(
             expect(overdue).to_have_count(0)
 
         # The only worker stopped: the schedule falls due and nobody fires it. The page,
-        # left open, comes to say so (live refresh), naming the schedule and why.
-        expect(overdue).to_be_visible()
+        # left open, comes to say so (live refresh) once the 10 s grace has passed,
+        # naming the schedule and why.
+        expect(overdue).to_be_visible(timeout=WAIT_MS)
         expect(overdue).to_contain_text("every-2s")
         expect(overdue).to_contain_text("no worker is alive")
 

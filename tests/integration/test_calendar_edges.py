@@ -176,3 +176,29 @@ def test_registering_again_with_paused_false_places_a_previous_move_by_the_holid
     assert len(started) == 1
     (moved,) = entry_of(engine, "k", at(2026, 3, 9, 9))
     assert moved.decision is Decision.MOVED_HOLIDAY
+
+
+@pytest.mark.parametrize(("overlap", "runs"), [("allow", 5), ("skip", 1)])
+def test_next_over_five_days_off_in_a_row_stacks_their_runs_on_the_next_business_day(
+    engine: Engine, clock: FakeClock, overlap: str, runs: int
+) -> None:
+    # Thursday 24 to Monday 28 December 2026: two holidays, a weekend, a substitute day.
+    engine.calendar("office", holidays=[date(2026, 12, d) for d in (24, 25, 28)])
+    clock.advance(at(2026, 12, 23, 12) - clock.now())
+    engine.schedule("report", cron="0 9 * * *", key="k", calendar="office",
+                    on_holiday="next", overlap=overlap)  # fmt: skip
+    walk(engine, clock, at(2026, 12, 29, 8), timedelta(hours=1), execute=False)
+    moved = engine.list_runs(schedule_key="k")
+    assert len(moved) == runs
+    assert all(r.status is RunStatus.PENDING for r in moved)
+    assert engine.run_until_idle() == 0  # none runs before the business day
+    walk(engine, clock, at(2026, 12, 29, 9, 30), timedelta(hours=1))
+    days_off = [r for r in engine.list_runs(schedule_key="k") if r.id in {m.id for m in moved}]
+    assert all(r.status is RunStatus.COMPLETED for r in days_off)
+    assert all(r.started_at and r.started_at >= at(2026, 12, 29, 9) for r in days_off)
+    skipped = [
+        e
+        for e in engine.schedule_history("k")
+        if e.decision is Decision.SKIPPED_OVERLAP and e.occurrence < at(2026, 12, 29)
+    ]
+    assert len(skipped) == 5 - runs

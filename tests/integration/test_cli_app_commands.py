@@ -225,6 +225,7 @@ def test_runs_start_wait_prints_the_result_as_json(app: str, sqlite_url: str, wo
     assert result.exit_code == 0, result.output
     run_id, value = result.stdout.splitlines()
     assert value == "42"
+    assert "no live worker" not in result.stderr  # the worker serves it: nothing to warn of
     as_json = tickwork("runs", "start", "double", "--app", app, "--input", '{"n": 21}',
                        "--run-id", run_id, "--wait", "--json",
                        "--database", sqlite_url)  # fmt: skip
@@ -248,3 +249,33 @@ def test_runs_start_wait_exits_124_when_the_timeout_passes_first(app: str, sqlit
     with Engine(sqlite_url) as engine:
         (run,) = engine.list_runs()
     assert run.status is RunStatus.PENDING  # the run goes on
+
+
+def test_runs_start_wait_says_up_front_and_when_giving_up_that_no_live_worker_serves_it(
+    app: str, sqlite_url: str
+) -> None:
+    result = tickwork("runs", "start", "double", "--app", app, "--input", '{"n": 1}',
+                      "--wait", "--timeout", "300ms", "--database", sqlite_url)  # fmt: skip
+    assert result.exit_code == 124, result.output
+    nobody = "no live worker serves pool 'default' / workflow 'double': no worker is alive"
+    warning, gave_up = result.stderr.splitlines()[-2:]
+    assert warning == f"warning: {nobody}; the run waits until one starts"
+    assert gave_up.startswith("error: gave up waiting after 300ms: ")
+    assert gave_up.endswith(f"(it goes on); {nobody}")
+
+
+def test_runs_start_wait_names_what_the_live_workers_lack(app: str, sqlite_url: str) -> None:
+    with Engine(sqlite_url) as engine:
+
+        @engine.workflow()
+        def boom(ctx: Context) -> None:
+            raise RuntimeError("kaboom")
+
+        with engine.worker(threads=1, poll_interval="50ms"):  # alive, but serves boom only
+            result = tickwork("runs", "start", "double", "--app", app, "--input", '{"n": 1}',
+                              "--wait", "--timeout", "300ms", "--database", sqlite_url)  # fmt: skip
+    assert result.exit_code == 124, result.output
+    assert result.stderr.endswith(
+        "no live worker serves pool 'default' / workflow 'double': "
+        "no live worker registers workflow 'double'\n"
+    )

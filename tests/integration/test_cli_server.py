@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -98,7 +102,11 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         workers = [t.name for t in threading.enumerate() if t.name == "tickwork-worker"]
         calls.append({"app": app, "worker_running": bool(workers), **options})
 
+    def fake_listen(host: str, port: int) -> socket.socket:
+        return socket.socket()  # bound to nothing: 8787 may be another test's
+
     monkeypatch.setattr(serve, "_run", fake_run)
+    monkeypatch.setattr(serve, "_listen", fake_listen)
     return calls
 
 
@@ -139,6 +147,57 @@ def test_serve_refuses_bad_arguments(app_file: str, served: list[Any], args: lis
     result = CliRunner().invoke(main, [app_file if a == "APP" else a for a in args])
     assert result.exit_code == 2, result.output
     assert served == []
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line_and_exits_2(
+    app_file: str, sqlite_url: str
+) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = subprocess.run(
+            [Path(sys.executable).parent / "tickwork", "serve", app_file, "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "TICKWORK_DATABASE_URL"},
+        )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use (--host/--port)\n"
+    )
+    assert result.stdout == ""
+
+
+DECLARING_APP = """
+from tickwork import Context, Engine, Every, On
+
+engine = Engine({url!r})
+
+@engine.workflow("beat", schedule=Every("5s", key="beat"))
+def beat(ctx: Context) -> str:
+    return "done"
+
+@engine.workflow("welcome", on=On("user.signed_up"))
+def welcome(ctx: Context, input: dict) -> str:
+    return "hi"
+"""
+
+
+def test_serve_without_worker_registers_the_declared_schedules_firing_nothing(
+    sqlite_url: str, tmp_path: Path, served: list[Any]
+) -> None:
+    # The README's path: `tickwork serve app:engine`, then curl the schedules.
+    path = tmp_path / "declaring.py"
+    path.write_text(DECLARING_APP.format(url=sqlite_url))
+    result = tickwork("serve", f"{path}:engine")
+    assert result.exit_code == 0, result.output
+    assert served[0]["worker_running"] is False
+    with Engine(sqlite_url) as engine:
+        assert [s.key for s in engine.list_schedules()] == ["beat"]
+        assert [s.workflow for s in engine.list_subscriptions()] == ["welcome"]
+        assert engine.list_runs() == []  # registered, not fired
 
 
 def test_help_lists_serve_and_apikey() -> None:

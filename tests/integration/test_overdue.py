@@ -89,17 +89,46 @@ def test_a_paused_or_inactive_schedule_is_never_overdue(
     assert info is not None and info.overdue_by is None
 
 
-def test_a_resumed_schedule_is_overdue_until_catch_up_decides(
+def test_a_resumed_schedule_is_overdue_only_past_the_grace_until_catch_up_decides(
     engine: Engine, clock: FakeClock, late: str
 ) -> None:
     engine.pause(late)
     clock.advance("10m")
     engine.resume(late)
+    clock.advance("271ms")  # a live worker in another process has not looked yet
     info = engine.get_schedule(late)
-    assert info is not None and info.overdue_by == timedelta(minutes=10, seconds=30)
+    assert info is not None and info.overdue_by is None
+    clock.advance("9729ms")  # the grace, to the millisecond
+    info = engine.get_schedule(late)
+    assert info is not None and info.overdue_by is None
+    clock.advance("1ms")  # nobody fired it for the grace: late since its occurrence
+    info = engine.get_schedule(late)
+    assert info is not None and info.overdue_by == timedelta(minutes=10, seconds=40, milliseconds=1)
     engine.tick()
     info = engine.get_schedule(late)
     assert info is not None and info.overdue_by is None
+
+
+def test_no_face_calls_a_schedule_overdue_within_the_grace(
+    engine: Engine, clock: FakeClock
+) -> None:
+    engine.workflow("report")(report)
+    key = engine.schedule("report", every="1m", key="every-minute")
+    clock.advance("1m271ms")
+    api = Api(create_app(engine), engine.create_api_key("ops"))
+    names = ("tickwork_schedules_overdue", "tickwork_schedule_overdue_seconds")
+    with ExitStack() as stack:
+        browser = Browser(create_app(engine), stack)
+        assert browser.login(engine.create_api_key("dashboard")).status_code == 303
+        assert api.get(f"/api/v1/schedules/{key}").json()["overdue_by"] is None
+        assert samples(engine, *names) == {("tickwork_schedules_overdue", ()): 0.0}
+        assert banner(browser.get("/").text, "overdue") is None
+        assert banner(browser.get(f"/schedule?key={key}").text, "overdue") is None
+        clock.advance("10s")
+        assert api.get(f"/api/v1/schedules/{key}").json()["overdue_by"] == "10s271ms"
+        assert samples(engine, *names)[("tickwork_schedules_overdue", ())] == 1.0
+        shown = banner(browser.get("/").text, "overdue")
+        assert shown is not None and "overdue by 10.3 s" in shown
 
 
 # -- API, Client, CLI ------------------------------------------------------------------

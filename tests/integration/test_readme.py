@@ -53,6 +53,7 @@ import pytest
 from click.testing import CliRunner
 from tests.pg import base_url
 
+from tickwork import Overlap
 from tickwork.cli import main
 from tickwork.server.openapi import openapi_document
 
@@ -420,6 +421,15 @@ def test_the_api_table_names_every_query_parameter_of_the_api() -> None:
         assert not missing, f"README's row for GET {path} lacks {missing}: {row}"
     runs_row = next(r for r in rows if "GET /api/v1/runs?" in r)
     assert "next_before" in runs_row
+
+
+def test_the_readme_overlap_bullet_names_every_overlap_policy() -> None:
+    """A reader choosing ``overlap=`` sees every value there is (it lacked buffer_all)."""
+    (bullet,) = [
+        b for b in README.read_text("utf-8").split("\n- ") if b.startswith('`overlap="allow"`')
+    ]
+    missing = [o.value for o in Overlap if f'"{o.value}"' not in bullet]
+    assert not missing, f"README's overlap bullet lacks {missing}"
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/behaviour.md"])

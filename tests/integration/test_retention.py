@@ -346,13 +346,13 @@ def test_db_stats_shows_rows_bytes_and_the_backlog(old_url: str) -> None:
     table = tickwork("db", "stats", "--database", old_url)
     assert table.exit_code == 0, table.output
     assert "tickwork_runs" in table.output and "retention: 30 d" in table.output
-    assert "waiting to be pruned: 4 run(s)" in table.output
+    assert "waiting to be pruned: 4 run(s) with their steps, 0 history entries" in table.output
 
 
 def test_db_prune_removes_the_backlog(old_url: str) -> None:
     result = tickwork("db", "prune", "--database", old_url, "--older-than", "36500d")
     assert (result.exit_code, result.output) == (
-        0, "pruned 0 row(s): 0 run(s), 0 step(s), 0 history entr(ies)\n"
+        0, "pruned 0 row(s): 0 run(s), 0 step(s), 0 history entries\n"
     )  # fmt: skip
     result = tickwork("db", "prune", "--database", old_url, "--json")
     assert result.exit_code == 0, result.output

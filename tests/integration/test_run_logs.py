@@ -104,6 +104,25 @@ def test_a_sleeping_run_logs_until_when(
     assert life(logs, run_id)[-1] == ("INFO", f"run {run_id} sleeping until 2026-03-01T12:05:00Z")
 
 
+def test_a_run_resumed_in_the_millisecond_it_started_logs_started_once(
+    engine: Engine, clock: FakeClock, logs: pytest.LogCaptureFixture
+) -> None:
+    # The event came first: the wait finds it, the run is stored pending and claimed
+    # again in the same millisecond. One start, one end: no "resumed" under "started".
+    @engine.workflow()
+    def waiter(ctx: Context) -> str:
+        ctx.wait_for_event("go")
+        return "done"
+
+    run_id = engine.start(waiter).id
+    engine.emit("go")
+    engine.run_until_idle()
+    assert life(logs, run_id) == [
+        ("INFO", f"run {run_id} started: workflow waiter"),
+        ("INFO", f"run {run_id} completed in 0 ms"),
+    ]
+
+
 def test_a_run_that_fails_for_good_logs_an_error_with_its_traceback(
     engine: Engine, clock: FakeClock, logs: pytest.LogCaptureFixture
 ) -> None:

@@ -10,8 +10,10 @@ import pytest
 
 from tickwork import ScheduleInfo, ScheduleState, WorkerInfo
 from tickwork._liveness import (
+    OVERDUE_GRACE_MS,
     overdue_ms,
     unserved_reason,
+    unserved_run,
     unserved_schedules,
     unserved_workflows,
     worker_alive,
@@ -54,18 +56,36 @@ def test_a_worker_is_alive_until_three_renewals_are_missed_or_it_stopped(
 @pytest.mark.parametrize(
     ("state", "next_ms", "now_ms", "late"),
     [
-        (ScheduleState.ACTIVE, 1_000, 1_500, 500),
+        (ScheduleState.ACTIVE, 1_000, 11_001, 10_001),  # past the 10 s grace: all of it
+        (ScheduleState.ACTIVE, 1_000, 11_000, None),  # within the grace: a worker may look yet
+        (ScheduleState.ACTIVE, 1_000, 1_271, None),
         (ScheduleState.ACTIVE, 1_000, 1_000, None),  # due this instant: not late yet
         (ScheduleState.ACTIVE, 2_000, 1_000, None),
         (ScheduleState.ACTIVE, None, 1_000, None),  # no occurrence left
-        (ScheduleState.PAUSED, 1_000, 9_000, None),  # missed on purpose
-        (ScheduleState.INACTIVE, 1_000, 9_000, None),
+        (ScheduleState.PAUSED, 1_000, 90_000, None),  # missed on purpose
+        (ScheduleState.INACTIVE, 1_000, 90_000, None),
     ],
 )
-def test_only_an_active_schedule_whose_next_occurrence_passed_is_overdue(
+def test_only_an_active_schedule_whose_next_occurrence_passed_the_grace_is_overdue(
     state: ScheduleState, next_ms: int | None, now_ms: int, late: int | None
 ) -> None:
+    assert OVERDUE_GRACE_MS == 10_000
     assert overdue_ms(state, next_ms, now_ms) == late
+
+
+@pytest.mark.parametrize(
+    ("active_since_ms", "now_ms", "late"),
+    [
+        (600_000, 600_271, None),  # resumed 271 ms ago: the worker has not looked yet
+        (600_000, 610_000, None),
+        (600_000, 610_001, 609_001),  # the grace passed since the resume: late from the start
+        (0, 11_001, 10_001),  # active long before: the grace counts from the occurrence
+    ],
+)
+def test_a_resumed_schedule_is_overdue_only_once_the_grace_passed_since_the_resume(
+    active_since_ms: int, now_ms: int, late: int | None
+) -> None:
+    assert overdue_ms(ScheduleState.ACTIVE, 1_000, now_ms, active_since_ms) == late
 
 
 def test_the_reason_nobody_serves_names_what_is_missing() -> None:
@@ -83,6 +103,17 @@ def test_the_reason_nobody_serves_names_what_is_missing() -> None:
     )
     assert unserved_reason("default", "report", [gpu, other]) == (
         "no live worker both serves pool 'default' and registers workflow 'report'"
+    )
+
+
+def test_a_waiter_is_told_the_pool_and_workflow_nobody_serves_and_why() -> None:
+    assert unserved_run("default", "report", [worker()]) is None
+    assert unserved_run("default", "report", []) == (
+        "no live worker serves pool 'default' / workflow 'report': no worker is alive"
+    )
+    assert unserved_run("default", "report", [worker(pools=("gpu",))]) == (
+        "no live worker serves pool 'default' / workflow 'report': "
+        "no live worker serves pool 'default'"
     )
 
 

@@ -720,6 +720,7 @@ class StatsSource(Protocol):
         them. ``runs`` holds the unfinished runs by status now, and for ended statuses
         the runs that ever ended so. ``schedules`` counts schedules by state,
         ``active_pools`` the active ones by pool, and ``overdue`` holds each active
-        schedule whose next occurrence is before ``now_ms`` (``_liveness.overdue_ms``).
+        schedule whose next occurrence is overdue at ``now_ms`` (``_liveness.overdue_ms``:
+        past it by more than the grace).
         """
         ...

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .._liveness import overdue_ms
+from .._liveness import OVERDUE_GRACE_MS, overdue_ms
 from .._models import ScheduleState, Stats
 from .counters import read_counters
 from .transaction import Database
@@ -26,11 +26,12 @@ __all__ = ["StatsSql"]
 
 # Schedules by state and pool (the active ones' pools are those someone must serve).
 COUNT_SCHEDULES = "SELECT state, pool, COUNT(*) FROM tickwork_schedules GROUP BY state, pool"
-# Active schedules whose next occurrence is past, undecided (the rule is _liveness's;
-# this reads the candidates). A scan of the schedules, as COUNT_SCHEDULES: due_at, which
-# has an index, may lie past next_fire_at (a schedule whose plan failed is postponed).
+# Active schedules whose next occurrence is past the grace, undecided, and since when
+# they are active (the rule is _liveness's; this reads the candidates). A scan of the
+# schedules, as COUNT_SCHEDULES: due_at, which has an index, may lie past next_fire_at
+# (a schedule whose plan failed is postponed).
 SELECT_LATE = """
-SELECT key, next_fire_at FROM tickwork_schedules
+SELECT key, next_fire_at, COALESCE(state_changed_at, created_at) FROM tickwork_schedules
 WHERE state = 'active' AND next_fire_at < ?
 """
 # Unfinished runs by workflow and status: the queue holds them, and only them.
@@ -50,7 +51,7 @@ class StatsSql:
             counted = read_counters(tx)
             unfinished = tx.execute(COUNT_UNFINISHED).fetchall()
             by_pool = tx.execute(COUNT_SCHEDULES).fetchall()
-            late = tx.execute(SELECT_LATE, now_ms).fetchall()
+            late = tx.execute(SELECT_LATE, now_ms - OVERDUE_GRACE_MS).fetchall()
         runs = {(w, s): int(n) for w, s, n in unfinished}
         runs.update(counted.runs_ended)
         schedules: dict[str, int] = {}
@@ -60,8 +61,8 @@ class StatsSql:
             if state == ScheduleState.ACTIVE.value:
                 active_pools[pool] = int(count)
         overdue: dict[str, timedelta] = {}
-        for key, next_fire in late:
-            ms = overdue_ms(ScheduleState.ACTIVE, int(next_fire), now_ms)
+        for key, next_fire, active_since in late:
+            ms = overdue_ms(ScheduleState.ACTIVE, int(next_fire), now_ms, int(active_since))
             if ms is not None:
                 overdue[key] = timedelta(milliseconds=ms)
         return Stats(

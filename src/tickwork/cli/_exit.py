@@ -5,7 +5,8 @@ Every command ends with one of these (README and docs/behaviour.md hold the same
 ====  =====================================================================================
 0     done
 1     a waited-for run failed or was cancelled (``runs start --wait``)
-2     invalid input: an option, a URL, an app, a workflow, a value the database refused
+2     invalid input: an option, a URL, an app, a workflow, a value the database refused;
+      a ``serve --host/--port`` that cannot be bound (``serve._listen``)
 3     no such schedule, run or API key
 4     the database cannot be reached or opened (wrong host, port, database name or
       password, a server that is down; a SQLite file in a missing folder, unwritable, or

@@ -69,8 +69,13 @@ def prune(older_than: str | None, app: str | None, database: str | None, as_json
     events = f", {removed.events} event(s)" if removed.events else ""
     click.echo(
         f"pruned {removed.total} row(s): {removed.runs} run(s), {removed.steps} step(s), "
-        f"{removed.history} history entr(ies){events}"
+        f"{_entries(removed.history)}{events}"
     )
+
+
+def _entries(count: int) -> str:
+    """``1 history entry``, ``3 history entries``: "entr(ies)" read as a typo."""
+    return f"{count} history {'entry' if count == 1 else 'entries'}"
 
 
 def _by_table(removed: Pruned) -> dict[str, int]:
@@ -114,7 +119,7 @@ def _print_stats(found: StorageStats) -> None:
     click.echo(f"retention: {retention}")
     click.echo(
         f"waiting to be pruned: {found.prunable_runs} run(s) with their steps, "
-        f"{found.prunable_history} history entr(ies)"
+        f"{_entries(found.prunable_history)}"
     )
 
 

@@ -10,7 +10,9 @@ import click
 
 from .._checkpoints import asleep_in, step_took, wait_words, waiting_for
 from .._durations import describe_duration, parse_duration
+from .._engine import Engine
 from .._hints import not_found
+from .._liveness import unserved_run
 from .._models import RunInfo, RunStatus, StepInfo
 from .._registry import MAX_LIMIT
 from .._tracebacks import fold_traceback
@@ -212,6 +214,9 @@ def start(
                 f"{printable(app)}; Ctrl-C stops waiting, not the run)",
                 err=True,
             )
+        if (nobody := _nobody_serves(engine, handle.id)) is not None:
+            # Said up front: a wait nobody can end looks like a hang until --timeout.
+            click.echo(f"warning: {printable(nobody)}; the run waits until one starts", err=True)
         try:
             result = handle.result(timeout=seconds)
         except (RunFailed, RunCancelled) as exc:
@@ -219,6 +224,8 @@ def start(
             return
         except RunTimeout as exc:
             message = f"gave up waiting after {timeout}: {exc} (it goes on)"
+            if (nobody := _nobody_serves(engine, handle.id)) is not None:
+                message = f"{message}; {nobody}"
             _ended(engine.get_run(handle.id), as_json, message, EXIT_TIMEOUT)
             return
         if as_json:
@@ -226,6 +233,14 @@ def start(
             echo_json(to_json(run) if run is not None else {"id": handle.id, "result": result})
         else:
             click.echo(json_text(result))
+
+
+def _nobody_serves(engine: Engine, run_id: str) -> str | None:
+    """Why no live worker would run the unended run ``run_id`` (``_liveness``), or None."""
+    run = engine.get_run(run_id)
+    if run is None or run.status in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED):
+        return None
+    return unserved_run(run.pool, run.workflow, engine.list_workers())
 
 
 def _step_outcome(step: StepInfo, asleep: bool, now: datetime) -> str:

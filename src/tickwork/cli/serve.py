@@ -1,12 +1,24 @@
-"""``tickwork serve APP``: the JSON API, metrics and dashboard of APP's engine (uvicorn)."""
+"""``tickwork serve APP``: the JSON API, metrics and dashboard of APP's engine (uvicorn).
+
+The address is bound here, before the engine's worker starts and before uvicorn runs:
+a port in use is one ``error:`` line and exit 2 (an option the machine refuses), not
+uvicorn's log and its startup-failure code 3 (ours: "no such schedule, run or API key").
+The app's declared schedules and subscriptions are registered at start, as a worker
+does, firing nothing: a new user who serves the quick start's app and lists the
+schedules sees them (docs/behaviour.md, "Serving").
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
+import socket
 from typing import Any
 
 import click
 
+from ._exit import EXIT_INVALID
 from ._logging import configure as configure_logging
 from ._logging import log_format_option, log_level_option
 from ._options import app_engine, database_option
@@ -15,15 +27,32 @@ from ._render import fail
 __all__ = ["command"]
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_LOG = logging.getLogger("tickwork.serve")
 
 
-def _run(app: Any, *, host: str, port: int, log_level: str) -> None:
-    """Serve ``app`` until SIGINT or SIGTERM (uvicorn handles both)."""
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, as uvicorn would bind it; a refusal (a port in use,
+    a privileged port, an address not of this machine) is ``error:`` and exit 2."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: restarts
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror
+        fail(f"cannot listen on {where}: {reason or exc} (--host/--port)", EXIT_INVALID)
+    return sock
+
+
+def _run(app: Any, *, sock: socket.socket, host: str, port: int, log_level: str) -> None:
+    """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn handles both)."""
     import uvicorn
 
     # log_config=None: uvicorn's records go to the handler ``tickwork serve`` set up
     # (readable or JSON lines), not to uvicorn's own.
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -31,6 +60,13 @@ def _run(app: Any, *, host: str, port: int, log_level: str) -> None:
         log_config=None,
         server_header=False,
     )
+    server = uvicorn.Server(config)
+    bound = sock.getsockname()[1]  # --port 0: the one the system chose
+    _LOG.info("listening on http://%s:%d (Ctrl-C to stop)", host, bound)
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises SIGINT again once stopped
+        server.run(sockets=[sock])
+    if not server.started:  # the app's startup failed: uvicorn logged why
+        raise SystemExit(1)
 
 
 @click.command("serve")
@@ -63,9 +99,10 @@ def command(
     path/to/app.py:engine) on http://HOST:PORT.
 
     Every route but /healthz needs an API key: create one with `tickwork apikey create`.
-    The database is APP's engine's (--database when APP builds it with Engine()). With
+    The database is APP's engine's (--database when APP builds it with Engine()). APP's
+    declared schedules and subscriptions are registered at start (nothing fires). With
     --worker, the same process also fires schedules and executes runs, and drains them
-    when it stops.
+    when it stops; without it, `tickwork worker APP` does that.
     """
     configure_logging(log_level, log_format)
     try:
@@ -76,7 +113,19 @@ def command(
         engine.migrate()  # an unreachable database is said now, not at the first request
         if host not in _LOOPBACK:
             click.echo(f"note: listening on {host}: reachable from other machines", err=True)
-        server_app = create_app(engine, dashboard=not no_dashboard)
-        running = engine.worker(threads=threads) if worker else contextlib.nullcontext()
-        with running:
-            _run(server_app, host=host, port=port, log_level=log_level)
+        sock = _listen(host, port)
+        with contextlib.closing(sock):
+            server_app = create_app(engine, dashboard=not no_dashboard)
+            if worker:
+                running: contextlib.AbstractContextManager[object] = engine.worker(threads=threads)
+            else:
+                # What a worker does at its start, so the API lists the declared schedules.
+                engine.sync_schedules()
+                engine.sync_subscriptions()
+                _LOG.info(
+                    "no worker in this process: schedules fire and runs execute where "
+                    "`tickwork worker` (or `serve --worker`) runs"
+                )
+                running = contextlib.nullcontext()
+            with running:
+                _run(server_app, sock=sock, host=host, port=port, log_level=log_level)

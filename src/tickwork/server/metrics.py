@@ -31,7 +31,7 @@ alert can fire when the fleet is down:
 
 - ``tickwork_workers{pool}``: live workers serving each pool, for every pool a worker seen
   within the day serves or an active schedule uses (0: nobody serves it).
-- ``tickwork_schedules_overdue``: active schedules whose next occurrence is past,
+- ``tickwork_schedules_overdue``: active schedules whose next occurrence is past the grace,
   undecided (``ScheduleInfo.overdue_by``).
 - ``tickwork_schedule_overdue_seconds{key}``: how late each of those is; overdue
   schedules only, so the series stay few (a fired schedule's series goes away).
