@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import sqlite3
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pydantic
 import pytest
+from click.testing import CliRunner
+from tests.browser import Browser
 
 from tickwork import (
     ConfigError,
@@ -17,7 +23,11 @@ from tickwork import (
     StoreUnreachable,
     UnknownWorkflowError,
 )
+from tickwork.cli import main
+from tickwork.server import create_app
 from tickwork.testing import FakeClock
+
+HOUR = timedelta(hours=1)
 
 
 class Order(pydantic.BaseModel):
@@ -286,3 +296,99 @@ def test_revoking_by_a_name_that_is_another_keys_id_revokes_only_the_key_with_th
     assert engine.verify_api_key(second) is not None  # not revoked with it
     assert engine.revoke_api_key(first_id)  # now the name: the second key
     assert engine.verify_api_key(second) is None
+
+
+# -- the last instant: 9999-12-31T23:59:59.999Z (docs/behaviour.md) ------------------------
+
+#: a duration that, added to the tests' START (2026), passes year 9999
+PAST_9999 = "3000000d"
+
+
+def test_a_start_delayed_past_year_9999_is_refused_before_anything_is_stored(
+    typed: Engine,
+) -> None:
+    with pytest.raises(ConfigError, match=r"delay: '3000000d' ends past 9999-12-31T23:59:59\.999Z"):
+        typed.start("no-input", delay=PAST_9999)
+    assert typed.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "said"),
+    [
+        (lambda ctx: ctx.sleep("nap", PAST_9999), "sleep 'nap': '3000000d' ends past 9999"),
+        (
+            lambda ctx: ctx.sleep_until("nap", datetime.max.replace(tzinfo=timezone(-HOUR))),
+            "sleep_until 'nap': .* ends past 9999",
+        ),
+        (
+            lambda ctx: ctx.wait_for_event("paid", timeout=PAST_9999),
+            "timeout: '3000000d' ends past 9999",
+        ),
+    ],
+    ids=["sleep", "sleep_until", "wait_for_event"],
+)
+def test_a_checkpoint_ending_past_year_9999_fails_its_run_as_a_bad_sleep_does(
+    engine: Engine, checkpoint: Any, said: str
+) -> None:
+    """As ``ctx.sleep("nap", 5)`` does: the run fails with the ConfigError, and nothing
+    that could not be read back as a datetime is stored (its page still reads)."""
+
+    @engine.workflow("far")
+    def far(ctx: Context) -> None:
+        checkpoint(ctx)
+
+    handle = engine.start("far")
+    engine.run_until_idle()
+    info = engine.get_run(handle.id)
+    assert info is not None and info.status == "failed"
+    assert info.error is not None and re.search(f"ConfigError: {said}", info.error)
+    assert engine.list_steps(handle.id) == []
+
+
+def test_a_schedule_whose_occurrences_reach_past_year_9999_ends_as_past_its_end(
+    db_url: str,
+) -> None:
+    """Under a clock near the end of 9999 an interval's next occurrence passes it: the
+    schedule has no occurrence left (as past ``end_at``), and every face reads it."""
+    clock = FakeClock(datetime(9999, 12, 31, 23, 0, tzinfo=UTC))
+    with Engine(db_url, clock=clock) as engine:
+
+        @engine.workflow("job")
+        def job(ctx: Context) -> None:
+            return None
+
+        engine.schedule("job", every="20m", key="late")
+        clock.advance("40m")
+        assert engine.tick() == ["late@9999-12-31T23:40:00.000Z"]
+        (schedule,) = engine.list_schedules()
+        assert schedule.next_fire_at is None
+        assert engine.tick() == []
+
+
+def test_an_instant_past_year_9999_already_stored_is_shown_not_a_crash(
+    sqlite_url: str, clock: FakeClock
+) -> None:
+    """A database written before the bound may hold one: ``runs show`` and the run's
+    page read it as the last instant."""
+    with Engine(sqlite_url, clock=clock) as engine:
+
+        @engine.workflow("nap")
+        def nap(ctx: Context) -> None:
+            ctx.sleep("long", "1d")
+
+        run_id = engine.start("nap").id
+        engine.run_until_idle()
+    far = 316_000_000_000_000  # year 11983
+    with sqlite3.connect(sqlite_url.removeprefix("sqlite:///")) as db:
+        db.execute("UPDATE tickwork_steps SET result = ? WHERE kind = 'sleep'", (str(far),))
+    shown = CliRunner().invoke(main, ["runs", "show", run_id, "--database", sqlite_url])
+    assert shown.exit_code == 0, shown.output
+    assert "9999-12-31" in shown.output
+    with Engine(sqlite_url, clock=clock) as engine, ExitStack() as stack:
+        browser = Browser(create_app(engine), stack)
+        key = engine.create_api_key("look")
+        assert browser.login(key).status_code == 303
+        page = browser.get("/run", params={"id": run_id})
+        api = browser.get(f"/api/v1/runs/{run_id}", headers={"Authorization": f"Bearer {key}"})
+    assert page.status_code == 200 and "9999-12-31" in page.text
+    assert api.status_code == 200, api.text

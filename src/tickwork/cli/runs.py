@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from .._clock import from_ms
 from .._durations import describe_duration, parse_duration
 from .._hints import not_found
 from .._models import RunInfo, RunStatus, StepInfo
@@ -232,7 +233,7 @@ def _step_outcome(step: StepInfo, asleep: bool) -> str:
     if step.error:
         return step.error
     if step.kind in ("sleep", "now") and type(step.result) is int:
-        at = datetime.fromtimestamp(step.result / 1000, UTC)
+        at = from_ms(step.result)
         if step.kind == "now":
             return str(instant(at))
         if asleep:
@@ -251,7 +252,7 @@ def _wait_outcome(step: StepInfo) -> str:
         until = result.get("until")
         if until is None:
             return f"waiting for {step.name}"
-        return f"waiting for {step.name} until {instant(datetime.fromtimestamp(until / 1000, UTC))}"
+        return f"waiting for {step.name} until {instant(from_ms(int(until)))}"
     if isinstance(result, dict) and "id" in result:
         return f"event {result['id']}: {json_text(result.get('payload'))}"
     return "timed out"

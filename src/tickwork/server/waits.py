@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
+from .._clock import from_ms
 from .._models import RunInfo, RunStatus, StepInfo
 
 __all__ = ["WaitingFor", "waiting_for"]
@@ -27,6 +28,6 @@ def waiting_for(run: RunInfo, steps: list[StepInfo]) -> WaitingFor | None:
     for step in reversed(steps):
         if step.kind == "event" and step.status == "waiting" and isinstance(step.result, dict):
             until = step.result.get("until")
-            when = None if until is None else datetime.fromtimestamp(until / 1000, UTC)
+            when = None if until is None else from_ms(int(until))
             return WaitingFor(step.name.split("#")[0].replace("|", ", "), when)
     return None
