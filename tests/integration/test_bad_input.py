@@ -19,6 +19,7 @@ from tickwork import (
     Context,
     Engine,
     InputValidationError,
+    On,
     Retry,
     StoreUnreachable,
     UnknownWorkflowError,
@@ -392,3 +393,138 @@ def test_an_instant_past_year_9999_already_stored_is_shown_not_a_crash(
         api = browser.get(f"/api/v1/runs/{run_id}", headers={"Authorization": f"Bearer {key}"})
     assert page.status_code == 200 and "9999-12-31" in page.text
     assert api.status_code == 200, api.text
+
+
+# -- events and inputs: every face typed (docs/events.md, docs/behaviour.md) ---------------
+
+
+def nested(depth: int) -> Any:
+    """A JSON value of ``depth`` lists, one inside the other."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_a_payload_or_input_nested_deeper_than_100_levels_is_refused_before_anything_is_stored(
+    typed: Engine, depth: int
+) -> None:
+    with pytest.raises(ConfigError, match="payload nests deeper than 100 levels"):
+        typed.emit("deep", nested(depth))
+    with pytest.raises(InputValidationError, match="nests deeper than 100 levels"):
+        typed.start("anything", nested(depth))
+    assert typed.list_events() == [] and typed.list_runs() == []
+
+
+def test_a_payload_and_an_input_100_levels_deep_are_kept_whole(typed: Engine) -> None:
+    typed.emit("deep", nested(100), id="deep")
+    event = typed.get_event("deep")
+    assert event is not None and event.payload == nested(100)
+    handle = typed.start("anything", nested(100))
+    typed.run_until_idle()
+    assert handle.result() == nested(100)
+
+
+@pytest.mark.parametrize(
+    "emit",
+    [
+        lambda e: e.emit("lone\udcff"),
+        lambda e: e.emit("ok", id="\udcff"),  # what a CLI reads from a non-UTF-8 --id
+        lambda e: e.emit("ok", {"a": "\ud800"}),
+        lambda e: e.emit("ok", {"\udfff": 1}),
+        lambda e: e.start("anything", {"a": "x\ud800y"}),
+        lambda e: e.start("anything", ["\udc80"]),
+    ],
+    ids=["event-name", "event-id", "payload-value", "payload-key", "input", "input-list"],
+)
+def test_a_lone_surrogate_in_an_event_or_an_input_is_a_config_error_and_nothing_is_stored(
+    typed: Engine, emit: Any
+) -> None:
+    with pytest.raises(ConfigError, match="surrogate"):
+        emit(typed)
+    assert typed.list_events() == [] and typed.list_runs() == []
+
+
+def test_a_character_beyond_the_basic_plane_is_no_lone_surrogate(typed: Engine) -> None:
+    typed.emit("ok", {"smile": "\U0001f600", "escaped": "\\ud800"}, id="plane-1")
+    event = typed.get_event("plane-1")
+    assert event is not None and event.payload == {"smile": "\U0001f600", "escaped": "\\ud800"}
+
+
+#: characters that spoof what the CLI and the dashboard show: bidi embeddings, overrides,
+#: isolates; line and paragraph separators
+SPOOFING = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068",
+            "\u2069", "\u2028", "\u2029"]  # fmt: skip
+
+
+USES = ["event-name", "event-id", "run-id", "pool", "schedule-key", "subscription-key",
+        "match-path", "api-key-name", "note"]  # fmt: skip
+
+
+@pytest.mark.parametrize("char", SPOOFING, ids=[f"U+{ord(c):04X}" for c in SPOOFING])
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda e, t: e.emit(t),
+        lambda e, t: e.emit("ok", id=t),
+        lambda e, t: e.start("no-input", run_id=t),
+        lambda e, t: e.start("no-input", pool=t),
+        lambda e, t: e.schedule("no-input", every="1h", key=t),
+        lambda e, t: e.subscribe("anything", "ok", key=t),
+        lambda e, t: e.subscribe("anything", "ok", match={t: 1}),
+        lambda e, t: e.create_api_key(t),
+        lambda e, t: e.pause("hourly", note=t),
+    ],
+    ids=USES,
+)
+def test_bidi_controls_and_line_separators_are_refused_like_control_characters(
+    typed: Engine, use: Any, char: str
+) -> None:
+    typed.schedule("no-input", every="1h", key="hourly")
+    with pytest.raises(ConfigError, match="bidi controls, line separators"):
+        use(typed, f"invoice{char}fdp.exe")
+    assert typed.list_events() == [] and typed.list_runs() == []
+    assert [s.key for s in typed.list_schedules()] == ["hourly"]
+    assert typed.list_subscriptions() == [] and typed.list_api_keys() == []
+    assert typed.schedule_history("hourly") == []
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda path: On("paid", match={path: 1}),
+        lambda path: On("paid", debounce="1m", key=path),
+        lambda path: On("paid", input={"order": path}),
+        lambda path: On("paid", input={path: "order.id"}),
+    ],
+    ids=["match", "key", "input-path", "input-key"],
+)
+def test_a_payload_path_longer_than_200_characters_is_refused(build: Any) -> None:
+    build("a." * 99 + "bc")  # 200 characters: kept
+    with pytest.raises(ConfigError, match="200 characters"):
+        build("a." * 100 + "b")
+
+
+def test_a_subscription_with_a_too_long_match_path_is_not_stored(typed: Engine) -> None:
+    with pytest.raises(ConfigError, match="at most 200 characters"):
+        typed.subscribe("anything", "paid", match={"x" * 201: 1})
+    assert typed.list_subscriptions() == []
+
+
+@pytest.mark.parametrize(
+    "payload", [nested(101), {"a": "\ud800"}], ids=["too-deep", "lone-surrogate"]
+)
+def test_a_bad_payload_given_to_ctx_emit_fails_the_run_and_emits_nothing(
+    engine: Engine, payload: Any
+) -> None:
+    @engine.workflow("emitter")
+    def emitter(ctx: Context) -> None:
+        ctx.emit("out", payload)
+
+    handle = engine.start("emitter")
+    engine.run_until_idle()
+    info = engine.get_run(handle.id)
+    assert info is not None and info.status == "failed"
+    assert info.error is not None and info.error.startswith("ConfigError: An event's payload")
+    assert engine.list_events() == []

@@ -452,7 +452,7 @@ class SchedulesSql:
                 except Exception as exc:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((key, exc))
-                    tx.execute(POSTPONE, now_ms + _policy.RETRY_BROKEN_MS, key)
+                    tx.execute(POSTPONE, capped(now_ms + _policy.RETRY_BROKEN_MS), key)
             started, decisions = _apply(tx, self._db, plans, now_ms)
             if started:
                 self._db.notify(tx, "runs")
