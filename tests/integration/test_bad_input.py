@@ -528,3 +528,24 @@ def test_a_bad_payload_given_to_ctx_emit_fails_the_run_and_emits_nothing(
     assert info is not None and info.status == "failed"
     assert info.error is not None and info.error.startswith("ConfigError: An event's payload")
     assert engine.list_events() == []
+
+
+def test_a_retry_whose_back_off_ends_past_year_9999_waits_until_the_last_instant(
+    engine: Engine, clock: FakeClock
+) -> None:
+    """A back-off accepted as a duration, added to now, is capped at the last instant:
+    the run waits there (pending), and an engine still reads when it is next due."""
+    far = Retry(max_attempts=2, backoff=PAST_9999, max_backoff=PAST_9999)
+
+    @engine.workflow("flaky", retry=far)
+    def flaky(ctx: Context) -> None:
+        raise RuntimeError("down")
+
+    handle = engine.start("flaky")
+    assert engine.run_until_idle() == 1
+    info = engine.get_run(handle.id)
+    assert info is not None and info.status == "pending" and info.attempt == 2
+    clock.set(datetime.max.replace(tzinfo=UTC))
+    assert engine.run_until_idle() == 1  # due at the last instant, not never readable
+    info = engine.get_run(handle.id)
+    assert info is not None and info.status == "failed"

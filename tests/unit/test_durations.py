@@ -13,6 +13,7 @@ from tickwork import parse_duration
 from tickwork._clock import LAST_MS, capped, from_ms
 from tickwork._clock import to_ms as to_instant_ms
 from tickwork._durations import describe_duration, format_duration, instant_after, to_ms
+from tickwork._event_flow import Flow, buffered
 from tickwork.errors import ConfigError
 
 ACCEPTED: list[tuple[Any, timedelta]] = [
@@ -228,3 +229,15 @@ def test_every_instant_a_duration_makes_reads_back_or_is_refused(now_ms: int, ms
 def test_an_instant_out_of_range_reads_as_the_end_of_datetime() -> None:
     assert from_ms(LAST_MS + 10**12) == datetime.max.replace(tzinfo=UTC)
     assert from_ms(-(10**15)) == datetime.min.replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "flow",
+    [Flow(debounce_ms=10**15), Flow(batch=10, batch_window_ms=10**15)],
+    ids=["debounce", "batch"],
+)
+def test_a_debounce_or_batch_window_ending_past_year_9999_is_due_at_the_last_instant(
+    flow: Flow,
+) -> None:
+    buffer, _ = buffered(flow, None, "e1", {}, now_ms=LAST_MS - 1000)
+    assert buffer.due_ms == LAST_MS
