@@ -15,7 +15,7 @@ import hmac
 import re
 import secrets
 
-from ._events import has_control
+from ._events import CONTROL_SAID, has_control
 from ._models import ApiKeyInfo
 from ._runtime import Runtime
 from ._store import Store
@@ -35,8 +35,8 @@ def create_key(store: Store, name: str, now_ms: int) -> str:
     """Create a key named ``name``; return the whole key (shown once, never stored)."""
     if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME or has_control(name):
         raise ConfigError(
-            f"An API key name must be 1 to {_MAX_NAME} characters without control "
-            f"characters, not {name!r}"
+            f"An API key name must be 1 to {_MAX_NAME} characters without {CONTROL_SAID}, "
+            f"not {name!r}"
         )
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)

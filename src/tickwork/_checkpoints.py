@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from ._clock import from_ms
 from ._durations import describe_duration
 from ._models import RunInfo, RunStatus, StepInfo
 
@@ -50,7 +51,7 @@ def waiting_for(step: StepInfo) -> WaitingFor | None:
     if not isinstance(names, list):  # a wait stored before its names were: its key says
         names = step.name.split("#")[0].split("|")
     until = stored.get("until")
-    when = None if type(until) is not int else datetime.fromtimestamp(until / 1000, UTC)
+    when = None if type(until) is not int else from_ms(until)
     match = stored.get("match")
     return WaitingFor(tuple(names), match if isinstance(match, dict) else None, when)
 
@@ -69,7 +70,7 @@ def ended_at(step: StepInfo, run: RunInfo, *, asleep: bool) -> datetime | None:
     if step.kind == "sleep" and type(step.result) is int:
         if asleep:
             return None
-        wake = datetime.fromtimestamp(step.result / 1000, UTC)
+        wake = from_ms(step.result)
         return wake if run.finished_at is None else min(wake, run.finished_at)
     if step.kind == "event" and step.status == "waiting":
         return run.finished_at

@@ -13,7 +13,6 @@ by the server.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
@@ -39,9 +38,16 @@ from ._event_wire import (
     event_list_from_wire,
     subscription_from_wire,
 )
-from ._events import EventInfo, SubscriptionInfo
+from ._events import (
+    EventInfo,
+    SubscriptionInfo,
+    check_event_id,
+    check_event_name,
+    payload_json,
+)
 from ._handle import RunHandle
 from ._holidays import Holiday, check_year
+from ._ids import canonical_json
 from ._models import (
     CalendarInfo,
     HistoryEntry,
@@ -70,7 +76,6 @@ from ._wire import (
 from .errors import (
     ApiError,
     ConfigError,
-    InputValidationError,
     StoreError,
     UnknownWorkflowError,
 )
@@ -121,12 +126,8 @@ def _workflow_name(workflow: str | Callable[..., Any]) -> str:
 def _input(value: Any, workflow: str) -> Any:
     if isinstance(value, pydantic.BaseModel):
         return value.model_dump(mode="json")
-    try:  # the engine's check: a JSON value (no NaN, no sets...)
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InputValidationError(
-            f"Input of workflow {workflow!r} is not a JSON value: {exc}"
-        ) from exc
+    # the engine's check: a JSON value (no NaN, no sets, not too deep, no lone surrogate)
+    canonical_json(value, what=f"Input of workflow {workflow!r}")
     return value
 
 
@@ -396,6 +397,12 @@ class Client:
 
     def emit(self, name: str, payload: Any = None, *, id: str | None = None) -> list[str]:
         """Emit an event; the ids of the runs it started (idempotent by ``id``)."""
+        # Checked here as Engine checks them: a payload json cannot encode (100,000 deep,
+        # a lone surrogate) would raise RecursionError or be refused as a malformed body.
+        check_event_name(name)
+        if id is not None:
+            check_event_id(id)
+        payload_json(payload)
         body = {"name": name, "payload": payload, "id": id}
         return emitted_from_wire(self._request("POST", "/events", body=body))
 

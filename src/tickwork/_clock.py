@@ -18,11 +18,13 @@ from typing import Protocol, runtime_checkable
 log = logging.getLogger("tickwork")
 
 __all__ = [
+    "LAST_MS",
     "MAX_ROUND_TRIP_NS",
     "Clock",
     "Reading",
     "ReferenceClock",
     "SystemClock",
+    "capped",
     "from_ms",
     "monotonic",
     "now_ms",
@@ -113,6 +115,15 @@ class SystemClock:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
+#: the last instant tickwork stores, in epoch milliseconds: datetime's last millisecond,
+#: 9999-12-31T23:59:59.999Z. Past it a stored instant could not be read back as a datetime
+#: (``runs show`` crashed on "year 10048"), so every instant made from a duration is
+#: refused past it (``_durations.instant_after``) or, derived from options already
+#: accepted, capped at it (``capped``).
+LAST_MS = 253_402_300_799_999
+_FIRST_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+_LAST = datetime.max.replace(tzinfo=UTC)
+_FIRST = datetime.min.replace(tzinfo=UTC)
 
 
 def to_ms(when: datetime) -> int:
@@ -142,8 +153,18 @@ def ms_reader(clock: Clock) -> Callable[[], int]:
 
 
 def from_ms(ms: int) -> datetime:
-    """UTC epoch milliseconds as an aware UTC datetime."""
-    return _EPOCH + ms * _MS
+    """UTC epoch milliseconds as an aware UTC datetime; an instant past datetime's range
+    (none is stored since ``LAST_MS``, an older database may hold one) reads as its end,
+    so no page or command crashes on it."""
+    if _FIRST_MS <= ms <= LAST_MS:
+        return _EPOCH + ms * _MS
+    return _LAST if ms > LAST_MS else _FIRST
+
+
+def capped(ms: int) -> int:
+    """An instant derived from options already accepted (a retry's back-off, a jitter, a
+    deadline, a debounce), kept at ``LAST_MS`` at the latest: so late it never comes."""
+    return ms if ms <= LAST_MS else LAST_MS
 
 
 #: seconds on a clock that never goes back, for measuring how long things take (the

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from . import _clock
-from ._durations import Duration, to_ms
+from ._durations import Duration, check_instant, instant_after, to_ms
 from ._events import check_event_name, check_match, event_from_json, payload_json
 from ._ids import canonical_json, from_canonical_json
 from ._logs import log_step_failed
@@ -299,7 +299,7 @@ class Context:
         In an ``async def`` workflow, ``await`` it.
         """
         key = self._key("sleep", name)
-        wake = self._wake_ms(key, lambda now: now + to_ms(duration, f"sleep {name!r}"))
+        wake = self._wake_ms(key, lambda now: instant_after(now, duration, f"sleep {name!r}"))
         return self._sleep_or_suspend(wake, f"ctx.sleep({name!r}, ...)")
 
     def sleep_until(self, name: str, when: datetime) -> Any:
@@ -307,7 +307,9 @@ class Context:
         if not isinstance(when, datetime) or when.tzinfo is None:
             raise ConfigError(f"sleep_until needs an aware datetime, not {when!r}")
         key = self._key("sleep", name)
-        wake = self._wake_ms(key, lambda _now: _clock.to_ms(when))
+        wake = self._wake_ms(
+            key, lambda _now: check_instant(_clock.to_ms(when), f"sleep_until {name!r}", when)
+        )
         return self._sleep_or_suspend(wake, f"ctx.sleep_until({name!r}, ...)")
 
     def now(self) -> datetime:
@@ -348,7 +350,8 @@ class Context:
         checked = check_match(match)
         if since not in ("run", "wait"):
             raise ConfigError(f"since must be 'run' or 'wait', not {since!r}")
-        timeout_ms = None if timeout is None else to_ms(timeout, "timeout")
+        if timeout is not None:
+            to_ms(timeout, "timeout")  # refused at once, even on a replay that returns
         key = self._key("event", "|".join(names))
         what = f"ctx.wait_for_event({name!r}, ...)"
         stored = self._log.get(("event", key))
@@ -367,7 +370,7 @@ class Context:
                 self._write(StepRecord("event", key, 0, "completed", "null", None, 1, began, now))
                 return self._returning(what, None)
         else:
-            until = None if timeout_ms is None else now + timeout_ms
+            until = None if timeout is None else instant_after(now, timeout, "timeout")
             since_ms = _clock.to_ms(self._info.created_at) if since == "run" else now
             after = None  # the store's: the run's mark, or the last event's
         raise WaitSuspend(
@@ -496,7 +499,8 @@ class Context:
         )
         log_step_failed(self._info, key, attempts, exc, retry)
         if retry.allows_another(attempts):
-            raise Suspend(self._now_ms() + retry.delay_ms(attempts), RunStatus.PENDING)
+            wake = _clock.capped(self._now_ms() + retry.delay_ms(attempts))
+            raise Suspend(wake, RunStatus.PENDING)
 
     def _failed_tries(self, key: str) -> tuple[StepTry, ...]:
         """The step's failed tries in this attempt of the run, oldest first."""

@@ -16,13 +16,16 @@ from datetime import timedelta
 from fractions import Fraction
 from typing import Any
 
+from ._clock import LAST_MS
 from .errors import ConfigError
 
 __all__ = [
     "Duration",
     "bare_number_error",
+    "check_instant",
     "describe_duration",
     "format_duration",
+    "instant_after",
     "parse_duration",
     "to_ms",
 ]
@@ -81,6 +84,23 @@ def to_ms(value: Duration, name: str | None = None) -> int:
         return _read_ms(value)
     except ConfigError as exc:
         raise ConfigError(f"{name}: {exc}") from None
+
+
+def instant_after(now_ms: int, value: Duration, name: str) -> int:
+    """``now_ms`` plus the duration a user wrote (``name``: the option's), in epoch ms;
+    ``ConfigError`` past ``LAST_MS``, the last instant tickwork stores. Every instant a
+    user's duration makes (a start's delay, a sleep, a wait's timeout) comes here."""
+    return check_instant(now_ms + to_ms(value, name), name, value)
+
+
+def check_instant(ms: int, name: str, value: object) -> int:
+    """``ms`` when at or before ``LAST_MS``; else a ``ConfigError`` naming ``value``."""
+    if ms > LAST_MS:
+        raise ConfigError(
+            f"{name}: {value!r} ends past 9999-12-31T23:59:59.999Z, the last instant "
+            "tickwork can store"
+        )
+    return ms
 
 
 def _read_ms(value: Duration) -> int:

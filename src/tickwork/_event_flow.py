@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from ._clock import capped
 from ._durations import Duration, describe_duration, to_ms
 from ._ids import JSON, canonical_json
 from .errors import ConfigError
@@ -127,13 +128,13 @@ def buffered(
     if buffer is None:
         buffer = Buffer(event_id, now_ms, now_ms, ())
     if flow.debounce_ms is not None:
-        due = now_ms + flow.debounce_ms
+        due = capped(now_ms + flow.debounce_ms)
         if flow.debounce_max_ms is not None:
             due = min(due, buffer.first_ms + flow.debounce_max_ms)
         return replace(buffer, due_ms=due, payloads=(payload,), count=count), False
     assert flow.batch is not None and flow.batch_window_ms is not None
     payloads = (*buffer.payloads, payload)
-    due = buffer.first_ms + flow.batch_window_ms
+    due = capped(buffer.first_ms + flow.batch_window_ms)
     after = replace(buffer, due_ms=due, payloads=payloads, count=count)
     return after, len(payloads) >= flow.batch
 

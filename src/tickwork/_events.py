@@ -25,6 +25,8 @@ from ._ids import JSON, canonical_json
 from .errors import ConfigError
 
 __all__ = [
+    "CONTROL_SAID",
+    "MAX_PATH",
     "MAX_PAYLOAD_BYTES",
     "Event",
     "EventInfo",
@@ -47,6 +49,8 @@ __all__ = [
 
 #: the longest event name or id (characters), as a run id's
 MAX_EVENT_NAME = 200
+#: the longest payload path (``match=`` keys, ``On(key=)``, ``input=``'s paths), as a name
+MAX_PATH = 200
 #: the largest payload stored (bytes of canonical JSON): an event is a message, not a file
 MAX_PAYLOAD_BYTES = 1_000_000
 #: a dotted path: names of object keys joined by dots, none empty
@@ -142,23 +146,30 @@ def subscriptions(on: object) -> tuple[On, ...]:
     return tuple(items)
 
 
-#: Unicode's control characters (category Cc): C0, DEL and C1
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: what no name, id, key or note may hold: Unicode's control characters (category Cc: C0,
+#: DEL, C1), the line and paragraph separators, the bidi embeddings, overrides and
+#: isolates (U+202A-U+202E, U+2066-U+2069: "abc\u202egpj.exe" shows as "abcexe.jpg" in
+#: the CLI and the dashboard), and lone surrogates (no UTF-8 text: a database refuses it)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def has_control(text: str) -> bool:
-    """Whether ``text`` holds a control character (NUL, ESC...): such a name or id could
-    not be stored on PostgreSQL (NUL) or printed safely (a terminal sequence). One regex
-    search: an emit checks its name and id on every call."""
+    """Whether ``text`` holds a character ``_CONTROL`` names (NUL, ESC, U+202E...): such a
+    name or id could not be stored on PostgreSQL (NUL), encoded (a lone surrogate) or shown
+    as what it is (a terminal sequence, a bidi override). One regex search: an emit checks
+    its name and id on every call."""
     return _CONTROL.search(text) is not None
+
+
+#: how refusals name what ``has_control`` finds
+CONTROL_SAID = "control characters (bidi controls, line separators and lone surrogates included)"
 
 
 def check_event_name(name: object, what: str = "An event name") -> str:
     """An event name (or id): 1 to 200 characters, none a control one (NUL included)."""
     if not isinstance(name, str) or not name or len(name) > MAX_EVENT_NAME or has_control(name):
         raise ConfigError(
-            f"{what} must be 1 to {MAX_EVENT_NAME} characters without control "
-            f"characters, not {name!r}"
+            f"{what} must be 1 to {MAX_EVENT_NAME} characters without {CONTROL_SAID}, not {name!r}"
         )
     return name
 
@@ -168,9 +179,23 @@ def check_event_id(event_id: object) -> str:
 
 
 def _check_path(path: object, what: str) -> str:
-    if not isinstance(path, str) or not _PATH.fullmatch(path) or has_control(path):
-        raise ConfigError(f"{what} must be a dotted payload path such as 'order.id', not {path!r}")
+    if (
+        not isinstance(path, str)
+        or len(path) > MAX_PATH
+        or not _PATH.fullmatch(path)
+        or has_control(path)
+    ):
+        raise ConfigError(
+            f"{what} must be a dotted payload path such as 'order.id' of at most {MAX_PATH} "
+            f"characters, without {CONTROL_SAID}, not {_clip(path)}"
+        )
     return path
+
+
+def _clip(value: object) -> str:
+    """``repr(value)``, cut short: a refused path may be long."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_match(match: object) -> dict[str, JSON] | None:
@@ -219,8 +244,11 @@ def _check_input_map(mapping: object) -> None:
             f"input must be a non-empty dict of input keys to payload paths, not {mapping!r}"
         )
     for key, path in mapping.items():
-        if not isinstance(key, str) or not key:
-            raise ConfigError(f"An input key must be a non-empty string, not {key!r}")
+        if not isinstance(key, str) or not key or len(key) > MAX_PATH or has_control(key):
+            raise ConfigError(
+                f"An input key must be 1 to {MAX_PATH} characters without {CONTROL_SAID}, "
+                f"not {_clip(key)}"
+            )
         _check_path(path, f"The payload path of input {key!r}")
 
 

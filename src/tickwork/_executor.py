@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _clock
 from ._checkpoints import WaitingFor, wait_what
+from ._clock import capped
 from ._context import (
     AttemptTimedOut,
     CancelRequested,
@@ -403,7 +404,7 @@ def _failed_attempt(
             run_id=info.id,
             token=claim.lease_token,
             status=RunStatus.PENDING,
-            available_ms=now_ms + retry.delay_ms(info.attempt),
+            available_ms=capped(now_ms + retry.delay_ms(info.attempt)),
             attempt=info.attempt + 1,
             error=error,
             new_attempt=True,

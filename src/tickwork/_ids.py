@@ -22,6 +22,7 @@ from .errors import ConfigError, InputValidationError
 
 __all__ = [
     "JSON",
+    "MAX_JSON_DEPTH",
     "canonical_json",
     "from_json",
     "jitter_ms",
@@ -34,29 +35,67 @@ __all__ = [
 JSON = Any  # a JSON value: None, bool, int, float, str, list, dict with str keys
 
 
+#: the deepest a stored JSON value nests (lists and objects): half the 200 levels pydantic
+#: reads JSON to (the HTTP API's bodies), far under Python's recursion limit (1000) that
+#: json's encoder and decoder stop at, so whatever is stored is read back anywhere
+MAX_JSON_DEPTH = 100
+
 # One encoder for every call (``json.dumps`` with options builds a new one each time).
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+# The surrogate check's: the text as UTF-8 would carry it.
+_UNICODE = json.JSONEncoder(ensure_ascii=False)
 
 
 def canonical_json(
     value: JSON, *, what: str = "value", error: type[ConfigError] = InputValidationError
 ) -> str:
     """``value`` as canonical JSON text; ``error`` (``InputValidationError`` unless told:
-    a result is no input) when it is not JSON."""
+    a result is no input) when it is not JSON, nests deeper than ``MAX_JSON_DEPTH`` or
+    holds a lone surrogate (no UTF-8 text: a database refuses it, or keeps what no face
+    shows back). The one encoder of what users store: inputs, payloads, results."""
     try:
-        if c_make_encoder is None:  # an interpreter without json's C accelerator
-            return _CANONICAL.encode(value)
-        # What _CANONICAL.encode does, minus its two Python calls and a closure built at
-        # each (every checkpoint's result comes here): the C encoder over a fresh set of
-        # markers (circular references are refused as before, thread by thread).
-        c = _CANONICAL
-        encode = c_make_encoder(
-            {}, c.default, encode_basestring_ascii, None, c.key_separator, c.item_separator,
-            c.sort_keys, c.skipkeys, c.allow_nan,
-        )  # fmt: skip
-        return "".join(encode(value, 0))
+        text = _encode(value)
+    except RecursionError:
+        raise error(f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
     except (TypeError, ValueError) as exc:
         raise error(f"{what} is not a JSON value: {exc}") from exc
+    # Both checks look only when the text could fail them (found at C speed): a value
+    # nested 100 deep has 100 brackets, and a surrogate is escaped as \udxxx.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _deeper(value, MAX_JSON_DEPTH):
+        raise error(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+    if "\\ud" in text:
+        try:
+            _UNICODE.encode(value).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = exc.object[exc.start : exc.end]
+            raise error(f"{what} holds a lone surrogate {bad!r}: not Unicode text") from None
+    return text
+
+
+def _encode(value: JSON) -> str:
+    if c_make_encoder is None:  # an interpreter without json's C accelerator
+        return _CANONICAL.encode(value)
+    # What _CANONICAL.encode does, minus its two Python calls and a closure built at
+    # each (every checkpoint's result comes here): the C encoder over a fresh set of
+    # markers (circular references are refused as before, thread by thread).
+    c = _CANONICAL
+    encode = c_make_encoder(
+        {}, c.default, encode_basestring_ascii, None, c.key_separator, c.item_separator,
+        c.sort_keys, c.skipkeys, c.allow_nan,
+    )  # fmt: skip
+    return "".join(encode(value, 0))
+
+
+def _deeper(value: JSON, most: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``most`` levels deep."""
+    stack = [(value, 1)] if isinstance(value, dict | list | tuple) else []
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > most:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
 
 
 # json.loads goes through two Python calls (loads, decode) before its C scanner: text

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ._business_days import OnHoliday
+from ._clock import LAST_MS, capped
 from ._ids import jitter_ms, occurrence_run_id
 from ._models import Decision, Overlap
 from ._occurrences import HolidayRule
@@ -184,6 +185,9 @@ def plan(state: PlanInput, occurrences: Occurrences) -> Plan:
     if first <= state.now_ms:
         _decide_due(state, occurrences, first, active, result)
     _decide_early(state, occurrences, active, result)
+    if result.next_fire_ms is not None and result.next_fire_ms > LAST_MS:
+        # No occurrence left that a datetime holds: the schedule has ended, as past end_at.
+        result.next_fire_ms = None
     if state.holidays is not None and result.next_fire_ms is not None:
         wake = state.holidays.wake(occurrences, result.next_fire_ms)
         result.wake_ms = wake if wake < result.next_fire_ms else None
@@ -502,7 +506,7 @@ def _run(state: PlanInput, occurrence: int, moved_ms: int | None = None) -> Plan
     delay = 0 if not state.jitter_ms else jitter_ms(state.key, occurrence, state.jitter_ms)
     start = occurrence if moved_ms is None else moved_ms
     run_id = occurrence_run_id(state.key, occurrence)
-    return PlannedRun(occurrence, run_id, start + delay, moved_ms)
+    return PlannedRun(occurrence, run_id, capped(start + delay), moved_ms)
 
 
 # -- buffer_all's queue ----------------------------------------------------------------------

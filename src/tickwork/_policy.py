@@ -17,10 +17,9 @@ the count.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
 from ._business_days import OnHoliday
-from ._clock import to_ms
+from ._clock import LAST_MS
 from ._logs import elapsed, instant
 from ._models import ACTIVE_STATUSES, Decision, RunStatus, ScheduleAction, ScheduleState
 from ._occurrences import SCAN_CAP, holiday_rule, next_decided, occurrences_of
@@ -57,7 +56,7 @@ STATE_DECISIONS = {
 #: how long a schedule whose plan could not be made waits before it is looked at again
 RETRY_BROKEN_MS = 60_000
 #: the last instant a datetime can hold, in epoch milliseconds
-_LAST_MS = to_ms(datetime.max.replace(tzinfo=UTC))
+_LAST_MS = LAST_MS
 
 _ACTIVE, _PAUSED, _INACTIVE = ScheduleState.ACTIVE, ScheduleState.PAUSED, ScheduleState.INACTIVE
 

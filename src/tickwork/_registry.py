@@ -21,7 +21,7 @@ import pydantic
 import pydantic_core
 
 from ._durations import Duration, to_ms
-from ._events import On, has_control, subscriptions
+from ._events import CONTROL_SAID, On, has_control, subscriptions
 from ._ids import JSON, canonical_json
 from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
@@ -175,26 +175,23 @@ def check_name(value: object, what: str) -> str:
     """A workflow name, run id or pool: 1 to ``MAX_NAME`` characters, none a control one."""
     if not isinstance(value, str) or not value or len(value) > MAX_NAME or has_control(value):
         raise ConfigError(
-            f"{what} must be 1 to {MAX_NAME} characters without control characters, not {value!r}"
+            f"{what} must be 1 to {MAX_NAME} characters without {CONTROL_SAID}, not {value!r}"
         )
     return value
 
 
 def check_note(note: object) -> str | None:
     """A state change's note: None, or text of at most ``MAX_NOTE`` characters without
-    control characters (it is printed by the CLI and kept in the history). Blank text is
+    control characters, bidi controls or lone surrogates (it is printed by the CLI and
+    kept in the history). Blank text is
     no note."""
     if note is None:
         return None
     if not isinstance(note, str) or len(note) > MAX_NOTE or has_control(note):
         raise ConfigError(
-            f"A note must be text of at most {MAX_NOTE} characters without control "
-            f"characters (newlines included), not {_clip(note)}"
+            f"A note must be text of at most {MAX_NOTE} characters without {CONTROL_SAID} "
+            f"(newlines included), not {_clip(note)}"
         )
-    try:
-        note.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: no text a database keeps
-        raise ConfigError(f"A note must be valid Unicode text, not {note!r}") from None
     return note.strip() or None
 
 

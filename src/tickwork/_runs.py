@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._durations import Duration, to_ms
+from ._durations import Duration, instant_after
 from ._ids import canonical_json, new_run_id
 from ._models import RunInfo, RunStatus, StepInfo
 from ._registry import WorkflowDef, check_limit, check_name, check_pool, check_priority
@@ -55,7 +55,7 @@ class Runs:
             priority=definition.priority if priority is None else check_priority(priority),
             pool=definition.pool if pool is None else check_pool(pool),
             created_ms=now,
-            available_ms=now + (0 if delay is None else to_ms(delay, "delay")),
+            available_ms=now if delay is None else instant_after(now, delay, "delay"),
         )
         stored = self._runtime.insert_run(run)
         if stored.workflow != run.workflow:

@@ -31,6 +31,7 @@ from . import _clock, cron
 from ._business_days import BusinessDays, OnHoliday
 from ._cron_walk import DstGap, DstRepeat
 from ._durations import describe_duration, parse_duration, to_ms
+from ._events import CONTROL_SAID, has_control
 from ._hints import close_names, did_you_mean
 from ._models import Overlap
 from ._registry import MAX_NAME, check_name, check_pool
@@ -81,7 +82,7 @@ MAX_DEADLINE = timedelta(days=7)
 #: priorities are stored as 64-bit integers
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: no spaces, control characters or '/': a key is a path segment of the API, a CLI word
-KEY_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f/]+$"
+KEY_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069/]+$"
 #: a calendar's name, as ``engine.calendar`` takes it
 CALENDAR_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
 CALENDAR_NAME = re.compile(CALENDAR_PATTERN)
@@ -94,10 +95,16 @@ _KEY_CHARS = re.compile(KEY_PATTERN)
 def check_key(key: object) -> str:
     """A schedule key: 1 to 150 characters without spaces, control characters or '/'
     (it is a path segment of the API and a word of the CLI)."""
-    if not isinstance(key, str) or not key or len(key) > MAX_KEY or not _KEY_CHARS.match(key):
+    if (
+        not isinstance(key, str)
+        or not key
+        or len(key) > MAX_KEY
+        or not _KEY_CHARS.match(key)
+        or has_control(key)  # what the pattern cannot say to OpenAPI: lone surrogates
+    ):
         raise ConfigError(
-            f"A schedule key must be 1 to {MAX_KEY} characters without spaces, control "
-            f"characters or '/', not {key!r}"
+            f"A schedule key must be 1 to {MAX_KEY} characters without spaces, '/' or "
+            f"{CONTROL_SAID}, not {key!r}"
         )
     return key
 

@@ -355,3 +355,73 @@ def test_the_api_says_when_a_wait_ended_and_what_it_waits_for(
     assert got["started_at"] == "2026-03-01T13:00:00.000Z"
     step = openapi_document()["components"]["schemas"]["Step"]["properties"]
     assert {"ended_at", "waiting_for"} <= set(step)
+
+
+# -- bad events through every face (docs/events.md "What an event may hold") ----------------
+
+
+def deep(depth: int) -> Any:
+    value: Any = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "payload", [deep(150), deep(100_000), {"a": "\ud800"}], ids=["150", "100000", "surrogate"]
+)
+def test_the_client_refuses_a_payload_the_engine_refuses_and_nothing_is_stored(
+    client: Client, app_engine: Engine, payload: Any
+) -> None:
+    with pytest.raises(ConfigError, match="An event's payload"):
+        client.emit("user.signed_up", payload)
+    with pytest.raises(ConfigError, match="Input of workflow 'audit'"):
+        client.start("audit", payload)
+    assert app_engine.list_events() == [] and app_engine.list_runs() == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "x", "payload": deep(150)},  # JSON the body's parser reads, too deep to keep
+        {"name": "x\u202eexe.gpj"},
+        {"name": "x", "id": "a\u2028b"},
+    ],
+    ids=["150-deep", "bidi-name", "line-separator-id"],
+)
+def test_the_api_refuses_an_event_the_engine_refuses_and_nothing_is_stored(
+    app_engine: Engine, body: dict[str, Any]
+) -> None:
+    response = call(app_engine, "POST", "/api/v1/events", json=body)
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "CONFIG_ERROR")
+    assert app_engine.list_events() == []
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--id", "\udcff"], "An event id must be"),  # $'\xff' read under a UTF-8 locale
+        (["--id", "a\u202eb"], "An event id must be"),
+        (["--data", '"\\ud800"'], "lone surrogate"),
+        (["--data", "[" * 10_000 + "]" * 10_000], "nests deeper than 100 levels"),
+        (["--data", "[" * 101 + "]" * 101], "nests deeper than 100 levels"),
+    ],
+    ids=["non-utf8-id", "bidi-id", "surrogate-payload", "10000-deep", "101-deep"],
+)
+def test_tickwork_events_emit_says_what_is_wrong_and_exits_2(
+    app_engine: Engine, args: list[str], said: str
+) -> None:
+    assert app_engine.list_events() == []  # the database exists
+    result = cli("events", "emit", "user.signed_up", *args, "--database", app_engine.url)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert said in line
+    assert app_engine.list_events() == []
+
+
+def test_tickwork_events_emit_refuses_a_non_utf8_name_and_exits_2(app_engine: Engine) -> None:
+    assert app_engine.list_events() == []  # the database exists
+    result = cli("events", "emit", "paid\udcff", "--database", app_engine.url)
+    assert result.exit_code == 2 and "error: An event name must be" in result.output
+    assert app_engine.list_events() == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import parse_duration
-from tickwork._durations import describe_duration, format_duration, to_ms
+from tickwork._clock import LAST_MS, capped, from_ms
+from tickwork._clock import to_ms as to_instant_ms
+from tickwork._durations import describe_duration, format_duration, instant_after, to_ms
+from tickwork._event_flow import Flow, buffered
 from tickwork.errors import ConfigError
 
 ACCEPTED: list[tuple[Any, timedelta]] = [
@@ -202,3 +205,39 @@ def test_random_input_raises_nothing_but_config_error(value: Any) -> None:
     except ConfigError:
         return
     assert result > timedelta(0)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    now_ms=st.integers(min_value=0, max_value=LAST_MS),
+    ms=st.integers(min_value=1, max_value=timedelta.max // timedelta(milliseconds=1)),
+)
+def test_every_instant_a_duration_makes_reads_back_or_is_refused(now_ms: int, ms: int) -> None:
+    """``instant_after`` either refuses with ConfigError or gives an instant a datetime
+    holds; ``capped`` always does."""
+    duration = timedelta(milliseconds=ms)
+    try:
+        at = instant_after(now_ms, duration, "delay")
+    except ConfigError as exc:
+        assert "the last instant tickwork can store" in str(exc)
+        assert now_ms + ms > LAST_MS
+    else:
+        assert to_instant_ms(from_ms(at)) == at == now_ms + ms
+    assert to_instant_ms(from_ms(capped(now_ms + ms))) == min(now_ms + ms, LAST_MS)
+
+
+def test_an_instant_out_of_range_reads_as_the_end_of_datetime() -> None:
+    assert from_ms(LAST_MS + 10**12) == datetime.max.replace(tzinfo=UTC)
+    assert from_ms(-(10**15)) == datetime.min.replace(tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "flow",
+    [Flow(debounce_ms=10**15), Flow(batch=10, batch_window_ms=10**15)],
+    ids=["debounce", "batch"],
+)
+def test_a_debounce_or_batch_window_ending_past_year_9999_is_due_at_the_last_instant(
+    flow: Flow,
+) -> None:
+    buffer, _ = buffered(flow, None, "e1", {}, now_ms=LAST_MS - 1000)
+    assert buffer.due_ms == LAST_MS

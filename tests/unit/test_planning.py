@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from tickwork._clock import LAST_MS
 from tickwork._ids import jitter_ms, occurrence_run_id
 from tickwork._models import Decision, Overlap
 from tickwork._occurrences import IntervalOccurrences
@@ -262,3 +263,22 @@ def test_settle_keeps_a_triggers_reason_before_the_explanation() -> None:
 
 def test_only_allow_fires_ahead() -> None:
     assert [o for o in Overlap if fires_ahead(o)] == [Overlap.ALLOW]
+
+
+def test_an_occurrence_near_year_9999_starts_by_the_last_instant_whatever_its_jitter() -> None:
+    """Its run may start at the last instant a datetime holds, never after (a jitter
+    added past it stored an instant no read survives)."""
+    late = LAST_MS - 1000
+    day = 86_400_000
+    occurrences = IntervalOccurrences(anchor_ms=late - day, every_ms=day)
+    result = plan(state(next_fire_ms=late, now_ms=late, jitter_ms=day), occurrences)
+    (run,) = result.starts
+    assert run.occurrence_ms == late and late <= run.available_ms <= LAST_MS
+
+
+def test_a_schedule_whose_next_occurrence_passes_year_9999_has_none_left() -> None:
+    late = LAST_MS - 1000
+    occurrences = IntervalOccurrences(anchor_ms=late - MIN, every_ms=MIN)
+    result = plan(state(next_fire_ms=late, now_ms=late), occurrences)
+    assert [r.occurrence_ms for r in result.starts] == [late]
+    assert result.next_fire_ms is None  # as past end_at: nothing more to fire

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._clock import from_ms
+from .._clock import LAST_MS, from_ms
 from .._event_flow import (
     Buffer,
     Flow,
@@ -57,7 +57,7 @@ from .transaction import Database, Transaction
 __all__ = ["NEVER_MS", "NEXT_BUFFER_DUE", "EventsSql"]
 
 #: a wait without a timeout is due at this instant (year 9999): never, in practice
-NEVER_MS = 253_402_300_799_999
+NEVER_MS = LAST_MS
 
 # Store the event unless its id exists (emit is idempotent by id), with the runs its
 # plain subscriptions start (known before: their ids derive from the event's).

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from .. import _policy
 from .._business_days import BusinessDays
-from .._clock import from_ms
+from .._clock import capped, from_ms
 from .._ids import occurrence_run_id
 from .._models import (
     Decision,
@@ -452,7 +452,7 @@ class SchedulesSql:
                 except Exception as exc:
                     # One broken schedule must not stop the others: look again later.
                     errors.append((key, exc))
-                    tx.execute(POSTPONE, now_ms + _policy.RETRY_BROKEN_MS, key)
+                    tx.execute(POSTPONE, capped(now_ms + _policy.RETRY_BROKEN_MS), key)
             started, decisions = _apply(tx, self._db, plans, now_ms)
             if started:
                 self._db.notify(tx, "runs")
@@ -805,7 +805,7 @@ def _new_run(due: DueSchedule, run: PlannedRun, now_ms: int, *, fired: bool = Fa
     # A run a calendar moved is due where it moved: its deadline counts from there (a run
     # moved to Monday did not miss a deadline on the Friday holiday it could not run on).
     due_ms = run.occurrence_ms if run.moved_ms is None else run.moved_ms
-    deadline_ms = due_ms + deadline if fired and deadline is not None else None
+    deadline_ms = capped(due_ms + deadline) if fired and deadline is not None else None
     return NewRun(
         id=run.run_id, workflow=record.workflow, version=record.version,
         input_json=record.input_json, priority=record.priority, pool=record.pool,

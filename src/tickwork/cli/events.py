@@ -24,7 +24,8 @@ from .._event_wire import (
     subscription_list_to_wire,
 )
 from .._hints import not_found
-from .._ids import canonical_json
+from .._ids import MAX_JSON_DEPTH, canonical_json
+from ..errors import ConfigError
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, print_table
 
@@ -42,6 +43,8 @@ def _payload(text: str | None) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="--data") from exc
+    except RecursionError:  # deeper than json reads: far past what a payload may be
+        raise ConfigError(f"An event's payload nests deeper than {MAX_JSON_DEPTH} levels") from None
 
 
 @click.group("events")

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from .._checkpoints import asleep_in, step_took, wait_words, waiting_for
+from .._clock import from_ms
 from .._durations import describe_duration, parse_duration
 from .._engine import Engine
 from .._hints import not_found
@@ -250,7 +251,7 @@ def _step_outcome(step: StepInfo, asleep: bool, now: datetime) -> str:
     if step.error:
         return step.error
     if step.kind in ("sleep", "now") and type(step.result) is int:
-        at = datetime.fromtimestamp(step.result / 1000, UTC)
+        at = from_ms(step.result)
         if step.kind == "now":
             return str(instant(at))
         if asleep:

@@ -25,6 +25,7 @@ from urllib.parse import quote
 from markupsafe import Markup, escape
 
 from .._checkpoints import wait_what, waiting_for
+from .._clock import from_ms
 from .._models import ACTIVE_STATUSES, Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
 from .display import format_elapsed, format_utc
 
@@ -299,7 +300,7 @@ def _step_marks(step: StepInfo, end: datetime, waiting: RunStatus | None) -> lis
     at its instant; a step's failed tries, the back-off after each, its last try.
     ``waiting``: the run's status when this is its last checkpoint (what it waits on)."""
     if step.kind == "sleep" and type(step.result) is int:
-        wake = datetime.fromtimestamp(step.result / 1000, UTC)
+        wake = from_ms(step.result)
         if waiting is RunStatus.SLEEPING:
             title = f"{step.name}: sleeping, wakes at {format_utc(wake)}"
             return [_Mark("sleep", "sleeping", step.started_at, wake, title)]

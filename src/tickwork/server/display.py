@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .._checkpoints import relative_words, wait_words, waiting_for
+from .._clock import from_ms
 from .._durations import describe_duration
 from .._models import ScheduleInfo, StepInfo
 from ..cron import parse
@@ -68,7 +69,7 @@ def checkpoint_words(step: StepInfo, now: datetime, *, asleep: bool) -> str | No
     ms = step.result
     if step.kind not in ("sleep", "now") or type(ms) is not int:
         return None
-    at = datetime.fromtimestamp(ms / 1000, UTC)
+    at = from_ms(ms)
     if step.kind == "now":
         return format_utc(at)
     if asleep:
