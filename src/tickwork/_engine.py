@@ -17,6 +17,7 @@ from . import _clock
 from ._apikeys import ApiKeys
 from ._async_api import twin
 from ._calendar_ops import Calendars
+from ._calendars import Calendar, declared_calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_flow import SubscriptionDecision
@@ -91,8 +92,10 @@ class Engine:
         config: str | os.PathLike[str] | None = None,
         retention: Duration | None = DEFAULT_RETENTION,
         fire_ahead: Duration | None = None,
+        calendars: Sequence[Calendar] | None = None,
     ) -> None:
         ahead_ms = fire_ahead_ms(fire_ahead)  # checked before the database is opened
+        self._declared_calendars = declared_calendars(calendars)
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
         self._registry = Registry()
         self._runtime = Runtime.open(
@@ -111,6 +114,7 @@ class Engine:
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         self._api_keys = ApiKeys(self._runtime)
+        self._calendars_synced = False  # the declared calendars stored by this engine
         # What for_test gives its copy (the declarations and registry are shared below).
         self._settings: dict[str, Any] = {
             "pools": pools,
@@ -118,6 +122,7 @@ class Engine:
             "on_error": on_error,
             "retention": retention,
             "fire_ahead": fire_ahead,
+            "calendars": calendars,
         }
 
     # -- registration --------------------------------------------------------------------
@@ -284,16 +289,34 @@ class Engine:
         ``schedule()`` with the spec's fields as arguments. Returns the key."""
         if not isinstance(spec, ScheduleSpec):
             raise ConfigError(f"add_schedule takes a ScheduleSpec, not {spec!r}")
+        if not self._calendars_synced and any(
+            spec.calendar == calendar.name for calendar in self._declared_calendars
+        ):
+            self.sync_calendars()  # a declared calendar is there before its first user
         return self._schedules.register(spec)
 
     def sync_schedules(self) -> list[str]:
-        """Register every declared schedule; return their keys.
+        """Register every declared schedule, after the declared calendars
+        (``sync_calendars``); return the keys registered.
 
         Declared: ``@engine.workflow(schedule=...)``, then ``Engine(schedules=[...])``, then
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
+        A schedule whose calendar is not stored does not stop the others: it is left out,
+        reported to ``on_error`` (without one: logged at ERROR) naming it and its
+        calendar, and registered by this engine's worker once the calendar is stored.
         """
-        return self._schedules.register_many(self._declarations.specs(self._registry))
+        self.sync_calendars()
+        return self._schedules.register_declared(self._declarations.specs(self._registry))
+
+    def sync_calendars(self) -> list[str]:
+        """Store the declared calendars (``Engine(calendars=[Calendar(...)])``) that are
+        not stored as declared; return every declared calendar's name. One stored as
+        declared is left alone (its resolved years kept). ``sync_schedules`` calls it
+        first, so workers store them at start-up before the schedules that use them."""
+        names = self._calendars.sync(self._declared_calendars)
+        self._calendars_synced = True
+        return names
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
@@ -595,9 +618,9 @@ class Engine:
     def for_test(self, *, clock: _clock.Clock) -> Engine:
         """A new engine like this one on a private store in memory (``sqlite://``), on
         ``clock`` (a ``FakeClock``): this engine's workflows (their declared schedules with
-        them), run hooks, ``on_error``, declared schedules and config file, pools, lease,
-        retention and fire-ahead, as they are now. Nothing of this engine's database is
-        opened; close the copy (``with``) to drop its store.
+        them), run hooks, ``on_error``, declared schedules, calendars and config file,
+        pools, lease, retention and fire-ahead, as they are now. Nothing of this engine's
+        database is opened; close the copy (``with``) to drop its store.
         ``tickwork.testing.engine_for_test`` wraps it."""
         copy = Engine("sqlite://", clock=clock, **self._settings)
         copy._declarations = self._declarations
