@@ -8,7 +8,7 @@ them with a ``ConfigError`` before anything is stored.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import TypeGuard
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_LISTED",
     "Calendar",
     "business_days",
+    "days_for_preview",
     "declared_calendar",
     "declared_calendars",
     "is_calendar_name",
@@ -30,6 +31,8 @@ __all__ = [
 
 #: the most dates one calendar lists by hand
 MAX_LISTED = 10_000
+#: a preview reads a country's public holidays up to this many years after its start
+PREVIEW_YEARS = 3
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
@@ -150,6 +153,28 @@ def business_days(calendar: CalendarInfo, public: Iterable[Holiday] = ()) -> Bus
     dates.update(holiday.day for holiday in public)
     weekend = BusinessDays.weekend_from_names(list(calendar.weekend))
     return BusinessDays(calendar.name, frozenset(dates), weekend)
+
+
+def days_for_preview(
+    name: str,
+    calendar: CalendarInfo | None,
+    holidays_of: Callable[[str, int], Iterable[Holiday]],
+    after: datetime,
+) -> BusinessDays:
+    """The days of the stored ``calendar`` (looked up by ``name``; ``ConfigError`` when
+    there is none) that a preview after ``after`` decides with: its weekend, its listed
+    dates, and its public holidays (``holidays_of(name, year)``, i.e.
+    ``engine.calendar_holidays``) from the year before ``after`` to two years after. A
+    year never resolved where the extra is missing is left out, as a worker decides."""
+    if calendar is None:
+        raise unknown_calendar(name)
+    public: list[Holiday] = []
+    for year in range(after.year - 1, after.year + PREVIEW_YEARS):
+        try:
+            public.extend(holidays_of(name, year))
+        except ConfigError:  # never resolved, and no extra here: the stored years decide
+            continue
+    return business_days(calendar, public)
 
 
 def _listed(holidays: object) -> tuple[date, ...]:

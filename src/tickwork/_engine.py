@@ -17,7 +17,7 @@ from . import _clock
 from ._apikeys import ApiKeys
 from ._async_api import twin
 from ._calendar_ops import Calendars
-from ._calendars import Calendar, declared_calendars
+from ._calendars import Calendar, days_for_preview, declared_calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_flow import SubscriptionDecision
@@ -44,7 +44,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._preview import preview
+from ._preview import holiday_marks, preview
 from ._pruning import Pruner
 from ._registry import (
     Registry,
@@ -583,17 +583,31 @@ class Engine:
         count: int = 5,
         dst_gap: str = "shift",
         dst_repeat: str = "first",
+        calendar: str | None = None,
+        on_holiday: str = "skip",
     ) -> list[datetime]:
         """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
-        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
+        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``, its
+        ``nBD`` / ``LBD`` counted on the stored ``calendar``. The occurrences the
+        calendar skips or moves (by ``on_holiday``) are listed too: each is an
+        occurrence; ``tickwork cron --calendar`` and the API's preview mark them."""
+        start = after or self.clock.now()
+        days = None
+        if calendar is not None:
+            found = self.get_calendar(calendar) if isinstance(calendar, str) else None
+            days = days_for_preview(calendar, found, self.calendar_holidays, start)
+            holiday_marks(days, on_holiday, timezone, [])  # a bad policy is refused
+        elif on_holiday != "skip":
+            raise ConfigError(f"on_holiday={on_holiday!r} needs a calendar=")
         return preview(
             cron=cron,
             every=every,
             timezone=timezone,
-            after=after or self.clock.now(),
+            after=start,
             count=count,
             dst_gap=dst_gap,
             dst_repeat=dst_repeat,
+            calendar=days,
         )
 
     # -- lifecycle -----------------------------------------------------------------------

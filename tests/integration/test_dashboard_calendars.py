@@ -96,3 +96,16 @@ def test_the_pages_need_a_session(engine: Engine) -> None:
         anonymous = Browser(create_app(engine), stack)
         for path in ("/calendars", "/calendar?name=uk"):
             assert anonymous.get(path).status_code == 303
+
+
+def test_a_business_day_cron_is_said_in_words_naming_its_calendar(
+    browser: Browser, engine: Engine
+) -> None:
+    """The Schedules page and the schedule's page say ``0 17 LBD * *`` in words (it
+    showed the bare expression: the words need a calendar)."""
+    engine.calendar("acme", holidays=["2026-12-31"])
+    engine.workflow("close-books")(lambda ctx: None)
+    key = engine.schedule("close-books", cron="0 17 LBD * *", calendar="acme", key="books")
+    said = "At 17:00 on the last business day of the month (calendar acme)"
+    assert said in text(browser.get("/"))
+    assert said in text(browser.get(f"/schedule?key={key}"))
