@@ -99,8 +99,9 @@ def test_cron_with_a_calendar_counts_its_business_days_and_marks_its_days_off(
                  sqlite_url, "--after", "2026-12-24T00:00Z", "-n", "2")  # fmt: skip
     assert moved.exit_code == 0, moved.output
     assert "holiday: runs Mon 2026-12-28 09:00" in " ".join(moved.output.split())
-    as_json = json.loads(cron("0 9 * * *", "--calendar", "acme", "--database", sqlite_url,
-                              "--after", "2026-12-24T00:00Z", "-n", "2", "--json").output)  # fmt: skip
+    listed = cron("0 9 * * *", "--calendar", "acme", "--database", sqlite_url,
+                  "--after", "2026-12-24T00:00Z", "-n", "2", "--json")  # fmt: skip
+    as_json = json.loads(listed.output)
     assert [o.get("holiday") for o in as_json["occurrences"]] == [None, "skipped"]
     assert as_json["calendar"] == "acme"
 
