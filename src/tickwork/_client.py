@@ -541,8 +541,9 @@ class Client:
             "count": count if isinstance(count, int) and not isinstance(count, bool) else "",
             "dst_gap": dst_gap,
             "dst_repeat": dst_repeat,
+            # Sent only when asked for, so a server from before them still answers.
             "calendar": calendar,
-            "on_holiday": on_holiday,
+            "on_holiday": None if on_holiday == "skip" else on_holiday,
         }
         found = self._request("GET", "/cron/preview", params=params)
         return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]

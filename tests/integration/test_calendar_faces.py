@@ -395,3 +395,7 @@ def test_client_preview_with_a_calendar_is_the_engines(client: Client, app_engin
     after = datetime(2026, 11, 1, tzinfo=UTC)
     asked = {"cron": "0 17 LBD * *", "calendar": "acme", "after": after, "count": 4}
     assert client.preview(**asked) == app_engine.preview(**asked)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="needs a calendar"):
+        client.preview(cron="0 9 * * *", on_holiday="next")
+    with pytest.raises(ConfigError, match="No calendar 'nope'"):
+        client.preview(cron="0 9 * * *", calendar="nope")
