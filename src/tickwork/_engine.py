@@ -672,6 +672,11 @@ class Engine:
         now, newest first, at most 100 (the dashboard's banner)."""
         return self._schedules.recent_deadline_misses(within)
 
+    def declared_waiting_for_calendars(self) -> dict[str, str]:
+        """This engine's declared schedules whose calendar is not stored (so a worker has
+        not registered them): key to calendar name, by key (the dashboard's banner)."""
+        return self._schedules.waiting_for_calendars(self._declarations.specs(self._registry))
+
     def schedule_keys(self, limit: int = 1000) -> list[str]:
         """The first ``limit`` schedule keys in key order, reading nothing else (the
         dashboard's suggestions)."""

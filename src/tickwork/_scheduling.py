@@ -163,6 +163,17 @@ class Schedules:
         calendar is stored. The keys registered."""
         return self.register_many(self._waiting.split(specs, self._key))
 
+    def waiting_for_calendars(self, specs: Sequence[ScheduleSpec]) -> dict[str, str]:
+        """Of ``specs`` (the declared ones), those whose calendar is not stored: key to
+        calendar name, by key (one read of the calendars' names)."""
+        stored = self._runtime.store.calendar_stamps()
+        waiting = {
+            self._key(spec): spec.calendar
+            for spec in specs
+            if spec.calendar is not None and spec.calendar not in stored
+        }
+        return dict(sorted(waiting.items()))
+
     def _register_waiting(self) -> None:
         """Register the declared schedules whose calendar has been stored since."""
         try:
