@@ -3,6 +3,7 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
+from ._calendars import Calendar as Calendar
 from ._client import Client as Client
 from ._clock import Clock as Clock
 from ._context import Context as Context
@@ -61,6 +62,7 @@ __all__ = [
     "ApiError",
     "ApiKeyInfo",
     "Backfilled",
+    "Calendar",
     "CalendarInUse",
     "CalendarInfo",
     "Client",

@@ -8,8 +8,10 @@ decide the same way from the start.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import _clock
-from ._calendars import declared_calendar, unknown_calendar
+from ._calendars import Calendar, declared_calendar, unknown_calendar
 from ._holidays import Holiday, check_year, public_holidays
 from ._models import CalendarInfo
 from ._runtime import Runtime
@@ -61,6 +63,18 @@ class Calendars:
         stored = self._store.get_calendar(declared.name)
         assert stored is not None  # just written; a calendar is never deleted by tickwork
         return stored
+
+    def sync(self, declared: Sequence[Calendar]) -> list[str]:
+        """Store each declared calendar that is not stored as declared; every one's name.
+        One stored as declared is left alone: its resolved years are kept and the firing
+        loops do not read it again (a set would drop both)."""
+        for calendar in declared:
+            if not calendar.stored_as(self._store.get_calendar(calendar.name)):
+                self.set(
+                    calendar.name, holidays=calendar.holidays, weekend=calendar.weekend,
+                    country=calendar.country, subdivision=calendar.subdivision,
+                )  # fmt: skip
+        return [calendar.name for calendar in declared]
 
     def get(self, name: str) -> CalendarInfo | None:
         return self._store.get_calendar(name)

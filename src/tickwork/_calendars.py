@@ -8,8 +8,9 @@ them with a ``ConfigError`` before anything is stored.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from datetime import date, datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import TypeGuard
 
 from ._business_days import WEEKDAY_NAMES, BusinessDays
@@ -19,14 +20,19 @@ from .errors import ConfigError
 
 __all__ = [
     "MAX_LISTED",
+    "Calendar",
     "business_days",
+    "days_for_preview",
     "declared_calendar",
+    "declared_calendars",
     "is_calendar_name",
     "unknown_calendar",
 ]
 
 #: the most dates one calendar lists by hand
 MAX_LISTED = 10_000
+#: a preview reads a country's public holidays up to this many years after its start
+PREVIEW_YEARS = 3
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
@@ -64,6 +70,72 @@ def declared_calendar(
     )
 
 
+@dataclass(frozen=True, init=False)
+class Calendar:
+    """A business calendar declared in code: ``Engine(calendars=[Calendar("uk",
+    country="GB"), Calendar("office", holidays=["2026-12-24"])])``. It takes
+    ``engine.calendar``'s parameters and checks them when it is built (``ConfigError``),
+    so a bad one fails at import, as a bad ``Cron`` does; a ``country`` needs the
+    ``holidays`` extra there too (the error names it). Workers store it at start-up,
+    before the schedules that use it (``engine.sync_calendars()``)."""
+
+    name: str
+    holidays: tuple[date, ...]
+    country: str | None
+    subdivision: str | None
+    weekend: tuple[str, ...]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        holidays: Iterable[date | str] = (),
+        country: str | None = None,
+        subdivision: str | None = None,
+        weekend: Iterable[str] = ("SAT", "SUN"),
+    ) -> None:
+        checked = declared_calendar(
+            name, holidays=holidays, weekend=weekend, country=country,
+            subdivision=subdivision, now=_UNSTORED,
+        )  # fmt: skip
+        set_ = object.__setattr__
+        set_(self, "name", checked.name)
+        set_(self, "holidays", checked.holidays)
+        set_(self, "country", checked.country)
+        set_(self, "subdivision", checked.subdivision)
+        set_(self, "weekend", checked.weekend)
+
+    def stored_as(self, stored: CalendarInfo | None) -> bool:
+        """Whether ``stored`` is this calendar as declared (then a sync leaves it, and its
+        resolved years, alone)."""
+        return stored is not None and (
+            stored.holidays,
+            stored.country,
+            stored.subdivision,
+            stored.weekend,
+        ) == (self.holidays, self.country, self.subdivision, self.weekend)
+
+
+#: a declared calendar's ``updated_at`` before it is stored: never read
+_UNSTORED = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def declared_calendars(items: object) -> tuple[Calendar, ...]:
+    """``Engine(calendars=...)``, checked: ``Calendar`` values, each name once."""
+    if items is None:
+        return ()
+    if isinstance(items, str | bytes | Calendar) or not isinstance(items, Sequence):
+        raise ConfigError(f"calendars= takes a list of tickwork.Calendar(...), not {items!r}")
+    names: set[str] = set()
+    for item in items:
+        if not isinstance(item, Calendar):
+            raise ConfigError(f"calendars= takes tickwork.Calendar(...) values, not {item!r}")
+        if item.name in names:
+            raise ConfigError(f"calendars= declares the calendar {item.name!r} twice")
+        names.add(item.name)
+    return tuple(items)
+
+
 def is_calendar_name(name: object) -> TypeGuard[str]:
     """Whether a calendar may be called ``name``."""
     return isinstance(name, str) and _NAME.fullmatch(name) is not None
@@ -81,6 +153,28 @@ def business_days(calendar: CalendarInfo, public: Iterable[Holiday] = ()) -> Bus
     dates.update(holiday.day for holiday in public)
     weekend = BusinessDays.weekend_from_names(list(calendar.weekend))
     return BusinessDays(calendar.name, frozenset(dates), weekend)
+
+
+def days_for_preview(
+    name: str,
+    calendar: CalendarInfo | None,
+    holidays_of: Callable[[str, int], Iterable[Holiday]],
+    after: datetime,
+) -> BusinessDays:
+    """The days of the stored ``calendar`` (looked up by ``name``; ``ConfigError`` when
+    there is none) that a preview after ``after`` decides with: its weekend, its listed
+    dates, and its public holidays (``holidays_of(name, year)``, i.e.
+    ``engine.calendar_holidays``) from the year before ``after`` to two years after. A
+    year never resolved where the extra is missing is left out, as a worker decides."""
+    if calendar is None:
+        raise unknown_calendar(name)
+    public: list[Holiday] = []
+    for year in range(after.year - 1, after.year + PREVIEW_YEARS):
+        try:
+            public.extend(holidays_of(name, year))
+        except ConfigError:  # never resolved, and no extra here: the stored years decide
+            continue
+    return business_days(calendar, public)
 
 
 def _listed(holidays: object) -> tuple[date, ...]:

@@ -546,9 +546,11 @@ class Client:
         count: int = 5,
         dst_gap: str = "shift",
         dst_repeat: str = "first",
+        calendar: str | None = None,
+        on_holiday: str = "skip",
     ) -> list[datetime]:
-        """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
-        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
+        """As ``Engine``'s: the next ``count`` occurrences of a cadence after ``after``
+        (default: now), ``nBD`` / ``LBD`` counted on the server's stored ``calendar``."""
         params = {
             "cron": cron,
             "every": _duration(every),
@@ -557,6 +559,9 @@ class Client:
             "count": count if isinstance(count, int) and not isinstance(count, bool) else "",
             "dst_gap": dst_gap,
             "dst_repeat": dst_repeat,
+            # Sent only when asked for, so a server from before them still answers.
+            "calendar": calendar,
+            "on_holiday": None if on_holiday == "skip" else on_holiday,
         }
         found = self._request("GET", "/cron/preview", params=params)
         return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]

@@ -17,6 +17,7 @@ from . import _clock
 from ._apikeys import ApiKeys
 from ._async_api import twin
 from ._calendar_ops import Calendars
+from ._calendars import Calendar, days_for_preview, declared_calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_flow import SubscriptionDecision
@@ -43,7 +44,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._preview import preview
+from ._preview import holiday_marks, preview
 from ._pruning import Pruner
 from ._registry import (
     Registry,
@@ -91,8 +92,10 @@ class Engine:
         config: str | os.PathLike[str] | None = None,
         retention: Duration | None = DEFAULT_RETENTION,
         fire_ahead: Duration | None = None,
+        calendars: Sequence[Calendar] | None = None,
     ) -> None:
         ahead_ms = fire_ahead_ms(fire_ahead)  # checked before the database is opened
+        self._declared_calendars = declared_calendars(calendars)
         self.url = url or os.environ.get("TICKWORK_DATABASE_URL") or DEFAULT_URL
         self._registry = Registry()
         self._runtime = Runtime.open(
@@ -111,6 +114,7 @@ class Engine:
         self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         self._api_keys = ApiKeys(self._runtime)
+        self._calendars_synced = False  # the declared calendars stored by this engine
         # What for_test gives its copy (the declarations and registry are shared below).
         self._settings: dict[str, Any] = {
             "pools": pools,
@@ -118,6 +122,7 @@ class Engine:
             "on_error": on_error,
             "retention": retention,
             "fire_ahead": fire_ahead,
+            "calendars": calendars,
         }
 
     # -- registration --------------------------------------------------------------------
@@ -284,16 +289,34 @@ class Engine:
         ``schedule()`` with the spec's fields as arguments. Returns the key."""
         if not isinstance(spec, ScheduleSpec):
             raise ConfigError(f"add_schedule takes a ScheduleSpec, not {spec!r}")
+        if not self._calendars_synced and any(
+            spec.calendar == calendar.name for calendar in self._declared_calendars
+        ):
+            self.sync_calendars()  # a declared calendar is there before its first user
         return self._schedules.register(spec)
 
     def sync_schedules(self) -> list[str]:
-        """Register every declared schedule; return their keys.
+        """Register every declared schedule, after the declared calendars
+        (``sync_calendars``); return the keys registered.
 
         Declared: ``@engine.workflow(schedule=...)``, then ``Engine(schedules=[...])``, then
         the config file's ``[[schedules]]`` (``Engine(config=...)``, ``$TICKWORK_CONFIG`` or
         ./tickwork.toml), later sources winning by key. Workers call it when they start.
+        A schedule whose calendar is not stored does not stop the others: it is left out,
+        reported to ``on_error`` (without one: logged at ERROR) naming it and its
+        calendar, and registered by this engine's worker once the calendar is stored.
         """
-        return self._schedules.register_many(self._declarations.specs(self._registry))
+        self.sync_calendars()
+        return self._schedules.register_declared(self._declarations.specs(self._registry))
+
+    def sync_calendars(self) -> list[str]:
+        """Store the declared calendars (``Engine(calendars=[Calendar(...)])``) that are
+        not stored as declared; return every declared calendar's name. One stored as
+        declared is left alone (its resolved years kept). ``sync_schedules`` calls it
+        first, so workers store them at start-up before the schedules that use them."""
+        names = self._calendars.sync(self._declared_calendars)
+        self._calendars_synced = True
+        return names
 
     def unschedule(self, key: str) -> bool:
         """Remove a schedule for the whole fleet (its runs stay); False if unknown."""
@@ -567,17 +590,31 @@ class Engine:
         count: int = 5,
         dst_gap: str = "shift",
         dst_repeat: str = "first",
+        calendar: str | None = None,
+        on_holiday: str = "skip",
     ) -> list[datetime]:
         """The next ``count`` occurrences of a cadence after ``after`` (default: now); a
-        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``."""
+        cron expression's under the DST policy ``dst_gap`` / ``dst_repeat``, its
+        ``nBD`` / ``LBD`` counted on the stored ``calendar``. The occurrences the
+        calendar skips or moves (by ``on_holiday``) are listed too: each is an
+        occurrence; ``tickwork cron --calendar`` and the API's preview mark them."""
+        start = after or self.clock.now()
+        days = None
+        if calendar is not None:
+            found = self.get_calendar(calendar) if isinstance(calendar, str) else None
+            days = days_for_preview(calendar, found, self.calendar_holidays, start)
+            holiday_marks(days, on_holiday, timezone, [])  # a bad policy is refused
+        elif on_holiday != "skip":
+            raise ConfigError(f"on_holiday={on_holiday!r} needs a calendar=")
         return preview(
             cron=cron,
             every=every,
             timezone=timezone,
-            after=after or self.clock.now(),
+            after=start,
             count=count,
             dst_gap=dst_gap,
             dst_repeat=dst_repeat,
+            calendar=days,
         )
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -602,9 +639,9 @@ class Engine:
     def for_test(self, *, clock: _clock.Clock) -> Engine:
         """A new engine like this one on a private store in memory (``sqlite://``), on
         ``clock`` (a ``FakeClock``): this engine's workflows (their declared schedules with
-        them), run hooks, ``on_error``, declared schedules and config file, pools, lease,
-        retention and fire-ahead, as they are now. Nothing of this engine's database is
-        opened; close the copy (``with``) to drop its store.
+        them), run hooks, ``on_error``, declared schedules, calendars and config file,
+        pools, lease, retention and fire-ahead, as they are now. Nothing of this engine's
+        database is opened; close the copy (``with``) to drop its store.
         ``tickwork.testing.engine_for_test`` wraps it."""
         copy = Engine("sqlite://", clock=clock, **self._settings)
         copy._declarations = self._declarations
@@ -641,6 +678,11 @@ class Engine:
         """The ``deadline_missed`` entries of every schedule recorded within ``within`` of
         now, newest first, at most 100 (the dashboard's banner)."""
         return self._schedules.recent_deadline_misses(within)
+
+    def declared_waiting_for_calendars(self) -> dict[str, str]:
+        """This engine's declared schedules whose calendar is not stored (so a worker has
+        not registered them): key to calendar name, by key (the dashboard's banner)."""
+        return self._schedules.waiting_for_calendars(self._declarations.specs(self._registry))
 
     def schedule_keys(self, limit: int = 1000) -> list[str]:
         """The first ``limit`` schedule keys in key order, reading nothing else (the

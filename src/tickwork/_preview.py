@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 
+from ._business_days import BusinessDays, OnHoliday
 from ._clock import from_ms, to_ms
 from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, parse_duration
@@ -24,9 +25,11 @@ from .errors import ConfigError
 __all__ = [
     "MAX_PREVIEW",
     "DstMark",
+    "HolidayMark",
     "MarkedOccurrence",
     "UpcomingMark",
     "dst_marks",
+    "holiday_marks",
     "near_dst_transition",
     "preview",
     "schedule_marks",
@@ -48,20 +51,23 @@ def preview(
     count: int = 5,
     dst_gap: DstGap | str = DstGap.SHIFT,
     dst_repeat: DstRepeat | str = DstRepeat.FIRST,
+    calendar: BusinessDays | None = None,
 ) -> list[datetime]:
     """The first ``count`` occurrences strictly after ``after``, as aware UTC datetimes.
 
     Exactly one of ``cron`` (an expression, read in ``timezone`` under the DST policy
-    ``dst_gap`` / ``dst_repeat``) and ``every`` (a duration: occurrences are
-    ``after + k * every``). ``count`` is 1 to 1000. Anything invalid raises
-    ``ConfigError`` (``CronError`` for the expression).
+    ``dst_gap`` / ``dst_repeat``, its ``nBD`` / ``LBD`` counted on ``calendar``'s
+    business days) and ``every`` (a duration: occurrences are ``after + k * every``).
+    ``count`` is 1 to 1000. Anything invalid raises ``ConfigError`` (``CronError`` for
+    the expression). The occurrences a calendar skips or moves are among them (each is
+    an occurrence, with its id): ``holiday_marks`` says which.
     """
     if (cron is None) == (every is None):
         raise ConfigError("preview: pass exactly one of cron= and every=")
     _check_count(count)
     start = _aware_utc(after, "after")
     if cron is not None:
-        expr = parse(cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
+        expr = parse(cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat, calendar=calendar)
         return list(itertools.islice(expr.iter(start), count))
     load_zone(timezone)
     step = parse_duration(every)  # type: ignore[arg-type]  # not None: checked above
@@ -132,6 +138,41 @@ def dst_marks(
         mark = DstMark.DOUBLED if _twice(wall, zone, expr) else None
         marked.append(MarkedOccurrence(at, mark, wall))
     return sorted(marked, key=lambda entry: entry.at)
+
+
+@dataclass(frozen=True)
+class HolidayMark:
+    """What a calendar does to an occurrence on a day off: ``runs_at`` None when it is
+    skipped, else where its run moved (aware UTC); ``reason`` in words, as the history
+    would record it ("calendar 'acme': 2026-12-25 is a holiday (on_holiday=skip)")."""
+
+    runs_at: datetime | None
+    reason: str
+
+    @property
+    def kind(self) -> str:
+        """``"skipped"`` or ``"moved"``."""
+        return "skipped" if self.runs_at is None else "moved"
+
+
+def holiday_marks(
+    days: BusinessDays, on_holiday: OnHoliday | str, timezone: str, occurrences: list[datetime]
+) -> dict[datetime, HolidayMark]:
+    """Which of ``occurrences`` fall on ``days``' days off (local dates in ``timezone``),
+    and what ``on_holiday`` does with each: skip it, or move its run. Pure."""
+    try:
+        policy = OnHoliday(on_holiday)
+    except ValueError:
+        allowed = ", ".join(repr(member.value) for member in OnHoliday)
+        raise ConfigError(f"on_holiday must be one of {allowed}, not {on_holiday!r}") from None
+    rule = HolidayRule(days, policy, load_zone(timezone))
+    marks = {}
+    for at in occurrences:
+        decided = rule.decide(to_ms(at))
+        if decided is not None:
+            moved, why = decided
+            marks[at] = HolidayMark(None if moved is None else from_ms(moved), why)
+    return marks
 
 
 @dataclass(frozen=True)

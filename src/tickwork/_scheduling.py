@@ -7,6 +7,7 @@ inputs from stored rows and hands them over inside the store's firing transactio
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
@@ -17,6 +18,7 @@ from typing import Any
 from . import cron
 from ._business_days import BusinessDays, OnHoliday
 from ._calendar_days import CalendarDays
+from ._calendar_wait import WaitingForCalendars
 from ._clock import from_ms
 from ._cron_walk import DstGap, DstRepeat
 from ._deadlines import Deadlines
@@ -47,6 +49,8 @@ from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
 __all__ = ["MAX_FIRE_AHEAD_MS", "Schedules", "fire_ahead_ms"]
+
+_LOG = logging.getLogger("tickwork.firing")
 
 #: schedules fired per transaction; a tick runs as many transactions as it needs. Small,
 #: so a firing transaction is short (its planning runs between its statements): a frozen
@@ -96,6 +100,8 @@ class Schedules:
         #: those days as of this pass (``tick`` reads them before firing)
         self._days: dict[str, BusinessDays] = {}
         self._deadlines = Deadlines(runtime)
+        #: declared schedules left out for a calendar not stored (``register_declared``)
+        self._waiting = WaitingForCalendars(runtime)
 
     # -- registering -----------------------------------------------------------------------
 
@@ -150,6 +156,40 @@ class Schedules:
                 self._runtime.schedule_changed()  # a local worker looks again
         return [record.key for record, _ in records]
 
+    def register_declared(self, specs: Sequence[ScheduleSpec]) -> list[str]:
+        """``register_many``, but one schedule's missing calendar does not stop the rest:
+        a spec whose calendar is not stored waits (``_calendar_wait``), reported naming
+        it and its calendar, and is registered by the first firing poll after that
+        calendar is stored. The keys registered."""
+        return self.register_many(self._waiting.split(specs, self._key))
+
+    def waiting_for_calendars(self, specs: Sequence[ScheduleSpec]) -> dict[str, str]:
+        """Of ``specs`` (the declared ones), those whose calendar is not stored: key to
+        calendar name, by key (one read of the calendars' names)."""
+        stored = self._runtime.store.calendar_stamps()
+        waiting = {
+            self._key(spec): spec.calendar
+            for spec in specs
+            if spec.calendar is not None and spec.calendar not in stored
+        }
+        return dict(sorted(waiting.items()))
+
+    def _register_waiting(self) -> None:
+        """Register the declared schedules whose calendar has been stored since."""
+        try:
+            for key in self.register_many(self._waiting.ready()):
+                _LOG.info("declared schedule %r registered: its calendar is stored now", key)
+        except Exception as exc:  # reported, and the loop goes on
+            self._runtime.hooks.report(exc, {"where": "registering declared schedules"})
+
+    def _key(self, spec: ScheduleSpec) -> str:
+        """The key ``spec`` is stored under (derived when not given)."""
+        if spec.key is not None:
+            return spec.key
+        assert spec.workflow is not None  # declared specs are bound to their workflow
+        definition = self._runtime.registry.get(spec.workflow)
+        return _derived_key(spec, definition.name, definition.validate_input(spec.input))
+
     def _record(self, spec: ScheduleSpec) -> ScheduleRecord:
         """The row to store for ``spec``: its input checked against the workflow, its key
         derived when not given, the workflow's pool and priority as defaults."""
@@ -157,26 +197,7 @@ class Schedules:
             raise ConfigError("A schedule needs a workflow")
         definition = self._runtime.registry.get(spec.workflow)
         value = definition.validate_input(spec.input)
-        cadence: dict[str, JSON] = (
-            {"every": spec.every_ms}
-            if spec.every_ms is not None
-            else {"cron": spec.cron, "timezone": spec.timezone}
-        )
-        # The key hashes what identifies the schedule; pool and priority only when given,
-        # so keys derived before they existed stay the same.
-        identity: dict[str, JSON] = {**cadence, "input": value}
-        if spec.pool is not None:
-            identity["pool"] = spec.pool
-        if spec.priority is not None:
-            identity["priority"] = spec.priority
-        # The DST policy and the calendar too, only when not the defaults (keys derived
-        # before they existed stay the same).
-        for name, default in _POLICY_DEFAULTS.items():
-            if getattr(spec, name) != default:
-                identity[name] = str(getattr(spec, name))
-        key = (
-            spec.key if spec.key is not None else check_key(schedule_key(definition.name, identity))
-        )
+        key = spec.key if spec.key is not None else _derived_key(spec, definition.name, value)
         values: dict[str, Any] = dict(
             key=key,
             workflow=definition.name,
@@ -422,6 +443,8 @@ class Schedules:
         """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
         ``overlap="allow"`` occurrence due within it), then record the deadlines missed by
         then; the ids of the runs started."""
+        if self._waiting:  # declared schedules whose calendar may be stored by now
+            self._register_waiting()
         started = self._fire()
         self._deadlines.check()
         return started
@@ -480,8 +503,11 @@ class Schedules:
 
     def next_firing_due_ms(self) -> int | None:
         """``next_due_ms``, or sooner if a debounce/batch buffer is due to be flushed
-        (``FiringWithEvents.tick`` flushes them): one read, at each poll of the loop."""
+        (``FiringWithEvents.tick`` flushes them): one read, at each poll of the loop (and,
+        while a declared schedule waits for its calendar, a read of the calendars)."""
         runtime = self._runtime
+        if self._waiting:
+            self._register_waiting()
         return runtime.store.next_firing_due_ms(
             pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
@@ -586,6 +612,26 @@ _DEFINING = tuple(
     for field in fields(ScheduleRecord)
     if field.name not in ("key", "definition", "business_days", *_POLICY_DEFAULTS)
 )
+
+
+def _derived_key(spec: ScheduleSpec, workflow: str, value: JSON) -> str:
+    """The key of a spec without one: a hash of what identifies the schedule, pool and
+    priority only when given and the DST and calendar options only when not the defaults
+    (so keys derived before they existed stay the same)."""
+    cadence: dict[str, JSON] = (
+        {"every": spec.every_ms}
+        if spec.every_ms is not None
+        else {"cron": spec.cron, "timezone": spec.timezone}
+    )
+    identity: dict[str, JSON] = {**cadence, "input": value}
+    if spec.pool is not None:
+        identity["pool"] = spec.pool
+    if spec.priority is not None:
+        identity["priority"] = spec.priority
+    for name, default in _POLICY_DEFAULTS.items():
+        if getattr(spec, name) != default:
+            identity[name] = str(getattr(spec, name))
+    return check_key(schedule_key(workflow, identity))
 
 
 def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:

@@ -19,7 +19,7 @@ from typing import Any
 
 from . import cron as cron_module
 from . import errors
-from ._business_days import OnHoliday
+from ._business_days import BusinessDays, OnHoliday
 from ._checkpoints import asleep_in, ended_at, waiting_for
 from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration, format_duration, parse_duration
@@ -38,7 +38,14 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._preview import DstMark, MarkedOccurrence, dst_marks, utc_offset_text
+from ._preview import (
+    DstMark,
+    HolidayMark,
+    MarkedOccurrence,
+    dst_marks,
+    holiday_marks,
+    utc_offset_text,
+)
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
 from ._wire_values import (
@@ -432,6 +439,8 @@ def preview_to_wire(
     after: datetime,
     dst_gap: str = "shift",
     dst_repeat: str = "first",
+    calendar: BusinessDays | None = None,
+    on_holiday: str = "skip",
 ) -> dict[str, Any]:
     """``GET /cron/preview``'s answer (and ``tickwork cron --json``'s): the cadence, in
     words, and each occurrence (of the preview after ``after``) in UTC and in the zone.
@@ -441,13 +450,18 @@ def preview_to_wire(
     occurrence's ``dst`` is ``"moved"`` (its local time fell in a spring-forward gap) or
     ``"doubled"`` (its local time repeats and runs at both instants), with ``dst_wall``
     the local time the expression named; ``dst_skipped`` lists the local times
-    ``dst_gap="skip"`` left without a run.
+    ``dst_gap="skip"`` left without a run. With a ``calendar`` (its ``nBD`` / ``LBD``
+    counted on it), the answer names it and ``on_holiday``, and an occurrence on its day
+    off has ``holiday``: ``"skipped"`` (no run) or ``"moved"`` with ``runs_at``, the
+    instant its run moved to, and ``holiday_reason`` as the history would say it.
     """
     zone = cron_module.load_zone(timezone)
     marks: dict[datetime, MarkedOccurrence] = {}
     skipped: list[str] = []
     if cron is not None:
-        expr = cron_module.parse(cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
+        expr = cron_module.parse(
+            cron, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat, calendar=calendar
+        )
         description, every_text = expr.explain(), None
         for entry in dst_marks(expr, after, occurrences):
             if entry.mark is DstMark.SKIPPED:
@@ -458,20 +472,32 @@ def preview_to_wire(
         assert every is not None  # the preview itself refused neither
         step = parse_duration(every)
         every_text, description = duration_to_wire(step), f"every {describe_duration(step)}"
+    holidays = {}
+    if calendar is not None:
+        holidays = holiday_marks(calendar, on_holiday, timezone, occurrences)
     answer: dict[str, Any] = {
         "cron": cron,
         "every": every_text,
         "timezone": timezone,
         "description": description,
-        "occurrences": [_occurrence(when, zone, timezone, marks.get(when)) for when in occurrences],
+        "occurrences": [
+            _occurrence(when, zone, timezone, marks.get(when), holidays.get(when))
+            for when in occurrences
+        ],
     }
     if skipped:
         answer["dst_skipped"] = skipped
+    if calendar is not None:
+        answer.update(calendar=calendar.name, on_holiday=str(OnHoliday(on_holiday)))
     return answer
 
 
 def _occurrence(
-    when: datetime, zone: tzinfo, timezone: str, marked: MarkedOccurrence | None
+    when: datetime,
+    zone: tzinfo,
+    timezone: str,
+    marked: MarkedOccurrence | None,
+    holiday: HolidayMark | None,
 ) -> dict[str, Any]:
     occurrence = {
         "utc": instant(when),
@@ -480,6 +506,10 @@ def _occurrence(
     }
     if marked is not None:
         occurrence.update(dst=str(marked.mark), dst_wall=_wall(marked))
+    if holiday is not None:
+        occurrence.update(holiday=holiday.kind, holiday_reason=holiday.reason)
+        if holiday.runs_at is not None:
+            occurrence["runs_at"] = instant(holiday.runs_at)
     return occurrence
 
 

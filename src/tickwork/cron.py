@@ -611,9 +611,12 @@ class CronExpr:
         text = text.replace("last day of every month", "last day of the month").replace(
             "last weekday of every month", "last weekday of the month"
         )
-        if self._business:  # "every day" before the business days would say too much
+        if self._business and self.calendar is not None:
+            # "every day" before the business days would say too much; the calendar's name
+            # says whose business days they are.
             words = describe_days(self._business)
-            text = text.removesuffix(" every day") + f", on {words} of the month"
+            text = text.removesuffix(" every day").removesuffix(",")
+            text += f" on {words} of the month (calendar {self.calendar.name})"
         return text
 
 

@@ -66,8 +66,8 @@ class FakeClock(Clock):
 
 @contextlib.contextmanager
 def engine_for_test(engine: Engine, *, clock: Clock | None = None) -> Iterator[Engine]:
-    """``engine``'s workflows, schedules and settings on a private store in memory, on
-    ``clock`` (default: a ``FakeClock`` standing at the current time), for a ``with``
+    """``engine``'s workflows, schedules, calendars and settings on a private store in
+    memory, on ``clock`` (default: a ``FakeClock`` standing at the current time), for a ``with``
     block; the store is gone at its end. ``engine`` itself is left as it is: its
     database is never opened. See ``Engine.for_test``.
 

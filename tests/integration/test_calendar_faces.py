@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -335,3 +335,67 @@ def test_engine_async_twins_are_the_blocking_calls(app_engine: Engine) -> None:
         assert await app_engine.delete_calendar_async("acme") is True
 
     asyncio.run(scenario())
+
+
+# -- previews with a calendar (issue 47) --------------------------------------------------
+
+
+def test_engine_preview_counts_business_day_words_on_a_stored_calendar(
+    app_engine: Engine,
+) -> None:
+    """``0 17 LBD * *`` on calendar acme, whose 31 December is a holiday: the last
+    business day of December is the 30th."""
+    app_engine.calendar("acme", holidays=["2026-12-31"])
+    after = datetime(2026, 11, 1, tzinfo=UTC)
+    found = app_engine.preview(cron="0 17 LBD * *", calendar="acme", after=after, count=3)
+    assert found == [
+        datetime(2026, 11, 30, 17, tzinfo=UTC),
+        datetime(2026, 12, 30, 17, tzinfo=UTC),
+        datetime(2027, 1, 29, 17, tzinfo=UTC),
+    ]
+    with pytest.raises(ConfigError, match="No calendar 'nope'"):
+        app_engine.preview(cron="0 17 LBD * *", calendar="nope", after=after)
+    with pytest.raises(ConfigError, match="on_holiday must be one of"):
+        app_engine.preview(cron="0 9 * * *", calendar="acme", on_holiday="later")
+    with pytest.raises(ConfigError, match="needs a calendar"):
+        app_engine.preview(cron="0 9 * * *", on_holiday="next")
+
+
+def test_the_apis_preview_marks_what_the_calendar_skips_and_moves(
+    api: Api, app_engine: Engine
+) -> None:
+    app_engine.calendar("acme", holidays=["2026-12-25"])
+    params = {"cron": "0 9 * * *", "after": "2026-12-24T00:00:00Z", "count": "3"}
+    moved = api.get("/api/v1/cron/preview", params={**params, "calendar": "acme",
+                                                    "on_holiday": "next"})  # fmt: skip
+    assert moved.status_code == 200, moved.text
+    answer = moved.json()
+    assert (answer["calendar"], answer["on_holiday"]) == ("acme", "next")
+    first, christmas, saturday = answer["occurrences"]
+    assert "holiday" not in first
+    assert christmas["holiday"] == "moved"
+    assert christmas["runs_at"] == "2026-12-28T09:00:00.000Z"
+    assert "2026-12-25 is a holiday" in christmas["holiday_reason"]
+    assert saturday["holiday"] == "moved" and "weekend day" in saturday["holiday_reason"]
+    skipped = api.get("/api/v1/cron/preview", params={**params, "calendar": "acme"}).json()
+    assert skipped["occurrences"][1]["holiday"] == "skipped"
+    assert "runs_at" not in skipped["occurrences"][1]
+    words = api.get(
+        "/api/v1/cron/preview", params={"cron": "0 17 LBD * *", "calendar": "acme"}
+    ).json()
+    assert words["description"] == (
+        "At 17:00 on the last business day of the month (calendar acme)"
+    )
+    missing = api.get("/api/v1/cron/preview", params={**params, "calendar": "nope"})
+    assert missing.status_code == 400 and "No calendar 'nope'" in error_of(missing)["message"]
+
+
+def test_client_preview_with_a_calendar_is_the_engines(client: Client, app_engine: Engine) -> None:
+    app_engine.calendar("acme", holidays=["2026-12-31"])
+    after = datetime(2026, 11, 1, tzinfo=UTC)
+    asked = {"cron": "0 17 LBD * *", "calendar": "acme", "after": after, "count": 4}
+    assert client.preview(**asked) == app_engine.preview(**asked)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="needs a calendar"):
+        client.preview(cron="0 9 * * *", on_holiday="next")
+    with pytest.raises(ConfigError, match="No calendar 'nope'"):
+        client.preview(cron="0 9 * * *", calendar="nope")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tickwork import Engine
+from tickwork import Calendar, Context, Cron, Engine
 from tickwork.errors import ConfigError
 from tickwork.testing import FakeClock
 
@@ -113,3 +113,88 @@ def test_a_year_resolved_once_is_stored(engine: Engine, monkeypatch: pytest.Monk
 def test_holidays_of_an_unknown_calendar_is_a_config_error(engine: Engine) -> None:
     with pytest.raises(ConfigError, match="No calendar 'nope'"):
         engine.calendar_holidays("nope", 2026)
+
+
+# -- declared in code: Engine(calendars=[Calendar(...)]) (issue 47) ----------------------
+
+
+def test_declared_calendars_are_stored_before_the_schedules_that_use_them(
+    db_url: str, clock: FakeClock
+) -> None:
+    """``sync_schedules`` (what a worker runs at start-up) stores the declared calendars
+    first, so a declared schedule naming one registers; nothing is stored before."""
+    office = Calendar("office", holidays=["2026-12-24"], weekend=["FRI", "SAT"])
+    with Engine(db_url, clock=clock, calendars=[office]) as engine:
+
+        @engine.workflow(schedule=Cron("0 9 * * *", calendar="office", on_holiday="next"))
+        def report(ctx: Context) -> None:
+            return None
+
+        assert engine.list_calendars() == []
+        assert engine.sync_schedules() == ["report"]
+        [stored] = engine.list_calendars()
+        assert (stored.name, stored.holidays, stored.weekend) == (
+            "office", (date(2026, 12, 24),), ("FRI", "SAT"),
+        )  # fmt: skip
+        info = engine.get_schedule("report")
+        assert info is not None and info.calendar == "office"
+
+
+def test_sync_calendars_leaves_a_calendar_stored_as_declared_alone(
+    db_url: str, clock: FakeClock
+) -> None:
+    """Every start syncs: an unchanged declaration writes nothing (its ``updated_at`` and
+    so the firing loops' copies stay); a changed one replaces the stored calendar."""
+    with Engine(db_url, clock=clock, calendars=[Calendar("office")]) as engine:
+        assert engine.sync_calendars() == ["office"]
+        first = engine.get_calendar("office")
+        clock.advance("1h")
+        assert engine.sync_calendars() == ["office"]
+        assert engine.get_calendar("office") == first
+    changed = Calendar("office", holidays=["2026-12-31"])
+    with Engine(db_url, clock=clock, calendars=[changed]) as engine:
+        engine.sync_calendars()
+        stored = engine.get_calendar("office")
+        assert stored is not None and stored.holidays == (date(2026, 12, 31),)
+        assert first is not None and stored.updated_at > first.updated_at
+
+
+def test_a_schedule_names_a_declared_calendar_without_a_sync_first(
+    db_url: str, clock: FakeClock
+) -> None:
+    with Engine(db_url, clock=clock, calendars=[Calendar("office")]) as engine:
+        engine.workflow("report")(lambda ctx: None)
+        key = engine.schedule("report", cron="0 9 * * *", calendar="office")
+        info = engine.get_schedule(key)
+        assert info is not None and info.calendar == "office"
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Calendar("no spaces"), "Bad calendar name 'no spaces'"),
+        (lambda: Calendar("uk", holidays=["2026-13-01"]), "Bad holiday '2026-13-01'"),
+        (lambda: Calendar("uk", weekend=["SUNDAY", "FUNDAY"]), "'FUNDAY' is not a day"),
+        (lambda: Calendar("uk", subdivision="ENG"), "subdivision='ENG' needs a country"),
+        (lambda: Calendar("uk", country="XX"), "Unknown holidays for country='XX'"),
+        (lambda: Engine("sqlite://", calendars=["uk"]), r"calendars= takes tickwork\.Calendar"),
+        (
+            lambda: Engine("sqlite://", calendars=[Calendar("uk"), Calendar("uk")]),
+            "declares the calendar 'uk' twice",
+        ),
+    ],
+)
+def test_a_declared_calendar_is_checked_when_it_is_built(build: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build()
+
+
+def test_without_the_extra_a_declared_country_calendar_is_refused_when_declared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decided at declaration, as a bad ``Cron`` is: an app that declares a country's
+    holidays needs the extra wherever it is imported; the error names it."""
+    monkeypatch.setitem(sys.modules, "holidays", None)
+    with pytest.raises(ConfigError, match=r"pip install 'tickwork\[holidays\]'"):
+        Calendar("uk", country="GB")
+    assert Calendar("acme", holidays=["2026-12-24"]).holidays == (date(2026, 12, 24),)

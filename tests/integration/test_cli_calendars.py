@@ -74,3 +74,46 @@ def test_a_calendar_schedules_use_is_not_deleted(run: Invoke, sqlite_url: str) -
 
 def noop(ctx: Context) -> None:
     return None
+
+
+# -- tickwork cron --calendar (issue 47) ---------------------------------------------------
+
+
+def cron(*args: str) -> Result:
+    return CliRunner().invoke(main, ["cron", *args])
+
+
+def test_cron_with_a_calendar_counts_its_business_days_and_marks_its_days_off(
+    run: Invoke, sqlite_url: str
+) -> None:
+    """``tickwork cron "0 17 LBD * *" --calendar acme`` says the words, names the calendar
+    and lists the last business days; with ``--on-holiday next`` an everyday cron's
+    holiday says where its run moves, as a DST move is said."""
+    run("set", "acme", "--holiday", "2026-12-31", "--holiday", "2026-12-25")
+    words = cron("0 17 LBD * *", "--calendar", "acme", "--database", sqlite_url,
+                 "--after", "2026-12-01T00:00Z", "-n", "2")  # fmt: skip
+    assert words.exit_code == 0, words.output
+    assert "At 17:00 on the last business day of the month (calendar acme)" in words.output
+    assert "2026-12-30 17:00" in words.output and "2027-01-29 17:00" in words.output
+    moved = cron("0 9 * * *", "--calendar", "acme", "--on-holiday", "next", "--database",
+                 sqlite_url, "--after", "2026-12-24T00:00Z", "-n", "2")  # fmt: skip
+    assert moved.exit_code == 0, moved.output
+    assert "holiday: runs Mon 2026-12-28 09:00" in " ".join(moved.output.split())
+    listed = cron("0 9 * * *", "--calendar", "acme", "--database", sqlite_url,
+                  "--after", "2026-12-24T00:00Z", "-n", "2", "--json")  # fmt: skip
+    as_json = json.loads(listed.output)
+    assert [o.get("holiday") for o in as_json["occurrences"]] == [None, "skipped"]
+    assert as_json["calendar"] == "acme"
+
+
+def test_cron_with_business_day_words_and_no_calendar_says_it_needs_one() -> None:
+    result = cron("0 9 LBD * *")
+    assert result.exit_code == 2
+    assert "business-day words need a calendar" in result.output
+    assert "--calendar NAME" in result.output
+
+
+def test_cron_with_a_calendar_not_stored_exits_2_naming_it(run: Invoke, sqlite_url: str) -> None:
+    run("set", "acme")
+    result = cron("0 9 LBD * *", "--calendar", "nope", "--database", sqlite_url)
+    assert result.exit_code == 2 and "No calendar 'nope'" in result.output

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from tests.browser import Browser
 
-from tickwork import Engine
+from tickwork import Context, Cron, Engine
 from tickwork.server import create_app
 from tickwork.testing import FakeClock
 
@@ -96,3 +96,37 @@ def test_the_pages_need_a_session(engine: Engine) -> None:
         anonymous = Browser(create_app(engine), stack)
         for path in ("/calendars", "/calendar?name=uk"):
             assert anonymous.get(path).status_code == 303
+
+
+def test_a_business_day_cron_is_said_in_words_naming_its_calendar(
+    browser: Browser, engine: Engine
+) -> None:
+    """The Schedules page and the schedule's page say ``0 17 LBD * *`` in words (it
+    showed the bare expression: the words need a calendar)."""
+    engine.calendar("acme", holidays=["2026-12-31"])
+    engine.workflow("close-books")(lambda ctx: None)
+    key = engine.schedule("close-books", cron="0 17 LBD * *", calendar="acme", key="books")
+    said = "At 17:00 on the last business day of the month (calendar acme)"
+    assert said in text(browser.get("/"))
+    assert said in text(browser.get(f"/schedule?key={key}"))
+
+
+def test_a_declared_schedule_waiting_for_its_calendar_is_said_on_the_schedules_page(
+    browser: Browser, engine: Engine
+) -> None:
+    """A declared schedule whose calendar is not stored is not registered (a worker
+    reports it and serves the others): the Schedules page says which, and why, until
+    the calendar is stored."""
+
+    @engine.workflow("holiday-report", schedule=Cron("0 9 * * *", calendar="uk"))
+    def holiday_report(ctx: Context) -> None:
+        return None
+
+    engine.sync_schedules()
+    page = browser.get("/")
+    assert 'id="banner-calendar-missing"' in page.text
+    said = text(page)
+    assert "1 declared schedule(s) not registered: their calendar is missing." in said
+    assert "holiday-report : no calendar 'uk' is stored" in said
+    engine.calendar("uk")
+    assert 'id="banner-calendar-missing"' not in browser.get("/").text

@@ -285,3 +285,35 @@ def test_a_declared_schedule_in_conflict_raises_and_keeps_the_stored_one(
             report = engine.get_schedule("report")
             assert report is not None
             assert (report.every, report.revision) == (timedelta(hours=1), 1)
+
+
+def test_a_declared_schedule_whose_calendar_is_missing_waits_and_the_others_register(
+    db_url: str, clock: FakeClock
+) -> None:
+    """One schedule's missing calendar does not stop the sync (a worker's start-up): it
+    is reported naming the schedule, its workflow and the calendar, the others are
+    registered, and it is registered by the first pass after its calendar is stored."""
+    reported: list[tuple[str, dict[str, object]]] = []
+    with Engine(db_url, clock=clock, on_error=lambda e, i: reported.append((str(e), i))) as engine:
+
+        @engine.workflow("holiday-report", schedule=Cron("0 9 * * *", calendar="uk"))
+        def holiday_report(ctx: Context) -> None:
+            return None
+
+        @engine.workflow(schedule=Every("1m"))
+        def beat(ctx: Context) -> None:
+            return None
+
+        assert engine.sync_schedules() == ["beat"]
+        [(message, info)] = reported
+        assert "'holiday-report' (workflow 'holiday-report')" in message
+        assert "no calendar 'uk'" in message
+        assert info["schedule_key"] == "holiday-report" and info["calendar"] == "uk"
+        assert engine.get_schedule("holiday-report") is None
+        clock.advance("1m")
+        assert len(engine.tick()) == 1  # the others are served meanwhile
+        engine.calendar("uk", holidays=["2026-12-25"])
+        engine.tick()
+        registered = engine.get_schedule("holiday-report")
+        assert registered is not None and registered.calendar == "uk"
+        assert len(reported) == 1  # said once, at the sync

@@ -146,3 +146,40 @@ def test_the_copy_keeps_the_apps_pools_and_on_error_and_leaves_its_registry_alon
     assert reported == ["hook <lambda>"]
     assert app.workflows() == ["elsewhere", "report"]
     assert not (tmp_path / "app.db").exists()
+
+
+CALENDAR_APP = """
+from tickwork import Calendar, Context, Cron, Engine
+
+engine = Engine("sqlite:///{db}", calendars=[Calendar("uk", holidays=["2026-03-03"])])
+
+
+@engine.workflow("standup", schedule=Cron("0 9 * * *", calendar="uk"))
+def standup(ctx: Context) -> str:
+    return "stood up"
+"""
+
+
+def test_an_apps_declared_calendar_comes_along_and_its_database_is_never_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An app that declares its calendar (``Engine(calendars=[...])``, not
+    ``engine.calendar(...)`` at import, which opens the app's database): the harness's
+    ``sync_schedules`` stores it before the schedule that uses it, which skips the
+    calendar's holiday; the app's database file is never created."""
+    (tmp_path / "calapp.py").write_text(CALENDAR_APP.format(db=tmp_path / "app.db"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("calapp", None)
+    app = importlib.import_module("calapp")
+    try:
+        clock = FakeClock(START)  # Monday 2 March 2026, 09:00
+        with engine_for_test(app.engine, clock=clock) as test_engine:
+            assert test_engine.sync_schedules() == ["standup"]
+            assert [c.name for c in test_engine.list_calendars()] == ["uk"]
+            clock.advance("1d")  # Tuesday 3 March: the calendar's holiday
+            assert test_engine.tick() == []
+            clock.advance("1d")
+            assert len(test_engine.tick()) == 1
+    finally:
+        sys.modules.pop("calapp", None)
+    assert not (tmp_path / "app.db").exists()

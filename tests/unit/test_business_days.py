@@ -93,13 +93,17 @@ def test_prev_counts_business_days_too() -> None:
     assert parsed.prev(second_before) == datetime(2024, 3, 1, 9, tzinfo=UTC)
 
 
-def test_explain_says_the_business_days_in_words() -> None:
+def test_explain_says_the_business_days_in_words_and_whose_they_are() -> None:
     parsed = cron.parse("0 9 LBD * *", calendar=ENGLAND)
-    assert parsed.explain() == "At 09:00, on the last business day of the month"
+    name = ENGLAND.name
+    assert parsed.explain() == f"At 09:00 on the last business day of the month (calendar {name})"
+    assert cron.parse("0 17 2BD * *", calendar=ENGLAND).explain() == (
+        f"At 17:00 on the 2nd business day of the month (calendar {name})"
+    )
     assert (
         cron.parse("0 9 1BD,LBD * *", calendar=ENGLAND)
         .explain()
-        .endswith("on the 1st and last business days of the month")
+        .endswith(f"on the 1st and last business days of the month (calendar {name})")
     )
 
 

@@ -12,6 +12,7 @@ EXPECTED = {
     "ApiError",
     "ApiKeyInfo",
     "Backfilled",
+    "Calendar",
     "CalendarInUse",
     "CalendarInfo",
     "Client",

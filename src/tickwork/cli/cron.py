@@ -1,30 +1,38 @@
 """``tickwork cron EXPR``: a cron expression in English and its next occurrences.
 
-Nothing is registered and no database is opened; it answers "when would this run?"
-before a schedule is written, in the schedule's zone and in UTC, with DST changes marked:
-an occurrence DST moved, skipped (``--dst-gap skip``) or doubled says so in its note (with
-``--json``, in its ``dst`` field, and ``dst_skipped``: the API's preview answer).
+Nothing is registered; it answers "when would this run?" before a schedule is written,
+in the schedule's zone and in UTC, with DST changes marked: an occurrence DST moved,
+skipped (``--dst-gap skip``) or doubled says so in its note (with ``--json``, in its
+``dst`` field, and ``dst_skipped``: the API's preview answer). No database is opened
+unless ``--calendar NAME`` names a stored business calendar: then ``nBD`` / ``LBD`` count
+its business days, and an occurrence on its day off is marked skipped, or moved with
+where its run starts (``--on-holiday``; ``holiday`` and ``runs_at`` in the JSON).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 import click
 
 from .. import _clock
+from .._business_days import BusinessDays, OnHoliday
+from .._calendars import days_for_preview
 from .._cron_walk import DstGap, DstRepeat
 from .._preview import (
     DstMark,
+    HolidayMark,
     MarkedOccurrence,
     dst_marks,
+    holiday_marks,
     near_dst_transition,
     preview,
     utc_offset_text,
 )
 from .._wire import preview_to_wire
 from ..cron import CronExpr, load_zone, parse
-from ..errors import ConfigError
+from ..errors import ConfigError, CronError
+from ._options import database_option, open_engine
 from ._render import echo_json, fail, print_table
 
 __all__ = ["command"]
@@ -68,11 +76,19 @@ def _mark_text(entry: MarkedOccurrence, clock: str) -> str:
     return ""
 
 
+def _holiday_text(mark: HolidayMark, zone: tzinfo, clock: str) -> str:
+    """An occurrence on the calendar's day off, said as the DST marks are."""
+    if mark.runs_at is None:
+        return f"holiday: skipped, no run ({mark.reason})"
+    return f"holiday: runs {mark.runs_at.astimezone(zone):%a %Y-%m-%d {clock}} ({mark.reason})"
+
+
 def _occurrences(
-    expr: CronExpr, after: datetime, count: int, clock: str
-) -> list[tuple[datetime, datetime | None, str, str]]:
-    """(local, utc, utc_offset, note) of each occurrence, and of each one DST skipped
-    (utc None); the note marks DST changes and what DST did to the occurrence."""
+    expr: CronExpr, after: datetime, count: int, clock: str, on_holiday: str = "skip"
+) -> tuple[list[datetime], list[tuple[datetime, datetime | None, str, str]]]:
+    """The occurrences, and (local, utc, utc_offset, note) of each and of each one DST
+    skipped (utc None); the note marks DST changes, what DST did to the occurrence and
+    what the expression's calendar (if any) does with it under ``on_holiday``."""
     timezone = expr.timezone
     zone = load_zone(timezone)
     rows: list[tuple[datetime, datetime | None, str, str]] = []
@@ -84,7 +100,11 @@ def _occurrences(
         count=count,
         dst_gap=expr.dst_gap,
         dst_repeat=expr.dst_repeat,
+        calendar=expr.calendar,
     )
+    holidays = {}
+    if expr.calendar is not None:
+        holidays = holiday_marks(expr.calendar, on_holiday, timezone, found)
     for entry in dst_marks(expr, after, found):
         when, mark = entry.at, _mark_text(entry, clock)
         if entry.mark is DstMark.SKIPPED:
@@ -94,9 +114,34 @@ def _occurrences(
         note = _note(offset, previous, near_dst_transition(when, timezone))
         if mark:
             note = f"{note}; {mark}" if note else f"DST: {mark}"
+        if when in holidays:
+            said = _holiday_text(holidays[when], zone, clock)
+            note = f"{note}; {said}" if note else said
         rows.append((when.astimezone(zone), when, offset, note))
         previous = offset
-    return rows
+    return found, rows
+
+
+def _calendar(name: str | None, database: str | None, after: datetime) -> BusinessDays | None:
+    """The stored calendar ``name``'s days (None without one), read from ``database``:
+    opened only then, and never created."""
+    if name is None:
+        return None
+    with open_engine(database) as engine:
+        found = engine.get_calendar(name)
+        if found is None:
+            fail(f"No calendar {name!r} in {engine.where}: see `tickwork calendars list`", 2)
+        return days_for_preview(name, found, engine.calendar_holidays, after)
+
+
+def _needs_calendar(exc: ConfigError, calendar: str | None) -> str:
+    """``exc``'s message, saying how to preview business-day words without a calendar."""
+    if calendar is None and isinstance(exc, CronError) and "need a calendar" in exc.reason:
+        return (
+            f"{exc}; to preview it, name a stored calendar: tickwork cron {exc.expr!r} "
+            "--calendar NAME [--database URL]"
+        )
+    return str(exc)
 
 
 @click.command("cron")
@@ -120,6 +165,19 @@ def _occurrences(
     show_default=True,
     help="A fixed time a DST fall-back repeats: run at the first, the last or both.",
 )
+@click.option(
+    "--calendar",
+    default=None,
+    help="A stored business calendar: nBD/LBD count its business days; days off marked.",
+)
+@click.option(
+    "--on-holiday",
+    type=click.Choice([policy.value for policy in OnHoliday]),
+    default=OnHoliday.SKIP.value,
+    show_default=True,
+    help="With --calendar: an occurrence on a day off is skipped, or its run moved.",
+)
+@database_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def command(
     expr: tuple[str, ...],
@@ -128,6 +186,9 @@ def command(
     after: str | None,
     dst_gap: str,
     dst_repeat: str,
+    calendar: str | None,
+    on_holiday: str,
+    database: str | None,
     as_json: bool,
 ) -> None:
     """Explain the cron expression EXPR and list its next occurrences.
@@ -138,23 +199,24 @@ def command(
     seconds = len(text.split()) == 6
     clock = "%H:%M:%S" if seconds else "%H:%M"
     try:
-        parsed = parse(text, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat)
         start = _after(after, timezone)
-        rows = _occurrences(parsed, start, _count(count), clock)
+        days = _calendar(calendar, database, start)
+        parsed = parse(text, timezone, dst_gap=dst_gap, dst_repeat=dst_repeat, calendar=days)
+        found, rows = _occurrences(parsed, start, _count(count), clock, on_holiday)
     except ConfigError as exc:
-        fail(str(exc), code=2)
-        return
-    if as_json:  # the API's answer to GET /cron/preview, DST marks included
-        occurrences = [utc for _, utc, _, _ in rows if utc is not None]
+        fail(_needs_calendar(exc, calendar), code=2)
+    if as_json:  # the API's answer to GET /cron/preview, DST and holiday marks included
         echo_json(
             preview_to_wire(
                 cron=text,
                 every=None,
                 timezone=timezone,
-                occurrences=occurrences,
+                occurrences=found,
                 after=start,
                 dst_gap=dst_gap,
                 dst_repeat=dst_repeat,
+                calendar=days,
+                on_holiday=on_holiday,
             )
         )
         return
@@ -168,7 +230,10 @@ def command(
         index += 1
         in_zone = f"{local:%a %Y-%m-%d {clock}} {offset}"
         table.append((index, in_zone, f"{utc:%Y-%m-%d {clock}}", note))
-    if timezone == "UTC":  # one column says it all; UTC has no DST
+    if timezone == "UTC" and not any(note for *_, note in table):  # UTC has no DST
         print_table(["#", "UTC"], [(index, f"{utc} UTC") for index, _, utc, _ in table])
+    elif timezone == "UTC":  # a calendar's notes
+        rows_utc = [(index, f"{utc} UTC", note) for index, _, utc, note in table]
+        print_table(["#", "UTC", "note"], rows_utc)
     else:
         print_table(["#", timezone, "UTC", "note"], table)

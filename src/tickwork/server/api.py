@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from .._calendars import days_for_preview
 from .._durations import format_duration
 from .._engine import Engine
 from .._event_wire import (
@@ -305,7 +306,8 @@ class _Api:
         timezone = params.get("timezone", "UTC")
         count = int_param(request, "count", 5, 1, 1000)
         after = instant_param(request, "after") or self.engine.clock.now()
-        policy = {key: params.get(key, default) for key, default in _DST_DEFAULTS.items()}
+        policy = {key: params.get(key, default) for key, default in _PREVIEW_DEFAULTS.items()}
+        calendar = params.get("calendar")
         occurrences = await self._call(
             self.engine.preview,
             cron=expr,
@@ -313,22 +315,29 @@ class _Api:
             timezone=timezone,
             after=after,
             count=count,
+            calendar=calendar,
             **policy,
         )
-        return JSONResponse(
-            preview_to_wire(
-                cron=expr,
-                every=every,
-                timezone=timezone,
-                occurrences=occurrences,
-                after=after,
-                **policy,
+        days = None
+        if calendar is not None:  # the days the preview decided with, for its marks
+            found = await self._call(self.engine.get_calendar, calendar)
+            days = await self._call(
+                days_for_preview, calendar, found, self.engine.calendar_holidays, after
             )
+        answer = preview_to_wire(
+            cron=expr,
+            every=every,
+            timezone=timezone,
+            occurrences=occurrences,
+            after=after,
+            calendar=days,
+            **policy,
         )
+        return JSONResponse(answer)
 
 
-#: the DST policy a preview takes, and its defaults (Debian cron's)
-_DST_DEFAULTS = {"dst_gap": "shift", "dst_repeat": "first"}
+#: the DST and holiday policies a preview takes, and their defaults (Debian cron's; skip)
+_PREVIEW_DEFAULTS = {"dst_gap": "shift", "dst_repeat": "first", "on_holiday": "skip"}
 
 
 def _route(

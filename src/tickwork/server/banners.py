@@ -25,6 +25,7 @@ __all__ = [
     "MISSES_SHOWN_FOR",
     "Banner",
     "BannerLine",
+    "calendar_banners",
     "deadline_banners",
     "runs_banners",
     "schedule_banners",
@@ -97,6 +98,24 @@ def schedules_banners(
             )
         )
     return banners
+
+
+def calendar_banners(waiting: Mapping[str, str]) -> list[Banner]:
+    """The Schedules page's: the app's declared schedules (key to calendar) that no worker
+    registers because their calendar is not stored (``_calendar_wait``)."""
+    if not waiting:
+        return []
+    lines = tuple(
+        BannerLine(
+            key,
+            "/calendars",
+            f"no calendar {calendar!r} is stored: set it (tickwork calendars set {calendar} "
+            "...) or declare it (Engine(calendars=[...])); workers register the schedule then",
+        )
+        for key, calendar in waiting.items()
+    )
+    title = f"{len(lines)} declared schedule(s) not registered: their calendar is missing."
+    return [Banner("calendar-missing", title, lines)]
 
 
 def schedule_banners(info: ScheduleInfo, workers: Sequence[WorkerInfo]) -> list[Banner]:

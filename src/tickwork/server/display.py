@@ -10,6 +10,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .._business_days import BusinessDays
 from .._checkpoints import relative_words, wait_words, waiting_for
 from .._clock import from_ms
 from .._durations import describe_duration
@@ -45,10 +46,13 @@ def format_utc(when: datetime | None, *, suffix: bool = True) -> str:
 
 
 def timing_words(info: ScheduleInfo) -> str:
-    """A cron's English ("At 09:00 on Monday through Friday"); "Every 15 min" for an interval."""
+    """A cron's English ("At 09:00 on Monday through Friday", "At 17:00 on the last
+    business day of the month (calendar acme)"); "Every 15 min" for an interval."""
     if info.cron is not None:
+        # Words need the calendar's name only ("LBD" is a day of its, not of a date).
+        days = None if info.calendar is None else BusinessDays(info.calendar)
         try:
-            return parse(info.cron, info.timezone).explain()
+            return parse(info.cron, info.timezone, calendar=days).explain()
         except ConfigError:  # a zone gone from this machine's tzdata: show the expression
             return info.cron
     assert info.every is not None

@@ -356,6 +356,17 @@ def _paths() -> dict[str, Any]:
                         {"type": "string", "enum": ["first", "last", "both"], "default": "first"},
                         "A fixed time a DST fall-back repeats: which of the two instants run",
                     ),
+                    _query(
+                        "calendar",
+                        {"type": "string"},
+                        "A stored business calendar: nBD/LBD count its business days, and "
+                        "occurrences on its days off are marked (holiday, runs_at)",
+                    ),
+                    _query(
+                        "on_holiday",
+                        {"type": "string", "enum": ["skip", "next", "previous"], "default": "skip"},
+                        "What the calendar does with an occurrence on a day off",
+                    ),
                 ],
                 errors={"400": _BAD_PARAM},
             )

@@ -46,6 +46,7 @@ from ..cron import load_zone
 from ..errors import ConfigError
 from .banners import (
     MISSES_SHOWN_FOR,
+    calendar_banners,
     deadline_banners,
     runs_banners,
     schedule_banners,
@@ -91,6 +92,7 @@ class Pages:
 
     async def schedules(self, request: Request, session: Session) -> Response:
         schedules, workers, misses = await run_in_threadpool(self._schedules_and_workers)
+        waiting = await run_in_threadpool(self.engine.declared_waiting_for_calendars)
         number, pages = _page_number(request.query_params.get("page", "")), _pages(schedules)
         number = min(number, pages)  # past the end (schedules were removed): the last page
         first = (number - 1) * SCHEDULES_PER_PAGE
@@ -104,6 +106,7 @@ class Pages:
             schedules=shown,
             # Banners are about every schedule, whichever page is shown.
             banners=schedules_banners(schedules, workers)
+            + calendar_banners(waiting)
             + deadline_banners(misses, self.engine.clock.now()),
             strips=strips,
             page="schedules",

@@ -543,6 +543,17 @@ class Occurrence(_Response):
         description="Present with dst: the local time the expression named, "
         "YYYY-MM-DDTHH:MM:SS (one the zone skipped, or has twice).",
     )
+    holiday: Literal["skipped", "moved"] | None = Field(
+        default=None,
+        description="Present when it falls on the calendar's day off: skipped (no run) or "
+        "moved (its run starts at runs_at, under the occurrence's own id).",
+    )
+    holiday_reason: str | None = Field(
+        default=None, description="Present with holiday: why, as the history would say it."
+    )
+    runs_at: Instant | None = Field(
+        default=None, description="Present when the calendar moved it: where its run starts."
+    )
 
 
 class Preview(_Response):
@@ -555,6 +566,12 @@ class Preview(_Response):
         default=None,
         description="Present when a DST gap left local times without a run (dst_gap=skip): "
         "those times, YYYY-MM-DDTHH:MM:SS, among the occurrences listed.",
+    )
+    calendar: str | None = Field(
+        default=None, description="Present with ?calendar=: the calendar that decided."
+    )
+    on_holiday: Literal["skip", "next", "previous"] | None = Field(
+        default=None, description="Present with ?calendar=: what it does on a day off."
     )
 
 

@@ -1,0 +1,68 @@
+"""Declared schedules waiting for their calendar (DESIGN §3, issue 47).
+
+One declared schedule whose calendar is not stored must not stop a worker from serving
+the others: it is left out of the start-up's registration, reported naming it and its
+calendar, and handed back for registration once the calendar is stored (the firing
+loop asks at each poll while one waits: one read of the calendars' names).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from ._runtime import Runtime
+from ._spec import ScheduleSpec
+from .errors import ConfigError
+
+__all__ = ["WaitingForCalendars"]
+
+
+class WaitingForCalendars:
+    """The declared schedules of one engine left out for a calendar not stored."""
+
+    __slots__ = ("_lock", "_runtime", "_waiting")
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._waiting: list[ScheduleSpec] = []
+        self._lock = threading.Lock()  # a start-up's sync and the loop's poll
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def split(
+        self, specs: Sequence[ScheduleSpec], key_of: Callable[[ScheduleSpec], str]
+    ) -> list[ScheduleSpec]:
+        """The specs whose calendar (if any) is stored; the others wait, each reported
+        (``on_error``, else logged at ERROR) naming the schedule and its calendar."""
+        stored = self._runtime.store.calendar_stamps()
+        ready: list[ScheduleSpec] = []
+        waiting: list[ScheduleSpec] = []
+        for spec in specs:
+            missing = spec.calendar is not None and spec.calendar not in stored
+            (waiting if missing else ready).append(spec)
+        for spec in waiting:
+            self._report(spec, key_of(spec))
+        with self._lock:
+            self._waiting = waiting
+        return ready
+
+    def ready(self) -> list[ScheduleSpec]:
+        """The waiting specs whose calendar is stored now, no longer waiting."""
+        stored = self._runtime.store.calendar_stamps()
+        with self._lock:
+            ready = [spec for spec in self._waiting if spec.calendar in stored]
+            self._waiting = [spec for spec in self._waiting if spec.calendar not in stored]
+        return ready
+
+    def _report(self, spec: ScheduleSpec, key: str) -> None:
+        name = spec.calendar
+        error = ConfigError(
+            f"Schedule {key!r} (workflow {spec.workflow!r}) is not registered: no calendar "
+            f"{name!r} is stored. Set it (tickwork calendars set {name} ...) or declare it "
+            f"(Engine(calendars=[Calendar({name!r}, ...)])); the schedule is registered once "
+            "the calendar is stored, and the other schedules are served meanwhile"
+        )
+        info = {"where": "registering declared schedules", "schedule_key": key, "calendar": name}
+        self._runtime.hooks.report(error, info)
