@@ -120,8 +120,11 @@ class Harness:
         drain_timeout: str = "30s",
         threads: int = 8,
         env: dict[str, str] | None = None,
+        serve: bool = False,
     ) -> WorkerProcess:
-        """Start ``tickwork worker`` on the acceptance app (see ``acceptance_workflows``).
+        """Start ``tickwork worker`` on the acceptance app (see ``acceptance_workflows``);
+        ``serve``: ``tickwork serve --worker`` instead (on a port the system picks, with
+        serve's own drain timeout).
 
         ``env`` adds variables to the worker's environment.
         """
@@ -136,9 +139,12 @@ class Harness:
             environ["ACCEPT_CLOCK_OFFSET"] = clock_offset
         environ.update(env or {})
         name = f"w{len(self.workers) + 1}"
+        if serve:  # serve has no --drain-timeout
+            command = ["serve", APP, "--worker", "--port", "0"]
+        else:
+            command = ["worker", APP, "--drain-timeout", drain_timeout]
         args = [
-            *tickwork_command(), "worker", APP, "--threads", str(threads),
-            "--drain-timeout", drain_timeout, "--log-level", "INFO",
+            *tickwork_command(), *command, "--threads", str(threads), "--log-level", "INFO",
         ]  # fmt: skip
         worker = WorkerProcess(name, args, environ, self.dir / f"{name}.log")
         self.workers.append(worker)

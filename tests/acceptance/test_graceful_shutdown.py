@@ -35,6 +35,32 @@ def test_sigterm_lets_in_flight_runs_finish_then_exits_zero(harness):
         assert {pid for _step, pid in harness.executed_by(run_id)} == {worker.pid}
 
 
+def test_sigterm_to_serve_with_a_worker_lets_in_flight_runs_finish_then_exits_zero(harness):
+    """``tickwork serve --worker`` drains like ``tickwork worker``: uvicorn stops on the
+    SIGTERM, then the runs in flight finish in the same process (it used to die with
+    143 as uvicorn raised the signal again, cutting them off)."""
+    server = harness.worker(hold="in:two=file:go", serve=True)
+    run_ids = [harness.start(n, run_id=f"served-{n}") for n in (5, 6)]
+    harness.wait_until(
+        lambda: all(harness.counts(r)["two"] == 1 for r in run_ids),
+        "both runs are inside step two",
+        alive=[server],
+    )
+    server.terminate()
+    harness.wait_until(
+        lambda: "SIGTERM received, draining" in server.log(), "serve drains", alive=[server]
+    )
+    harness.release("go")
+
+    assert server.wait_exit() == 0, server.log()
+    for n, run_id in zip((5, 6), run_ids, strict=True):
+        run = harness.run(run_id)
+        assert run.status == "completed", (run, server.log())
+        assert run.result == harness.expected(n)
+        assert harness.counts(run_id) == {"one": 1, "two": 1, "three": 1}
+        assert {pid for _step, pid in harness.executed_by(run_id)} == {server.pid}
+
+
 def test_sigterm_past_the_drain_timeout_releases_leases_for_another_worker(harness):
     """Runs still in flight after the drain timeout are released: the next worker takes
     them at once, though their hour-long leases are far from expiring."""

@@ -13,7 +13,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import signal
 import socket
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -46,7 +49,9 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _run(app: Any, *, sock: socket.socket, host: str, port: int, log_level: str) -> None:
+def _run(
+    app: Any, *, sock: socket.socket, host: str, port: int, log_level: str, sigterm: _Sigterm
+) -> None:
     """Serve ``app`` on ``sock`` until SIGINT or SIGTERM (uvicorn handles both)."""
     import uvicorn
 
@@ -60,13 +65,50 @@ def _run(app: Any, *, sock: socket.socket, host: str, port: int, log_level: str)
         log_config=None,
         server_header=False,
     )
-    server = uvicorn.Server(config)
+    server = sigterm.server = uvicorn.Server(config)
+    if sigterm.received:  # before there was a server to stop
+        return
     bound = sock.getsockname()[1]  # --port 0: the one the system chose
     _LOG.info("listening on http://%s:%d (Ctrl-C to stop)", host, bound)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises SIGINT again once stopped
         server.run(sockets=[sock])
     if not server.started:  # the app's startup failed: uvicorn logged why
         raise SystemExit(1)
+
+
+class _Sigterm:
+    """A SIGTERM at any instant stops the server, then the ``--worker`` drain, as SIGINT
+    does.
+
+    uvicorn handles SIGTERM while it serves, then raises it again once stopped; with the
+    default handler that killed the process there (exit 143), before the worker drained
+    its runs in flight, and so did a SIGTERM before uvicorn served. This handler takes
+    either: it stops the server (``should_exit``, which uvicorn reads at every turn) or
+    keeps it from serving. A further SIGTERM during the drain exits at once, as the
+    default does (the runs' leases then expire)."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self.server: Any = None  # uvicorn's Server, once made
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        _LOG.info("%s received, draining", signal.Signals(signum).name)
+        self.received = True
+        if self.server is not None:
+            self.server.should_exit = True
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_Sigterm]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGTERM, self)
+        try:
+            yield self
+        finally:
+            if signal.getsignal(signal.SIGTERM) is self:  # none came
+                signal.signal(signal.SIGTERM, previous)
 
 
 @click.command("serve")
@@ -114,7 +156,7 @@ def command(
         if host not in _LOOPBACK:
             click.echo(f"note: listening on {host}: reachable from other machines", err=True)
         sock = _listen(host, port)
-        with contextlib.closing(sock):
+        with contextlib.closing(sock), _Sigterm().installed() as sigterm:
             server_app = create_app(engine, dashboard=not no_dashboard)
             if worker:
                 running: contextlib.AbstractContextManager[object] = engine.worker(threads=threads)
@@ -128,4 +170,7 @@ def command(
                 )
                 running = contextlib.nullcontext()
             with running:
-                _run(server_app, sock=sock, host=host, port=port, log_level=log_level)
+                _run(
+                    server_app, sock=sock, host=host, port=port, log_level=log_level,
+                    sigterm=sigterm,
+                )  # fmt: skip
