@@ -3,7 +3,10 @@
 One declared schedule whose calendar is not stored must not stop a worker from serving
 the others: it is left out of the start-up's registration, reported naming it and its
 calendar, and handed back for registration once the calendar is stored (the firing
-loop asks at each poll while one waits: one read of the calendars' names).
+loop asks at each poll while one waits: one read of the calendars' names). What waits
+(``pairs``) goes into the worker's record with each renewal (``_heartbeat``), so that the
+faces without the app (``tickwork schedules list``, ``tickwork serve``) say why such a
+schedule does not fire.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ class WaitingForCalendars:
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._waiting: list[ScheduleSpec] = []
+        self._waiting: list[tuple[str, ScheduleSpec]] = []  # (key, spec), as declared
         self._lock = threading.Lock()  # a start-up's sync and the loop's poll
 
     def __bool__(self) -> bool:
@@ -38,12 +41,14 @@ class WaitingForCalendars:
         (``on_error``, else logged at ERROR) naming the schedule and its calendar."""
         stored = self._runtime.store.calendar_stamps()
         ready: list[ScheduleSpec] = []
-        waiting: list[ScheduleSpec] = []
+        waiting: list[tuple[str, ScheduleSpec]] = []
         for spec in specs:
-            missing = spec.calendar is not None and spec.calendar not in stored
-            (waiting if missing else ready).append(spec)
-        for spec in waiting:
-            self._report(spec, key_of(spec))
+            if spec.calendar is not None and spec.calendar not in stored:
+                waiting.append((key_of(spec), spec))
+            else:
+                ready.append(spec)
+        for key, spec in waiting:
+            self._report(spec, key)
         with self._lock:
             self._waiting = waiting
         return ready
@@ -52,9 +57,15 @@ class WaitingForCalendars:
         """The waiting specs whose calendar is stored now, no longer waiting."""
         stored = self._runtime.store.calendar_stamps()
         with self._lock:
-            ready = [spec for spec in self._waiting if spec.calendar in stored]
-            self._waiting = [spec for spec in self._waiting if spec.calendar not in stored]
+            ready = [spec for _, spec in self._waiting if spec.calendar in stored]
+            self._waiting = [(k, s) for k, s in self._waiting if s.calendar not in stored]
         return ready
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """What waits now: (key, calendar) pairs by key (the worker's record)."""
+        with self._lock:
+            waiting = list(self._waiting)
+        return tuple(sorted((key, str(spec.calendar)) for key, spec in waiting))
 
     def _report(self, spec: ScheduleSpec, key: str) -> None:
         name = spec.calendar

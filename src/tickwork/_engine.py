@@ -497,6 +497,7 @@ class Engine:
             drain_timeout=drain_timeout,
             poll_interval=poll_interval,
             housekeeping=self._pruner,
+            held_back=self._schedules.held_back,  # into its record, for the faces
         )
         self.sync_schedules()
         self.sync_subscriptions()

@@ -11,6 +11,11 @@ The renewal interval is 5 s; ``$TICKWORK_WORKER_HEARTBEAT`` (a duration: ``"200m
 changes it, for tests that watch a killed worker become not alive without waiting 15 s.
 Each worker stores its own interval, so a reader judges it without knowing the setting.
 
+The record also says which declared schedules the worker holds back for a calendar not
+stored (``waiting``, read afresh at each write: its start-up's sync fills it, a calendar
+stored since empties it), so that a face without the app can say why such a schedule
+does not fire. The thread writes it at once, not at the next renewal, when it changes.
+
 Times are the engine's clock (the database's on PostgreSQL), so a machine whose wall clock
 steps does not make the fleet's records look stale. A renewal is due every ``renew_ms`` of
 that clock or of the steady clock, whichever comes first, and the thread looks every
@@ -25,6 +30,7 @@ import importlib.metadata
 import os
 import socket
 import threading
+from collections.abc import Callable
 
 from . import _clock
 from ._durations import to_ms
@@ -72,9 +78,17 @@ class Heartbeat:
     """One worker's record: written at ``record``, renewed by ``start``'s thread, marked
     stopped by ``stop``. Store errors go to the runtime's hooks (an outage once)."""
 
-    def __init__(self, runtime: Runtime, renew_ms: int) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        renew_ms: int,
+        waiting: Callable[[], tuple[tuple[str, str], ...]] = tuple,
+    ) -> None:
         self._runtime = runtime
         self.renew_ms = renew_ms
+        #: the declared schedules held back now, (key, calendar) pairs: read at each write
+        self._waiting = waiting
+        self._written: tuple[tuple[str, str], ...] = ()  # what the last write tried
         self._started_ms = 0  # set by start
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,6 +97,7 @@ class Heartbeat:
     def record(self) -> None:
         """Write the record now (what the worker serves may have grown since the last)."""
         runtime = self._runtime
+        waiting = self._waiting()
         worker = WorkerRecord(
             id=runtime.worker_id,
             host=socket.gethostname(),
@@ -92,7 +107,11 @@ class Heartbeat:
             version=_version(),
             started_ms=self._started_ms,
             renew_ms=self.renew_ms,
+            waiting=waiting,
         )
+        # Tried, written or not: a failed write is tried again at the next renewal, not
+        # at every look of an outage.
+        self._written = waiting
         try:
             runtime.store.renew_worker(worker, now_ms=runtime.now_ms())
         except StoreError as exc:
@@ -133,6 +152,8 @@ class Heartbeat:
             # Due by the engine's clock (a FakeClock moved on: at once), by the steady
             # clock (a FakeClock standing still), or the engine's clock went back.
             late = now_ms >= due_ms or _clock.monotonic() >= due_s
-            if late or due_ms - now_ms > self.renew_ms:
+            # Or what it holds back changed (a calendar was stored): said at once.
+            changed = self._waiting() != self._written
+            if late or changed or due_ms - now_ms > self.renew_ms:
                 self.record()
                 due_ms, due_s = runtime.now_ms() + self.renew_ms, _clock.monotonic() + renew_s

@@ -13,11 +13,17 @@ the sign that no worker serves the schedule — the failure a scheduler cannot r
 about itself. The grace is for what is not that: a worker in another process sees a
 resume or a registration only at its next look (every poll interval, 1 s by default),
 so "overdue by 271 ms" right after Resume, with a live worker, was a false alarm.
+
+A declared schedule whose calendar is not stored has no row at all: its worker holds it
+back (``_calendar_wait``) and says so in its record (``WorkerInfo.waiting_for_calendars``).
+``held_back_schedules`` gathers what the live workers hold back, so that a face without
+the app (``tickwork schedules list``, ``tickwork serve``) says why it does not fire.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ._clock import to_ms
@@ -29,6 +35,9 @@ __all__ = [
     "FORGET_BATCH",
     "MISSED_RENEWALS",
     "OVERDUE_GRACE_MS",
+    "HeldBack",
+    "held_back_schedules",
+    "held_back_text",
     "overdue_by",
     "overdue_ms",
     "seen_since_ms",
@@ -137,3 +146,52 @@ def unserved_workflows(waiting: Iterable[str], workers: Sequence[WorkerInfo]) ->
     sorted."""
     registered = {name for w in workers if w.alive for name in w.workflows}
     return sorted(set(waiting) - registered)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """A declared schedule not registered because its calendar is not stored: ``workers``
+    the live ones holding it back (none: only this process's app declares it)."""
+
+    key: str
+    calendar: str
+    workers: tuple[WorkerInfo, ...] = ()
+
+
+def held_back_schedules(
+    workers: Sequence[WorkerInfo],
+    *,
+    declared: Mapping[str, str] | None = None,
+    stored: Container[str] = (),
+) -> list[HeldBack]:
+    """The declared schedules the live ``workers`` hold back for a calendar not stored,
+    and those of ``declared`` (this app's, key to calendar), by key; the keys in ``stored``
+    left out (registered since: a record is renewed at the worker's next look)."""
+    found: dict[str, HeldBack] = {
+        key: HeldBack(key, calendar) for key, calendar in (declared or {}).items()
+    }
+    for worker in workers:
+        if not worker.alive:
+            continue
+        for key, calendar in worker.waiting_for_calendars:
+            held = found.get(key, HeldBack(key, calendar))
+            found[key] = HeldBack(key, held.calendar, (*held.workers, worker))
+    return [found[key] for key in sorted(found) if key not in stored]
+
+
+def held_back_text(held: HeldBack) -> str:
+    """Why it does not fire, and how to make it: ``not registered: no calendar 'uk' is
+    stored (declared by worker web-1:4242); ...``."""
+    name = held.calendar
+    if held.workers:
+        first = held.workers[0]
+        others = len(held.workers) - 1
+        who = f"declared by worker {first.host}:{first.pid}"
+        who += f" and {others} other(s)" if others else ""
+    else:
+        who = "declared by this app"
+    return (
+        f"not registered: no calendar {name!r} is stored ({who}); set it (tickwork "
+        f"calendars set {name} ...) or declare it (Engine(calendars=[Calendar({name!r}, "
+        "...)])), and the worker registers the schedule then"
+    )

@@ -290,6 +290,9 @@ class WorkerInfo:
 
     ``alive`` is False once it missed three renewals or stopped (``stopped_at``, a graceful
     stop); ``last_seen`` is its last renewal. Instants are aware UTC datetimes.
+    ``waiting_for_calendars``: the declared schedules it does not register because their
+    calendar is not stored, as (key, calendar) pairs by key (``dict(...)`` for a mapping);
+    it registers each once its calendar is stored.
     """
 
     id: str
@@ -302,6 +305,7 @@ class WorkerInfo:
     last_seen: datetime
     alive: bool
     stopped_at: datetime | None = None
+    waiting_for_calendars: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

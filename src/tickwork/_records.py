@@ -205,7 +205,9 @@ class DueSchedule:
 @dataclass(frozen=True, slots=True)
 class WorkerRecord:
     """A worker process as it records itself: what it serves, since when, and how often it
-    renews the record (``renew_ms``: three renewals missed and it is taken for gone)."""
+    renews the record (``renew_ms``: three renewals missed and it is taken for gone);
+    ``waiting``: the declared schedules it holds back for a calendar not stored, (key,
+    calendar) pairs by key (migration 0023)."""
 
     id: str
     host: str
@@ -215,6 +217,7 @@ class WorkerRecord:
     version: str
     started_ms: int
     renew_ms: int
+    waiting: tuple[tuple[str, str], ...] = ()
 
 
 def tries_to_json(tries: Sequence[StepTry]) -> str | None:

@@ -174,6 +174,12 @@ class Schedules:
         }
         return dict(sorted(waiting.items()))
 
+    def held_back(self) -> tuple[tuple[str, str], ...]:
+        """The declared schedules ``register_declared`` left out and still waiting for
+        their calendar: (key, calendar) pairs by key (the worker's record, at each
+        renewal)."""
+        return self._waiting.pairs()
+
     def _register_waiting(self) -> None:
         """Register the declared schedules whose calendar has been stored since."""
         try:

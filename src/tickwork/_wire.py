@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any
@@ -23,6 +24,7 @@ from ._business_days import BusinessDays, OnHoliday
 from ._checkpoints import asleep_in, ended_at, waiting_for
 from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration, format_duration, parse_duration
+from ._liveness import HeldBack, held_back_text
 from ._models import (
     Backfilled,
     Decision,
@@ -137,9 +139,26 @@ def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
     }
 
 
-def schedule_list_to_wire(schedules: list[ScheduleInfo]) -> dict[str, Any]:
-    """``GET /schedules``'s answer (and ``tickwork schedules list --json``'s)."""
-    return {"schedules": [schedule_to_wire(s) for s in schedules]}
+def schedule_list_to_wire(
+    schedules: list[ScheduleInfo], held: Sequence[HeldBack] = ()
+) -> dict[str, Any]:
+    """``GET /schedules``'s answer (and ``tickwork schedules list --json``'s): the stored
+    schedules, then the declared ones not registered for a calendar not stored."""
+    return {
+        "schedules": [schedule_to_wire(s) for s in schedules],
+        "not_registered": [held_back_to_wire(h) for h in held],
+    }
+
+
+def held_back_to_wire(held: HeldBack) -> dict[str, Any]:
+    """A declared schedule held back: its key, its calendar, the live workers holding it
+    back (ids; none: only the serving app declares it), and why in words."""
+    return {
+        "key": held.key,
+        "calendar": held.calendar,
+        "workers": [w.id for w in held.workers],
+        "reason": held_back_text(held),
+    }
 
 
 #: the state each action leads to
@@ -534,6 +553,7 @@ def worker_to_wire(worker: WorkerInfo) -> dict[str, Any]:
         "last_seen": instant(worker.last_seen),
         "alive": worker.alive,
         "stopped_at": instant(worker.stopped_at),
+        "waiting_for_calendars": dict(worker.waiting_for_calendars),
     }
 
 
@@ -554,6 +574,8 @@ def worker_from_wire(data: dict[str, Any]) -> WorkerInfo:
         last_seen=required_instant(data["last_seen"]),
         alive=data["alive"],
         stopped_at=instant_from_wire(data["stopped_at"]),
+        # a server before issue 47's records sends none
+        waiting_for_calendars=tuple(sorted(data.get("waiting_for_calendars", {}).items())),
     )
 
 

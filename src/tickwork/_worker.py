@@ -18,7 +18,7 @@ import os
 import queue
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from . import _clock
@@ -110,6 +110,7 @@ class Worker:
         drain_timeout: Duration = "30s",
         housekeeping: Housekeeping | None = None,
         heartbeat: Duration | None = None,
+        held_back: Callable[[], tuple[tuple[str, str], ...]] = tuple,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"threads must be an int >= 1, not {threads!r}")
@@ -130,7 +131,8 @@ class Worker:
         self._housekeeping = housekeeping
         # Renewal interval: given, else $TICKWORK_WORKER_HEARTBEAT, else 5 s.
         renew_ms = renew_interval_ms() if heartbeat is None else to_ms(heartbeat, "heartbeat")
-        self._heartbeat = Heartbeat(runtime, renew_ms)
+        # Its record says which declared schedules it holds back for a missing calendar.
+        self._heartbeat = Heartbeat(runtime, renew_ms, held_back)
         self._started = threading.Event()  # set once the worker has recorded itself
 
     def stop(self) -> None:

@@ -99,3 +99,15 @@ def test_a_renewal_forgets_a_bounded_batch_oldest_first(store: Store) -> None:
     assert left == [f"gone-{i:04d}" for i in range(FORGET_BATCH, gone)] + ["new"]
     store.renew_worker(worker("new"), now_ms=now)
     assert [w.id for w in store.list_workers(now_ms=T0)] == ["new"]
+
+
+def test_what_a_worker_holds_back_round_trips_and_a_renewal_rewrites_it(store: Store) -> None:
+    """The declared schedules a worker holds back for a calendar not stored (migration
+    0023): listed as recorded, by key; a renewal that holds nothing back clears it."""
+    held = (("holiday-report", "uk"), ("month-end", "acme"))
+    store.renew_worker(worker(waiting=held), now_ms=T0)
+    assert store.list_workers(now_ms=T0)[0].waiting_for_calendars == held
+    store.renew_worker(worker(waiting=(("month-end", "acme"),)), now_ms=T0 + RENEW)
+    assert store.list_workers(now_ms=T0)[0].waiting_for_calendars == (("month-end", "acme"),)
+    store.renew_worker(worker(), now_ms=T0 + 2 * RENEW)
+    assert store.list_workers(now_ms=T0)[0].waiting_for_calendars == ()

@@ -111,7 +111,7 @@ def test_unknown_schedule_exits_3(url: str) -> None:
 def test_delete_removes_the_schedule(url: str) -> None:
     assert tickwork("schedules", "delete", "hourly", "--database", url).exit_code == 0
     listed = json.loads(tickwork("schedules", "list", "--database", url, "--json").output)
-    assert listed == {"schedules": []}
+    assert listed == {"schedules": [], "not_registered": []}
 
 
 def test_runs_list_show_and_cancel(url: str) -> None:

@@ -129,7 +129,7 @@ def test_empty_schedules_and_runs_answer_alike(sqlite_url: str) -> None:
     filtered = tickwork("runs", "list", "--status", "failed", "--database", sqlite_url)
     assert filtered.output == f"No runs (status 'failed') in {sqlite_url}.\n"
     as_json = tickwork("schedules", "list", "--database", sqlite_url, "--json")
-    assert json.loads(as_json.output) == {"schedules": []}
+    assert json.loads(as_json.output) == {"schedules": [], "not_registered": []}
     as_json = tickwork("runs", "list", "--database", sqlite_url, "--json")
     assert json.loads(as_json.output) == {"runs": [], "next_before": None, "next_offset": None}
 

@@ -127,6 +127,8 @@ def test_a_declared_schedule_waiting_for_its_calendar_is_said_on_the_schedules_p
     assert 'id="banner-calendar-missing"' in page.text
     said = text(page)
     assert "1 declared schedule(s) not registered: their calendar is missing." in said
-    assert "holiday-report : no calendar 'uk' is stored" in said
+    assert (
+        "holiday-report : not registered: no calendar 'uk' is stored (declared by this app)" in said
+    )
     engine.calendar("uk")
     assert 'id="banner-calendar-missing"' not in browser.get("/").text

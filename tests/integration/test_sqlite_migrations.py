@@ -1,5 +1,6 @@
 """SQLite's list indexes of tickwork_runs are ascending (migration 0021), on a new store and
-on one upgraded from version 20, with the columns and partial WHERE list_runs relies on.
+on one upgraded from version 20, with the columns and partial WHERE list_runs relies on;
+a worker recorded before migration 0023 is listed holding nothing back.
 
 A new run has the largest created_at: in an ascending index it goes in at the right edge,
 and each run wrote 9.7 % fewer WAL pages than with the indexes descending (bench/README.md,
@@ -95,3 +96,28 @@ def test_upgrading_a_sqlite_store_rebuilds_its_list_indexes_ascending(
     assert [r.id for r in page + after] == [r[0] for r in newest_first if r[3] == "k1"]
     store.close()
     _check_list_indexes(path)
+
+
+def test_a_worker_recorded_before_0023_is_listed_holding_nothing_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    every = migrations.pending
+    with monkeypatch.context() as patched:  # the schema as it was before 0023
+        patched.setattr(migrations, "pending", lambda d, c: [m for m in every(d, c) if m[0] < 23])
+        store = open_store(f"sqlite:///{path}")
+        assert store.migrate() == 22
+        store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO tickwork_workers (id, host, pid, pools, workflows, version, "
+            "started_at, renew_ms, last_seen) VALUES ('w1', 'h', 1, '[\"default\"]', "
+            "'[\"report\"]', '0.1', ?, 5000, ?)",
+            (T0, T0),
+        )
+    conn.close()
+    store = open_store(f"sqlite:///{path}")
+    assert store.migrate() >= 23
+    (worker,) = store.list_workers(now_ms=T0)
+    assert (worker.id, worker.workflows, worker.waiting_for_calendars) == ("w1", ("report",), ())
+    store.close()

@@ -160,6 +160,7 @@ def test_the_api_lists_the_workers_as_the_engine_does(
                 "last_seen": "2026-03-01T12:00:00.000Z",
                 "alive": False,
                 "stopped_at": "2026-03-01T12:00:00.000Z",
+                "waiting_for_calendars": {},
             }
         ]
     }
@@ -177,7 +178,7 @@ def test_the_openapi_document_describes_the_workers_route(engine: Engine) -> Non
     worker = document["components"]["schemas"]["Worker"]
     assert set(worker["properties"]) == {
         "id", "host", "pid", "pools", "workflows", "version", "started_at", "last_seen",
-        "alive", "stopped_at",
+        "alive", "stopped_at", "waiting_for_calendars",
     }  # fmt: skip
 
 

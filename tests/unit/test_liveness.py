@@ -11,6 +11,9 @@ import pytest
 from tickwork import ScheduleInfo, ScheduleState, WorkerInfo
 from tickwork._liveness import (
     OVERDUE_GRACE_MS,
+    HeldBack,
+    held_back_schedules,
+    held_back_text,
     overdue_ms,
     unserved_reason,
     unserved_run,
@@ -128,7 +131,27 @@ def test_only_active_schedules_and_waiting_workflows_nobody_serves_are_named() -
 def test_workers_and_overdue_by_survive_the_wire_exactly() -> None:
     gone = worker(alive=False, stopped_at=T0 + timedelta(seconds=5), pools=("a", "b"))
     assert worker_from_wire(worker_to_wire(gone)) == gone
+    holding = worker(waiting_for_calendars=(("a", "uk"), ("b", "acme")))
+    assert worker_to_wire(holding)["waiting_for_calendars"] == {"a": "uk", "b": "acme"}
+    assert worker_from_wire(worker_to_wire(holding)) == holding
     late = schedule(overdue_by=timedelta(minutes=4, seconds=5, milliseconds=7))
     assert schedule_to_wire(late)["overdue_by"] == "4m5s7ms"
     assert schedule_from_wire(schedule_to_wire(late)) == late
     assert schedule_to_wire(schedule())["overdue_by"] is None
+
+
+def test_held_back_schedules_are_those_of_live_workers_and_the_apps_not_yet_stored() -> None:
+    """What the faces say is not registered: the live workers' records and the app's own
+    declarations merged by key; a gone worker's and a key stored since left out."""
+    one = worker(id="h:1:a", host="web-1", pid=11, waiting_for_calendars=(("r", "uk"),))
+    two = worker(id="h:2:b", host="web-2", pid=22, waiting_for_calendars=(("r", "uk"),))
+    gone = worker(alive=False, waiting_for_calendars=(("old", "uk"),))
+    stored = worker(waiting_for_calendars=(("s", "uk"),))
+    held = held_back_schedules([one, two, gone, stored], declared={"d": "acme"}, stored={"s"})
+    assert held == [HeldBack("d", "acme"), HeldBack("r", "uk", (one, two))]
+    assert held_back_text(held[1]).startswith(
+        "not registered: no calendar 'uk' is stored (declared by worker web-1:11 and 1 "
+        "other(s)); set it (tickwork calendars set uk ...) or declare it "
+        "(Engine(calendars=[Calendar('uk', ...)]))"
+    )
+    assert "(declared by this app)" in held_back_text(held[0])

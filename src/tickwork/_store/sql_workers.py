@@ -1,4 +1,4 @@
-"""Workers in SQL (migration 0007): each worker's own row, renewed by its heartbeat.
+"""Workers in SQL (migrations 0007, 0023): each worker's own row, renewed by its heartbeat.
 
 A renewal is one short write of the worker's own row (an upsert, so a row removed while
 the worker could not reach the database comes back) plus the removal of a bounded batch
@@ -31,12 +31,22 @@ def _tuple(stored: str) -> tuple[str, ...]:
     return tuple(from_json(stored))
 
 
+def _waiting_json(waiting: tuple[tuple[str, str], ...]) -> str | None:
+    """The schedules a worker holds back as stored (migration 0023): a JSON object of key
+    to calendar, NULL for none."""
+    return canonical_json(dict(waiting)) if waiting else None
+
+
+def _waiting(stored: str | None) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(from_json(stored).items())) if stored else ()
+
+
 #: a worker as it records itself
 WORKER: Columns[WorkerRecord] = Columns(
     WorkerRecord,
     column={"started_ms": "started_at"},
-    read={"pools": _tuple, "workflows": _tuple},
-    write={"pools": _names, "workflows": _names},
+    read={"pools": _tuple, "workflows": _tuple, "waiting": _waiting},
+    write={"pools": _names, "workflows": _names, "waiting": _waiting_json},
 )
 #: a worker's row: its record, then what its renewals and its stop change
 WORKER_COLUMNS = (*WORKER.names, "last_seen", "stopped_at")
@@ -51,7 +61,7 @@ ON CONFLICT (id) DO UPDATE SET
     host = excluded.host, pid = excluded.pid, pools = excluded.pools,
     workflows = excluded.workflows, version = excluded.version,
     started_at = excluded.started_at, renew_ms = excluded.renew_ms,
-    last_seen = excluded.last_seen, stopped_at = NULL
+    waiting = excluded.waiting, last_seen = excluded.last_seen, stopped_at = NULL
 """
 # Forget a bounded batch of workers not seen for a day, oldest first, on the last_seen
 # index ({lock}: PostgreSQL skips rows another worker's renewal is removing).
@@ -87,6 +97,7 @@ def _info(row: Sequence[Any], now_ms: int) -> WorkerInfo:
             now_ms=now_ms,
         ),
         stopped_at=None if stopped is None else from_ms(stopped),
+        waiting_for_calendars=worker.waiting,
     )
 
 

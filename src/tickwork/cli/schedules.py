@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .._durations import describe_duration
+from .._liveness import held_back_schedules, held_back_text
 from .._models import HistoryEntry, Overlap, ScheduleAction, ScheduleInfo
 from .._wire import (
     backfill_text,
@@ -62,15 +63,27 @@ def command() -> None:
 @database_option
 @json_option
 def list_(database: str | None, as_json: bool) -> None:
-    """All schedules, by key."""
+    """All schedules, by key; then the declared schedules a live worker does not register
+    because their calendar is not stored, each with why and how to fix it (``--json``:
+    under ``not_registered``)."""
     with open_engine(database) as engine:
         schedules = engine.list_schedules()
+        held = held_back_schedules(engine.list_workers(), stored={s.key for s in schedules})
     if as_json:
-        echo_json(schedule_list_to_wire(schedules))
+        echo_json(schedule_list_to_wire(schedules, held))
         return
     if not schedules:
         click.echo(f"No schedules in {engine.where}.")
-        return
+    else:
+        _print_schedules(schedules)
+    if held:
+        click.echo(f"{len(held)} declared schedule(s) not registered, so they do not fire:")
+        for h in held:
+            click.echo(printable(f"  {h.key}: {held_back_text(h)}"))
+
+
+def _print_schedules(schedules: list[ScheduleInfo]) -> None:
+    """The stored schedules' table, then how many are overdue."""
     columns = [
         "key", "workflow", "cadence", "state", "next fire (UTC)", "overdue", "last fire (UTC)",
         "last run",
@@ -112,6 +125,10 @@ def show(key: str, database: str | None, as_json: bool) -> None:
     with open_engine(database) as engine:
         info = engine.get_schedule(key)
         if info is None:
+            held = held_back_schedules(engine.list_workers())
+            why = next((held_back_text(h) for h in held if h.key == key), None)
+            if why is not None:  # declared, held back by a worker: not stored, but why
+                fail(f"schedule {key!r} is {why}", code=3)
             fail(missing_schedule(engine, key), code=3)
     if as_json:
         echo_json(to_json(info))

@@ -32,7 +32,8 @@ def command(database: str | None, as_json: bool) -> None:
     """Workers seen within the last day, gone ones included, oldest start first.
 
     A worker renews its record every few seconds; it is not alive once it missed three
-    renewals (killed, frozen, cut off from the database) or stopped.
+    renewals (killed, frozen, cut off from the database) or stopped. A worker holding back
+    declared schedules for a calendar not stored says which (``not registered``).
     """
     with open_engine(database) as engine:
         workers = engine.list_workers()
@@ -47,17 +48,24 @@ def command(database: str | None, as_json: bool) -> None:
         click.echo("No live worker: nothing fires schedules or executes runs.")
 
 
+def _held_back_text(worker: WorkerInfo) -> str:
+    """``report (no calendar 'uk')``, one per declared schedule it holds back."""
+    return ", ".join(f"{key} (no calendar {name!r})" for key, name in worker.waiting_for_calendars)
+
+
 def _print(workers: list[WorkerInfo]) -> None:
-    print_table(
-        [
-            "id", "host", "pid", "pools", "workflows", "version", "started (UTC)",
-            "last seen (UTC)", "alive",
-        ],
-        [
-            (
-                w.id, w.host, w.pid, ", ".join(w.pools), ", ".join(w.workflows), w.version,
-                _when(w.started_at), _when(w.last_seen), _alive_text(w),
-            )
-            for w in workers
-        ],
-    )  # fmt: skip
+    columns = [
+        "id", "host", "pid", "pools", "workflows", "version", "started (UTC)",
+        "last seen (UTC)", "alive",
+    ]  # fmt: skip
+    rows: list[tuple[object, ...]] = [
+        (
+            w.id, w.host, w.pid, ", ".join(w.pools), ", ".join(w.workflows), w.version,
+            _when(w.started_at), _when(w.last_seen), _alive_text(w),
+        )
+        for w in workers
+    ]  # fmt: skip
+    if any(w.waiting_for_calendars for w in workers):  # declared, held back: why
+        columns.append("not registered")
+        rows = [(*row, _held_back_text(w)) for row, w in zip(rows, workers, strict=True)]
+    print_table(columns, rows)

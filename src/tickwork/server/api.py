@@ -43,7 +43,8 @@ from .._event_wire import (
     event_to_wire,
     subscription_list_to_wire,
 )
-from .._models import RunInfo, ScheduleAction
+from .._liveness import HeldBack, held_back_schedules
+from .._models import RunInfo, ScheduleAction, ScheduleInfo
 from .._registry import MAX_LIMIT, WorkflowDef
 from .._wire import (
     backfilled_to_wire,
@@ -114,10 +115,21 @@ class _Api:
 
     async def list_schedules(self, request: Request) -> Response:
         params = request.query_params
-        found = await self._call(
-            self.engine.list_schedules, workflow=params.get("workflow"), state=params.get("state")
+        workflow, state = params.get("workflow"), params.get("state")
+        found = await self._call(self.engine.list_schedules, workflow=workflow, state=state)
+        # Unfiltered, the declared schedules held back too (they have no row, so neither a
+        # workflow nor a state to filter by).
+        held = [] if workflow or state else await self._call(self._held_back, found)
+        return JSONResponse(schedule_list_to_wire(found, held))
+
+    def _held_back(self, schedules: list[ScheduleInfo]) -> list[HeldBack]:
+        """The declared schedules not registered for a calendar not stored: the live
+        workers' records say which, and the serving app's own declarations."""
+        return held_back_schedules(
+            self.engine.list_workers(),
+            declared=self.engine.declared_waiting_for_calendars(),
+            stored={s.key for s in schedules},
         )
-        return JSONResponse(schedule_list_to_wire(found))
 
     async def get_schedule(self, request: Request) -> Response:
         return JSONResponse(await self._schedule(request.path_params["key"]))

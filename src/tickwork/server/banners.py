@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
 
-from .._liveness import unserved_reason, unserved_schedules, unserved_workflows
+from .._liveness import (
+    HeldBack,
+    held_back_text,
+    unserved_reason,
+    unserved_schedules,
+    unserved_workflows,
+)
 from .._models import HistoryEntry, ScheduleInfo, WorkerInfo
 from .display import format_elapsed
 
@@ -100,20 +106,13 @@ def schedules_banners(
     return banners
 
 
-def calendar_banners(waiting: Mapping[str, str]) -> list[Banner]:
-    """The Schedules page's: the app's declared schedules (key to calendar) that no worker
-    registers because their calendar is not stored (``_calendar_wait``)."""
-    if not waiting:
+def calendar_banners(held: Sequence[HeldBack]) -> list[Banner]:
+    """The Schedules page's: the declared schedules that live workers hold back (their
+    records say so) or this app declares, not registered because their calendar is not
+    stored (``_calendar_wait``); each links to its schedule's page, which says why."""
+    if not held:
         return []
-    lines = tuple(
-        BannerLine(
-            key,
-            "/calendars",
-            f"no calendar {calendar!r} is stored: set it (tickwork calendars set {calendar} "
-            "...) or declare it (Engine(calendars=[...])); workers register the schedule then",
-        )
-        for key, calendar in waiting.items()
-    )
+    lines = tuple(BannerLine(h.key, _schedule_href(h.key), held_back_text(h)) for h in held)
     title = f"{len(lines)} declared schedule(s) not registered: their calendar is missing."
     return [Banner("calendar-missing", title, lines)]
 

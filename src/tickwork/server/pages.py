@@ -27,6 +27,7 @@ from .._calendars import business_days
 from .._checkpoints import asleep_in
 from .._engine import Engine
 from .._holidays import Holiday
+from .._liveness import HeldBack, held_back_schedules, held_back_text
 from .._models import (
     ACTIVE_STATUSES,
     Decision,
@@ -92,7 +93,7 @@ class Pages:
 
     async def schedules(self, request: Request, session: Session) -> Response:
         schedules, workers, misses = await run_in_threadpool(self._schedules_and_workers)
-        waiting = await run_in_threadpool(self.engine.declared_waiting_for_calendars)
+        held = await run_in_threadpool(self._held_back, workers, {s.key for s in schedules})
         number, pages = _page_number(request.query_params.get("page", "")), _pages(schedules)
         number = min(number, pages)  # past the end (schedules were removed): the last page
         first = (number - 1) * SCHEDULES_PER_PAGE
@@ -106,7 +107,7 @@ class Pages:
             schedules=shown,
             # Banners are about every schedule, whichever page is shown.
             banners=schedules_banners(schedules, workers)
-            + calendar_banners(waiting)
+            + calendar_banners(held)
             + deadline_banners(misses, self.engine.clock.now()),
             strips=strips,
             page="schedules",
@@ -123,6 +124,13 @@ class Pages:
         misses = engine.recent_deadline_misses(MISSES_SHOWN_FOR)
         return engine.list_schedules(), engine.list_workers(), misses
 
+    def _held_back(self, workers: list[WorkerInfo], stored: set[str]) -> list[HeldBack]:
+        """The declared schedules not registered for a calendar not stored: those the live
+        workers' records hold back (``tickwork serve`` without the app sees them too),
+        and this app's own (``serve APP`` before its worker started, or without one)."""
+        declared = self.engine.declared_waiting_for_calendars()
+        return held_back_schedules(workers, declared=declared, stored=stored)
+
     def _strips(self, schedules: list[ScheduleInfo], here: str) -> dict[str, Markup]:
         """Each schedule's strip of its last runs, all read at once: ``STRIP_RUNS`` rows
         of each schedule's index (``tickwork_runs_schedule``), whatever the history kept
@@ -136,6 +144,16 @@ class Pages:
         key = request.query_params.get("key", "")
         data = await run_in_threadpool(self._schedule_data, key, root(request))
         if data is None:
+            held = await run_in_threadpool(self._held_back_one, key)
+            if held is not None:  # declared, but its worker holds it back: say why
+                return self.renderer.render(
+                    request,
+                    "error.html",
+                    session,
+                    status_code=404,
+                    title=f"Schedule {key!r} is not registered",
+                    message=f"It does not fire: {held_back_text(held)}.",
+                )
             return self.renderer.not_found(request, session, f"schedule {key!r}")
         backfill = await run_in_threadpool(self._backfill_preview, key, request.query_params)
         return self.renderer.render(
@@ -148,6 +166,13 @@ class Pages:
             overlaps=[o.value for o in Overlap],
             **data,
         )
+
+    def _held_back_one(self, key: str) -> HeldBack | None:
+        """``key``, if it is a declared schedule held back (``_held_back``)."""
+        if not key:
+            return None
+        held = self._held_back(self.engine.list_workers(), set())
+        return next((h for h in held if h.key == key), None)
 
     def _backfill_preview(self, key: str, params: Mapping[str, str]) -> dict[str, Any]:
         """The backfill form's values and, once a span is asked for (its first step, a

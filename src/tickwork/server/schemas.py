@@ -365,8 +365,24 @@ class Schedule(_Response):
     on_holiday: OnHoliday = Field(description="What an occurrence on a day off does.")
 
 
+class NotRegistered(_Response):
+    """A declared schedule that is not registered because its calendar is not stored."""
+
+    key: str
+    calendar: str = Field(description="The calendar it waits for.")
+    workers: list[str] = Field(
+        description="The live workers holding it back (ids); none: only the serving app "
+        "declares it."
+    )
+    reason: str = Field(description="Why it does not fire and how to fix it, in words.")
+
+
 class ScheduleList(_Response):
     schedules: list[Schedule]
+    not_registered: list[NotRegistered] = Field(
+        description="Unfiltered: the declared schedules not registered because their "
+        "calendar is not stored, by key (registered once it is); filtered: none."
+    )
 
 
 class ScheduleStateChanged(Schedule):
@@ -586,6 +602,10 @@ class Worker(_Response):
     last_seen: Instant = Field(description="Its last renewal.")
     alive: bool = Field(description="False once it missed three renewals, or stopped.")
     stopped_at: Instant | None = Field(description="When it stopped gracefully, if it did.")
+    waiting_for_calendars: dict[str, str] = Field(
+        description="The declared schedules it does not register because their calendar is "
+        "not stored: key to calendar name (registered once the calendar is stored)."
+    )
 
 
 class WorkerList(_Response):
