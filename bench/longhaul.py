@@ -763,8 +763,8 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
         engine.schedule(LOAD_WORKFLOW, every="1s", key=key)
     store = engine._runtime.store
     fire_due = store.fire_due
-    schedules = engine._schedules
-    tick = schedules.tick
+    firing = engine._firing
+    tick = firing.tick
     fired: list[tuple[str, float, float, float]] = []
     woke = [0.0]
 
@@ -782,7 +782,7 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
         fired.extend((run_id, woke[0], began, done) for run_id in result.run_ids)
         return result
 
-    schedules.tick = timed_tick  # type: ignore[method-assign]
+    firing.tick = timed_tick  # type: ignore[method-assign]
     store.fire_due = timed_fire_due  # type: ignore[method-assign]
     parent, orphaned = os.getppid(), False
     with engine.worker(threads=LOAD_THREADS):

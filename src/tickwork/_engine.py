@@ -21,8 +21,9 @@ from ._calendars import Calendar, days_for_preview, declared_calendars
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_flow import SubscriptionDecision
-from ._event_ops import Events, FiringWithEvents
+from ._event_ops import Events
 from ._events import EventInfo, On, SubscriptionInfo
+from ._firing import Firing, fire_ahead_ms
 from ._handle import RunHandle
 from ._heartbeat import list_workers
 from ._holidays import Holiday
@@ -55,7 +56,7 @@ from ._retention import DEFAULT_RETENTION
 from ._retry import Retry
 from ._runs import Runs
 from ._runtime import Runtime
-from ._scheduling import Schedules, fire_ahead_ms
+from ._scheduling import Schedules
 from ._spec import (
     ScheduleOptions,
     ScheduleSpec,
@@ -111,7 +112,8 @@ class Engine:
         self._runs = Runs(self._runtime)
         self._events = Events(self._runtime)
         self._calendars = Calendars(self._runtime)
-        self._schedules = Schedules(self._runtime, fire_ahead_ms=ahead_ms)
+        self._schedules = Schedules(self._runtime)
+        self._firing = Firing(self._runtime, self._schedules, ahead_ms=ahead_ms)
         self._pruner = Pruner(self._runtime, retention)
         self._api_keys = ApiKeys(self._runtime)
         self._calendars_synced = False  # the declared calendars stored by this engine
@@ -456,9 +458,9 @@ class Engine:
     # -- executing -----------------------------------------------------------------------
 
     def tick(self) -> list[str]:
-        """One scheduler pass at ``clock.now()``: fire every due occurrence; return the ids
-        of the runs it started."""
-        return self._schedules.tick() + self._events.flush()
+        """One scheduler pass at ``clock.now()``: fire every due occurrence (deadlines and
+        event buffers too); return the ids of the runs it started."""
+        return self._firing.tick()
 
     def run_until_idle(self) -> int:
         """Execute, in this thread, every run runnable at ``clock.now()`` until none is.
@@ -492,7 +494,7 @@ class Engine:
         self.migrate()  # an unreachable database is raised here, not on the worker's thread
         worker = Worker(
             self._runtime,
-            FiringWithEvents(self._schedules, self._events),
+            self._firing,
             threads=threads,
             drain_timeout=drain_timeout,
             poll_interval=poll_interval,

@@ -7,11 +7,9 @@ transaction (``_store/sql_events.py``).
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Protocol
 
 from ._clock import from_ms
 from ._event_flow import Flow, SubscriptionDecision
@@ -32,33 +30,7 @@ from ._runtime import Runtime
 from ._store.event_records import NewEvent, SubscriptionRecord
 from .errors import ConfigError
 
-__all__ = ["Events", "FiringWithEvents"]
-
-LOG = logging.getLogger("tickwork.events")
-#: buffers started in one transaction of the firing loop
-FLUSH_BATCH = 100
-
-
-class _Firing(Protocol):
-    def tick(self) -> list[str]: ...
-
-    def next_firing_due_ms(self) -> int | None: ...
-
-
-class FiringWithEvents:
-    """The worker loop's firing side: the schedules' pass, then the debounce and batch
-    buffers due (``_worker.Firing``)."""
-
-    def __init__(self, schedules: _Firing, events: Events) -> None:
-        self._schedules = schedules
-        self._events = events
-
-    def tick(self) -> list[str]:
-        return self._schedules.tick() + self._events.flush()
-
-    def next_due_ms(self) -> int | None:
-        # Schedules, deadlines and buffers in one read: an idle worker's every poll.
-        return self._schedules.next_firing_due_ms()
+__all__ = ["Events"]
 
 
 class Events:
@@ -148,26 +120,6 @@ class Events:
         if name is not None:
             check_event_name(name)
         return [_info(*row) for row in self._runtime.store.list_events(name=name, limit=limit)]
-
-    def flush(self) -> list[str]:
-        """Start the runs of the debounce and batch buffers due now (the firing loop's)."""
-        started: list[str] = []
-        due = self._runtime.store.next_flush_ms()
-        if due is None or due > self._runtime.now_ms():
-            return started  # an idle pass reads by the index, and writes nothing
-        while True:
-            batch = self._runtime.store.flush_due(now_ms=self._runtime.now_ms(), limit=FLUSH_BATCH)
-            started += batch
-            if len(batch) < FLUSH_BATCH:
-                break
-        if started:
-            self._runtime.wake.set()
-            for run_id in started:
-                LOG.info("debounced or batched events started run %s", run_id)
-        return started
-
-    def next_flush_ms(self) -> int | None:
-        return self._runtime.store.next_flush_ms()
 
     def counts(self) -> dict[str, int]:
         return self._runtime.store.emit_counts()

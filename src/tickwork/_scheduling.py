@@ -1,8 +1,9 @@
-"""Schedules at the API level: validate and register, change state, fire, trigger.
+"""Schedules at the API level: validate and register, change state, trigger, backfill.
 
 Everything a user passes is checked here, before the store is touched, so a bad cadence
-never gets in. Firing decisions are the pure planner's; this module only builds its
-inputs from stored rows and hands them over inside the store's firing transaction.
+never gets in. Decisions are the pure planner's; this module only builds its inputs from
+stored rows (``plan_input``) and hands them over inside the store's transaction. Firing
+what is due is the firing loop's (``_firing``), which builds them the same way.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -21,13 +22,11 @@ from ._calendar_days import CalendarDays
 from ._calendar_wait import WaitingForCalendars
 from ._clock import from_ms
 from ._cron_walk import DstGap, DstRepeat
-from ._deadlines import Deadlines
-from ._durations import Duration, describe_duration
+from ._durations import Duration
 from ._durations import to_ms as duration_ms
 from ._hints import close_names
 from ._ids import JSON, canonical_json, occurrence_run_id, schedule_key
 from ._liveness import overdue_by
-from ._logs import log_decision
 from ._models import (
     Backfilled,
     Decision,
@@ -38,8 +37,8 @@ from ._models import (
     ScheduleState,
     Triggered,
 )
-from ._occurrences import holiday_rule, occurrences_between, occurrences_of
-from ._planning import Plan, PlanInput, fires_ahead, plan, plan_backfill
+from ._occurrences import holiday_rule, occurrences_between
+from ._planning import Plan, PlanInput, plan_backfill
 from ._policy import current_occurrence
 from ._records import OPTIONS
 from ._registry import check_limit, check_note
@@ -48,18 +47,13 @@ from ._spec import ScheduleSpec, aware_ms, check_key, option_defaults, stored_va
 from ._store import DueSchedule, NewRun, ScheduleRecord
 from .errors import ConfigError, ScheduleConflict
 
-__all__ = ["MAX_FIRE_AHEAD_MS", "Schedules", "fire_ahead_ms"]
+__all__ = ["Schedules", "plan_input", "with_days"]
 
 _LOG = logging.getLogger("tickwork.firing")
 
-#: schedules fired per transaction; a tick runs as many transactions as it needs. Small,
-#: so a firing transaction is short (its planning runs between its statements): a frozen
-#: worker holds few rows, and the server's idle-transaction timeout never ends a healthy one
-FIRE_BATCH = 100
 #: declared schedules registered per transaction at a worker's start (one commit each
 #: instead of one per schedule; each gap between statements stays short)
 REGISTER_BATCH = 500
-_MAX_PASSES = 10_000
 #: the most occurrences one backfill starts; a longer span is refused (ConfigError)
 MAX_BACKFILL = 100_000
 #: occurrences a backfill decides per transaction, like catch-up's bounded batches
@@ -68,38 +62,17 @@ BACKFILL_BATCH = 1000
 HINT_KEYS = 1000
 #: the most deadline misses the dashboard's banner lists
 RECENT_MISSES = 100
-#: the longest ``Engine(fire_ahead=...)``: enough for a pass of tens of thousands of
-#: schedules, and shorter than a broken schedule's retry (``_policy.RETRY_BROKEN_MS``),
-#: which firing ahead must not bring forward to the same tick
-MAX_FIRE_AHEAD_MS = 10_000
-
-
-def fire_ahead_ms(value: Duration | None) -> int:
-    """``Engine(fire_ahead=...)`` in milliseconds (0: off), or ``ConfigError``."""
-    if value is None:
-        return 0
-    ms = duration_ms(value, "fire_ahead")
-    if ms > MAX_FIRE_AHEAD_MS:
-        raise ConfigError(
-            f"fire_ahead={value!r} is too long: at most "
-            f"{describe_duration(timedelta(milliseconds=MAX_FIRE_AHEAD_MS))} "
-            "(it only has to cover one firing pass)"
-        )
-    return ms
 
 
 class Schedules:
     """The schedule operations ``Engine`` (and the CLI, the server) expose."""
 
-    def __init__(self, runtime: Runtime, *, fire_ahead_ms: int = 0) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        #: how long before its occurrence an ``overlap="allow"`` schedule may be fired
-        self._ahead_ms = fire_ahead_ms
-        #: the stored calendars' days, read again when one changes
-        self._calendars = CalendarDays(lambda: runtime.store)
-        #: those days as of this pass (``tick`` reads them before firing)
+        #: the stored calendars' days, read again when one changes (firing reads them too)
+        self.calendars = CalendarDays(lambda: runtime.store)
+        #: those days as a trigger or backfill last read them
         self._days: dict[str, BusinessDays] = {}
-        self._deadlines = Deadlines(runtime)
         #: declared schedules left out for a calendar not stored (``register_declared``)
         self._waiting = WaitingForCalendars(runtime)
 
@@ -180,8 +153,11 @@ class Schedules:
         renewal)."""
         return self._waiting.pairs()
 
-    def _register_waiting(self) -> None:
-        """Register the declared schedules whose calendar has been stored since."""
+    def register_waiting(self) -> None:
+        """Register the declared schedules whose calendar has been stored since (the
+        firing side, at each poll and pass)."""
+        if not self._waiting:
+            return
         try:
             for key in self.register_many(self._waiting.ready()):
                 _LOG.info("declared schedule %r registered: its calendar is stored now", key)
@@ -238,7 +214,7 @@ class Schedules:
         if spec.calendar is None:
             return None
         year = from_ms(self._runtime.now_ms()).year
-        days = self._calendars.one(spec.calendar, range(year - 1, year + 2))
+        days = self.calendars.one(spec.calendar, range(year - 1, year + 2))
         if days is None:
             raise ConfigError(
                 f"No calendar {spec.calendar!r}: store it first with "
@@ -267,7 +243,7 @@ class Schedules:
             # Placing the next occurrence and a "previous" move's wake-up takes the
             # calendars' holidays, not only their weekends.
             year = from_ms(now).year
-            days = self._calendars.current(range(year - 1, year + 2))
+            days = self.calendars.current(range(year - 1, year + 2))
         changed = store.change_schedule_state(
             key, action=action, now_ms=now, note=note, calendars=days
         )
@@ -343,7 +319,7 @@ class Schedules:
         now = self._runtime.now_ms()
         if due.record.calendar is not None:  # which occurrence is current honours it
             year = from_ms(now).year
-            self._days = self._calendars.current(range(year - 1, year + 2))
+            self._days = self.calendars.current(range(year - 1, year + 2))
             due = self._with_days(due)
         record = due.record
         if new_run:
@@ -399,7 +375,7 @@ class Schedules:
                 now: int = now,
                 decided: list[Plan] = decided,
             ) -> Plan:
-                state = _plan_input(self._with_days(due), now)
+                state = plan_input(self._with_days(due), now)
                 decided[:] = [plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)]
                 return decided[0]
 
@@ -433,7 +409,7 @@ class Schedules:
             raise ConfigError(f"No schedule {key!r} to backfill")
         if due.record.calendar is not None:  # its days over the span (nBD counts them)
             first, last = from_ms(start_ms).year, from_ms(end_ms).year
-            self._days = self._calendars.current(range(first - 1, last + 2))
+            self._days = self.calendars.current(range(first - 1, last + 2))
         due = self._with_days(due)
         found = occurrences_between(due.record, due.anchor_ms, start_ms, end_ms, MAX_BACKFILL)
         if len(found) > MAX_BACKFILL:
@@ -443,113 +419,9 @@ class Schedules:
             )
         return due, found
 
-    # -- firing ----------------------------------------------------------------------------
-
-    def tick(self) -> list[str]:
-        """Fire every due occurrence at ``clock.now()`` (and, with ``fire_ahead``, every
-        ``overlap="allow"`` occurrence due within it), then record the deadlines missed by
-        then; the ids of the runs started."""
-        if self._waiting:  # declared schedules whose calendar may be stored by now
-            self._register_waiting()
-        started = self._fire()
-        self._deadlines.check()
-        return started
-
-    def _fire(self) -> list[str]:
-        runtime = self._runtime
-        workflows = runtime.registry.names()
-        started: list[str] = []
-        now = runtime.now_ms()
-        due = runtime.store.next_schedule_due_ms(
-            pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
-        )
-        if due is None or due > now:
-            return started  # a cheap read spares the write transaction of a pass
-        year = from_ms(now).year
-        self._days = self._calendars.current(range(year - 1, year + 2))
-        for _ in range(_MAX_PASSES):
-            now = runtime.now_ms()  # each pass stamps its runs with its own time
-            result = runtime.store.fire_due(
-                now_ms=now,
-                pools=runtime.pools,
-                workflows=workflows,
-                limit=FIRE_BATCH,
-                decide=self._decide_ahead if self._ahead_ms else self._decide_now,
-                ahead_ms=self._ahead_ms,
-            )
-            started.extend(result.run_ids)
-            for entry in result.decisions:  # committed: each said once, after the fact
-                log_decision(entry)
-            for key, error in result.errors:
-                runtime.hooks.report(error, {"where": "firing schedule", "schedule_key": key})
-            if result.fired == 0:
-                break
-            if result.fired < FIRE_BATCH:
-                # The pass took every due row it could: the next would take none, unless
-                # one is still due (a catch-up decides CATCHUP_BATCH occurrences a pass).
-                # A read says so; an empty pass would be a write transaction.
-                due = runtime.store.next_schedule_due_ms(
-                    pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
-                )
-                if due is None or due > now:
-                    break
-        if started:
-            runtime.wake.set()
-        return started
-
-    def next_due_ms(self) -> int | None:
-        """When the loop should tick next: when the next schedule is due (an ``allow``
-        one ``fire_ahead`` early) or the next deadline passes."""
-        runtime = self._runtime
-        due = runtime.store.next_schedule_due_ms(
-            pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
-        )
-        deadline = self._deadlines.next_due_ms()
-        return due if deadline is None else deadline if due is None else min(due, deadline)
-
-    def next_firing_due_ms(self) -> int | None:
-        """``next_due_ms``, or sooner if a debounce/batch buffer is due to be flushed
-        (``FiringWithEvents.tick`` flushes them): one read, at each poll of the loop (and,
-        while a declared schedule waits for its calendar, a read of the calendars)."""
-        runtime = self._runtime
-        if self._waiting:
-            self._register_waiting()
-        return runtime.store.next_firing_due_ms(
-            pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
-        )
-
     def _with_days(self, due: DueSchedule) -> DueSchedule:
-        """``due`` with its calendar's days as this pass read them."""
-        name = due.record.calendar
-        if name is None:
-            return due
-        record = replace(due.record, business_days=self._days.get(name))
-        return replace(due, stored=replace(due.stored, record=record))
-
-    def _decide_now(self, due: DueSchedule, now_ms: int) -> Plan:
-        return self._decide(self._with_days(due), now_ms)
-
-    @staticmethod
-    def _decide(due: DueSchedule, now_ms: int) -> Plan:
-        return plan(_plan_input(due, now_ms), occurrences_of(due.record, due.anchor_ms))
-
-    def _decide_ahead(self, due: DueSchedule, now_ms: int) -> Plan:
-        """``_decide``, but an ``allow`` schedule that the store handed over early (nothing
-        of it is due now) starts every occurrence within ``fire_ahead``, at most
-        ``CATCHUP_BATCH`` a pass: none of them is missed, so catch-up drops none."""
-        upcoming = due.firing.next_fire_ms
-        if (
-            upcoming is None
-            or upcoming <= now_ms
-            or upcoming > now_ms + self._ahead_ms
-            or not fires_ahead(due.record.overlap)
-        ):
-            return self._decide_now(due, now_ms)
-        due = self._with_days(due)
-        ahead = replace(
-            _plan_input(due, now_ms + self._ahead_ms), catchup=None, catchup_window_ms=None
-        )
-        return plan(ahead, occurrences_of(due.record, due.anchor_ms))
+        """``due`` with its calendar's days as this engine last read them."""
+        return with_days(due, self._days)
 
 
 #: the spec's fields the schedules table keeps in columns of their own (``ScheduleRecord``),
@@ -640,7 +512,7 @@ def _derived_key(spec: ScheduleSpec, workflow: str, value: JSON) -> str:
     return check_key(schedule_key(workflow, identity))
 
 
-def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
+def plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
     """What the planner needs of a stored schedule at ``now_ms``."""
     record, firing = due.record, due.firing
     return PlanInput(
@@ -662,3 +534,12 @@ def _plan_input(due: DueSchedule, now_ms: int) -> PlanInput:
         max_runs=record.max_runs,
         runs_counted=due.stored.runs_counted,
     )
+
+
+def with_days(due: DueSchedule, days: Mapping[str, BusinessDays]) -> DueSchedule:
+    """``due`` with its calendar's days as read for this pass (``days``, by name)."""
+    name = due.record.calendar
+    if name is None:
+        return due
+    record = replace(due.record, business_days=days.get(name))
+    return replace(due, stored=replace(due.stored, record=record))

@@ -39,14 +39,14 @@ _START_WAIT_S = 10.0
 
 
 class Firing(Protocol):
-    """The scheduling side as the loop drives it (``Schedules``)."""
+    """The firing side as the loop drives it (``_firing.Firing``)."""
 
     def tick(self) -> list[str]:
-        """Fire every due occurrence now; the ids of the runs started."""
+        """Fire everything due now; the ids of the runs started."""
         ...
 
     def next_due_ms(self) -> int | None:
-        """When the next schedule this worker serves is due, or None."""
+        """When the firing side next has something to do, or None."""
         ...
 
 

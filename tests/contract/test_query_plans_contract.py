@@ -35,6 +35,13 @@ from tickwork._store.recent_runs import RECENT_RUNS_POSTGRES, recent_runs_sqlite
 from tickwork._store.run_lists import list_runs_query
 from tickwork._store.sql_deadlines import NEXT_DEADLINE, SELECT_PASSED, SELECT_RECENT_MISSES
 from tickwork._store.sql_events import EVENTS_AFTER, SELECT_RUN_MARK
+from tickwork._store.sql_firing import (
+    DEQUEUE,
+    SELECT_ACTIVE_RUNS,
+    SELECT_EXISTING_RUNS,
+    SELECT_QUEUE_HEAD,
+    SELECT_QUEUED_BETWEEN,
+)
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
 from tickwork._store.sql_runs import (
     NEXT_DUE,
@@ -48,15 +55,10 @@ from tickwork._store.sql_runs import (
 from tickwork._store.sql_runs import _claim_statements as claim_statements
 from tickwork._store.sql_schedules import (
     CLEAR_QUEUE,
-    DEQUEUE,
     GET_INFO,
     LIST_INFO,
-    SELECT_ACTIVE_RUNS,
-    SELECT_EXISTING_RUNS,
     SELECT_HISTORY,
     SELECT_KEYS,
-    SELECT_QUEUE_HEAD,
-    SELECT_QUEUED_BETWEEN,
 )
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
 from tickwork._store.transaction import SOUGHT, UNSORTED, WALKED, Transaction, in_filters

@@ -186,16 +186,16 @@ def test_a_schedule_that_cannot_be_planned_is_not_retried_at_once_when_firing_ah
 ) -> None:
     """A broken schedule is looked at again a minute later, which the longest fire_ahead
     (10 s) does not bring into the same tick: reported once, the others fire."""
-    import tickwork._scheduling as scheduling
+    import tickwork._firing as firing
 
-    original = scheduling.plan
+    original = firing.plan
 
     def broken(state, occurrences):  # type: ignore[no-untyped-def]
         if state.key == "bad":
             raise RuntimeError("cannot plan this one")
         return original(state, occurrences)
 
-    monkeypatch.setattr(scheduling, "plan", broken)
+    monkeypatch.setattr(firing, "plan", broken)
     reported: list[BaseException] = []
     with Engine(
         db_url, clock=clock, fire_ahead="10s", on_error=lambda e, _: reported.append(e)
@@ -247,7 +247,7 @@ def test_the_loop_wakes_fire_ahead_before_an_allow_occurrence_and_on_time_for_ot
     schedule at its occurrence, an "allow" one fire_ahead earlier, even behind the other."""
     with Engine(db_url, clock=clock, fire_ahead="5s") as engine:
         register(engine)
-        wake = engine._schedules.next_due_ms
+        wake = engine._firing.next_due_ms
         engine.schedule("job", every="10s", key="skip", overlap="skip")
         assert wake() == to_ms(START + timedelta(seconds=10))
         engine.schedule("job", every="12s", key="allow")

@@ -20,7 +20,8 @@ from tests.pg import fresh_schema
 
 from tickwork._store import NewRun
 from tickwork._store.postgres import PostgresStore
-from tickwork._store.sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE
+from tickwork._store.sql_firing import ADVANCE, INSERT_HISTORY
+from tickwork._store.sql_schedules import SET_STATE
 from tickwork._store.transaction import INDEXED
 from tickwork.errors import StoreError
 

@@ -11,7 +11,7 @@ import pytest
 from tests.timeline import START, at, run_id
 
 from tickwork import Context, Engine, Retry, RunStatus
-from tickwork._scheduling import Schedules
+from tickwork._firing import ScheduleFiring
 from tickwork.testing import FakeClock
 
 
@@ -395,14 +395,14 @@ def test_error_while_firing_one_schedule_goes_to_on_error_and_others_fire(
 ) -> None:
     """A schedule whose plan raises is reported with its key; the rest still fire."""
     reported: list[tuple[BaseException, dict[str, Any]]] = []
-    original = Schedules._decide
+    original = ScheduleFiring._decide
 
     def broken(due: Any, now_ms: int) -> Any:
         if due.record.key == "bad":
             raise RuntimeError("cannot plan this one")
         return original(due, now_ms)
 
-    monkeypatch.setattr(Schedules, "_decide", staticmethod(broken))
+    monkeypatch.setattr(ScheduleFiring, "_decide", staticmethod(broken))
     with Engine(db_url, clock=clock, on_error=lambda e, i: reported.append((e, i))) as engine:
         register_job(engine)
         for key in ("a-good", "bad", "z-good"):
@@ -425,7 +425,7 @@ def test_broken_schedule_fires_once_it_can_be_planned_again(
 ) -> None:
     """A schedule postponed by an error is looked at again later and fires then."""
     reported: list[dict[str, Any]] = []
-    original = Schedules._decide
+    original = ScheduleFiring._decide
     broken_now = True
 
     def flaky(due: Any, now_ms: int) -> Any:
@@ -433,7 +433,7 @@ def test_broken_schedule_fires_once_it_can_be_planned_again(
             raise RuntimeError("transient")
         return original(due, now_ms)
 
-    monkeypatch.setattr(Schedules, "_decide", staticmethod(flaky))
+    monkeypatch.setattr(ScheduleFiring, "_decide", staticmethod(flaky))
     with Engine(db_url, clock=clock, on_error=lambda e, i: reported.append(i)) as engine:
         register_job(engine)
         engine.schedule("job", None, every="1h", key="bad")

@@ -26,7 +26,8 @@ from .contract import NewRun
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED
 from .run_rows import EVENT_MARK, NEW_RUN
 from .schedule_rows import CHANGEABLE, FIRING
-from .sql_schedules import ADVANCE, INSERT_HISTORY, SET_STATE, UPDATE_SCHEDULE
+from .sql_firing import ADVANCE, INSERT_HISTORY
+from .sql_schedules import SET_STATE, UPDATE_SCHEDULE
 from .transaction import INDEXED, SOUGHT, Settings, Transaction
 
 __all__ = ["PgTransaction", "insert_as_json", "insert_runs_returning", "select_among_array"]
@@ -107,7 +108,7 @@ UPDATE tickwork_schedules s SET {_set(_ADVANCED)}, paused_at = NULL, resumed_at 
     runs_counted = s.runs_counted + n.runs_counted
 FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
 """,
-        # sql_schedules.LAST_OCCURRENCE takes the occurrence twice: both fill one column.
+        # sql_firing.LAST_OCCURRENCE takes the occurrence twice: both fill one column.
         (
             *_ADVANCED,
             "last_fire_at",
@@ -119,7 +120,7 @@ FROM {_rows("tickwork_schedules")} n WHERE s.key = n.key
         ),
         key="key",
         # a firing pass's statement: under the settings its other statements have
-        # (sql_schedules.fire_due), so that none of them is a statement to change them
+        # (sql_firing.fire_due), so that none of them is a statement to change them
         settings=INDEXED,
     ),
     UPDATE_SCHEDULE: Bulk(

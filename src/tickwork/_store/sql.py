@@ -2,12 +2,13 @@
 
 Each part owns its statements (named constants with a comment each, ``?`` placeholders)
 and reads and writes through the dialect's ``Database`` (``transaction.py``): runs, leases
-and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), API keys
-(``sql_keys.py``), workers (``sql_workers.py``), aggregates (``stats.py``), pruning
-(``sql_prune.py``), what the database holds (``sql_storage.py``) and the latest runs of
-many schedules at once (``recent_runs.py``). ``SqlStore`` is the ``Store`` they make
-together. Decisions stay in Python; the SQL only reads and writes. Where the dialects
-differ, a part calls its ``Database``'s method for it and never asks which one it has.
+and checkpoints (``sql_runs.py``), schedules (``sql_schedules.py``), firing them and when
+the firing loop is next due (``sql_firing.py``), API keys (``sql_keys.py``), workers
+(``sql_workers.py``), aggregates (``stats.py``), pruning (``sql_prune.py``), what the
+database holds (``sql_storage.py``) and the latest runs of many schedules at once
+(``recent_runs.py``). ``SqlStore`` is the ``Store`` they make together. Decisions stay
+in Python; the SQL only reads and writes. Where the dialects differ, a part calls its
+``Database``'s method for it and never asks which one it has.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ from .contract import (
 )
 from .event_contract import StoredEvent
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
-from .firing_due import next_firing_due_ms
 from .recent_runs import RecentRunsSql
 from .sql_calendars import CalendarsSql
 from .sql_deadlines import DeadlinesSql
 from .sql_events import EventsSql
+from .sql_firing import FiringSql
 from .sql_keys import ApiKeysSql
 from .sql_prune import PruneSql
 from .sql_runs import RunsSql
@@ -88,6 +89,8 @@ class SqlStore:
         self._runs = RunsSql(db)
         self._recent = RecentRunsSql(db)
         self._schedules = SchedulesSql(db)
+        #: firing: fire, trigger, backfill, and when the firing loop is next due
+        self.firing = FiringSql(db)
         self._deadlines = DeadlinesSql(db)
         self._keys = ApiKeysSql(db)
         self._calendars = CalendarsSql(db)
@@ -280,7 +283,7 @@ class SqlStore:
         decide: Callable[[DueSchedule, int], Plan],
         ahead_ms: int = 0,
     ) -> FireResult:
-        return self._schedules.fire_due(
+        return self.firing.fire_due(
             now_ms=now_ms,
             pools=pools,
             workflows=workflows,
@@ -292,14 +295,14 @@ class SqlStore:
     def trigger_schedule(
         self, key: str, *, now_ms: int, occurrence_ms: int, run: NewRun, reason: str
     ) -> Triggered | None:
-        return self._schedules.trigger_schedule(
+        return self.firing.trigger_schedule(
             key, now_ms=now_ms, occurrence_ms=occurrence_ms, run=run, reason=reason
         )
 
     def backfill_schedule(
         self, key: str, *, occurrences: Sequence[int], now_ms: int, decide: BackfillDecide
     ) -> list[str] | None:
-        return self._schedules.backfill_schedule(
+        return self.firing.backfill_schedule(
             key, occurrences=occurrences, now_ms=now_ms, decide=decide
         )
 
@@ -309,14 +312,12 @@ class SqlStore:
     def next_schedule_due_ms(
         self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
     ) -> int | None:
-        return self._schedules.next_schedule_due_ms(
-            pools=pools, workflows=workflows, ahead_ms=ahead_ms
-        )
+        return self.firing.next_schedule_due_ms(pools=pools, workflows=workflows, ahead_ms=ahead_ms)
 
     def next_firing_due_ms(
         self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
     ) -> int | None:
-        return next_firing_due_ms(self._db, pools, workflows, ahead_ms)
+        return self.firing.next_firing_due_ms(pools=pools, workflows=workflows, ahead_ms=ahead_ms)
 
     # -- deadlines ---------------------------------------------------------------------------
 
