@@ -80,7 +80,7 @@ Length = Annotated[
     timedelta,
     PlainSerializer(format_duration, return_type=str, when_used="json"),
     PlainValidator(_read_length),
-    WithJsonSchema({"type": "string", "description": 'A duration string such as "1h30m".'}),
+    WithJsonSchema({"type": "string"}),
 ]
 
 

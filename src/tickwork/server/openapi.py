@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from . import schemas
+from . import responses, schemas
 from .routes import ENDPOINTS, REF, Endpoint, document_path, ref
 from .routes import json_answer as _json
 
@@ -89,7 +89,7 @@ def _outside_paths() -> dict[str, Any]:
 def _document() -> dict[str, Any]:
     _, definitions = models_json_schema(
         [(model, "validation") for model in schemas.REQUEST_MODELS]
-        + [(model, "serialization") for model in schemas.RESPONSE_MODELS],
+        + [(model, "serialization") for model in responses.RESPONSE_MODELS],
         ref_template=REF,
     )
     return {
