@@ -46,6 +46,7 @@ def calendar_list_from_wire(data: dict[str, Any]) -> list[CalendarInfo]:
 
 def holidays_to_wire(name: str, year: int, holidays: Sequence[Holiday]) -> dict[str, Any]:
     """A calendar's holidays of one year; a listed date's name is ``""``."""
+    # by hand: the JSON says "date" where a Holiday says "day", and adds calendar and year
     return {
         "calendar": name,
         "year": year,

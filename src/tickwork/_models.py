@@ -1,6 +1,9 @@
 """The values tickwork hands out: runs, steps and their statuses.
 
-Enum values are the strings stored in the database and sent on the wire.
+Enum values are the strings stored in the database and sent on the wire. Instants are
+``Instant`` (aware UTC datetimes) and lengths of time ``Length`` (timedeltas): the
+annotations carry their wire form, so each value's JSON is derived from its fields
+(``_wire_values.form``).
 """
 
 from __future__ import annotations
