@@ -180,22 +180,20 @@ class Deleted(_Response):
     deleted: bool
 
 
-class Triggered(_Response):
-    key: str
-    run_id: str
-    started: bool
-    status: RunStatus
-
-
-class Backfilled(_Response):
-    key: str
-    run_ids: list[str] = Field(
-        description="The run id of every occurrence decided, oldest first: started now, "
-        "waiting its turn (buffer_all), or the run it already had."
-    )
-    count: int
-    started: int = Field(description="How many of them it started (or queued to start).")
-    already_had_runs: int = Field(description="How many of them had a run already.")
+# the schedule's key too (_wire.triggered_to_wire)
+Triggered = _drawn(models.Triggered, "Triggered", added={"key": (str, ...)})
+# the schedule's key and how many (_wire.backfilled_to_wire)
+Backfilled = _drawn(
+    models.Backfilled,
+    "Backfilled",
+    said={
+        "run_ids": "The run id of every occurrence decided, oldest first: started now, "
+        "waiting its turn (buffer_all), or the run it already had.",
+        "started": "How many of them it started (or queued to start).",
+        "already_had_runs": "How many of them had a run already.",
+    },
+    added={"key": (str, ...), "count": (int, ...)},
+)
 
 
 HistoryEntry = _drawn(models.HistoryEntry, "HistoryEntry")
