@@ -19,13 +19,14 @@ transaction, as a schedule's decisions are: ``engine.subscription_history(key)``
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
 from ._clock import capped
 from ._durations import Duration, describe_duration, to_ms
 from ._ids import JSON, canonical_json
+from ._wire_values import Instant
 from .errors import ConfigError
 
 __all__ = [
@@ -179,8 +180,8 @@ class SubscriptionDecision:
     event_id: str | None
     run_id: str | None
     count: int
-    due_at: datetime | None
-    decided_at: datetime
+    due_at: Instant | None
+    decided_at: Instant
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ._durations import describe_duration
-from ._event_flow import FlowDecision, SubscriptionDecision
+from ._event_flow import SubscriptionDecision
 from ._events import EventInfo, SubscriptionInfo
-from ._wire_values import duration_from_wire, duration_to_wire, instant, required_instant
+from ._wire_values import form, to_json
 
 __all__ = [
     "decision_list_from_wire",
@@ -28,25 +28,12 @@ __all__ = [
 
 
 def event_to_wire(event: EventInfo) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "name": event.name,
-        "payload": event.payload,
-        "emitted_at": instant(event.emitted_at),
-        "started": list(event.started),
-        "woke": list(event.woke),
-    }
+    return to_json(event)
 
 
 def event_from_wire(data: dict[str, Any]) -> EventInfo:
-    return EventInfo(
-        name=data["name"],
-        id=data["id"],
-        payload=data["payload"],
-        emitted_at=required_instant(data["emitted_at"]),
-        started=tuple(data["started"]),
-        woke=tuple(data["woke"]),
-    )
+    event: EventInfo = form(EventInfo).validate_python(data)
+    return event
 
 
 def event_list_to_wire(events: list[EventInfo]) -> dict[str, Any]:
@@ -81,37 +68,12 @@ def emitted_text(event: EventInfo) -> str:
 
 
 def subscription_to_wire(sub: SubscriptionInfo) -> dict[str, Any]:
-    return {
-        "key": sub.key,
-        "workflow": sub.workflow,
-        "name": sub.name,
-        "match": sub.match,
-        "input": sub.input,
-        "declared": sub.declared,
-        "created_at": instant(sub.created_at),
-        "debounce": duration_to_wire(sub.debounce),
-        "debounce_max": duration_to_wire(sub.debounce_max),
-        "group_key": sub.group_key,
-        "batch": sub.batch,
-        "batch_window": duration_to_wire(sub.batch_window),
-    }
+    return to_json(sub)
 
 
 def subscription_from_wire(data: dict[str, Any]) -> SubscriptionInfo:
-    return SubscriptionInfo(
-        key=data["key"],
-        workflow=data["workflow"],
-        name=data["name"],
-        match=data["match"],
-        input=data["input"],
-        declared=data["declared"],
-        created_at=required_instant(data["created_at"]),
-        debounce=duration_from_wire(data["debounce"]),
-        debounce_max=duration_from_wire(data["debounce_max"]),
-        group_key=data["group_key"],
-        batch=data["batch"],
-        batch_window=duration_from_wire(data["batch_window"]),
-    )
+    sub: SubscriptionInfo = form(SubscriptionInfo).validate_python(data)
+    return sub
 
 
 def flow_text(sub: SubscriptionInfo) -> str | None:
@@ -132,37 +94,10 @@ def subscription_list_to_wire(subs: list[SubscriptionInfo]) -> dict[str, Any]:
     return {"subscriptions": [subscription_to_wire(s) for s in subs]}
 
 
-def _decision_to_wire(entry: SubscriptionDecision) -> dict[str, Any]:
-    return {
-        "key": entry.key,
-        "decision": entry.decision.value,
-        "reason": entry.reason,
-        "group": entry.group,
-        "event_id": entry.event_id,
-        "run_id": entry.run_id,
-        "count": entry.count,
-        "due_at": None if entry.due_at is None else instant(entry.due_at),
-        "decided_at": instant(entry.decided_at),
-    }
-
-
 def decision_list_to_wire(entries: list[SubscriptionDecision]) -> dict[str, Any]:
     """``GET /subscriptions/{key}/history``'s answer (and ``events history --json``'s)."""
-    return {"history": [_decision_to_wire(e) for e in entries]}
+    return {"history": [to_json(e) for e in entries]}
 
 
 def decision_list_from_wire(data: dict[str, Any]) -> list[SubscriptionDecision]:
-    return [
-        SubscriptionDecision(
-            key=e["key"],
-            decision=FlowDecision(e["decision"]),
-            reason=e["reason"],
-            group=e["group"],
-            event_id=e["event_id"],
-            run_id=e["run_id"],
-            count=e["count"],
-            due_at=None if e["due_at"] is None else required_instant(e["due_at"]),
-            decided_at=required_instant(e["decided_at"]),
-        )
-        for e in data["history"]
-    ]
+    return [form(SubscriptionDecision).validate_python(e) for e in data["history"]]

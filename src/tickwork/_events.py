@@ -15,13 +15,13 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from ._clock import from_ms
 from ._durations import Duration
 from ._event_flow import Flow
 from ._ids import JSON, canonical_json
+from ._wire_values import Instant, Length
 from .errors import ConfigError
 
 __all__ = [
@@ -65,7 +65,7 @@ class Event:
     name: str
     id: str
     payload: Any
-    emitted_at: datetime
+    emitted_at: Instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +93,12 @@ class SubscriptionInfo:
     match: dict[str, Any] | None
     input: dict[str, str] | None
     declared: bool
-    created_at: datetime
-    debounce: timedelta | None = None
-    debounce_max: timedelta | None = None
+    created_at: Instant
+    debounce: Length | None = None
+    debounce_max: Length | None = None
     group_key: str | None = None
     batch: int | None = None
-    batch_window: timedelta | None = None
+    batch_window: Length | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,21 @@
 """The values tickwork hands out: runs, steps and their statuses.
 
-Enum values are the strings stored in the database and sent on the wire.
+Enum values are the strings stored in the database and sent on the wire. Instants are
+``Instant`` (aware UTC datetimes) and lengths of time ``Length`` (timedeltas): the
+annotations carry their wire form, so each value's JSON is derived from its fields
+(``_wire_values.form``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from enum import StrEnum
 from typing import Any
 
 from ._business_days import OnHoliday
 from ._cron_walk import DstGap, DstRepeat
+from ._wire_values import Instant, Length
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -68,10 +72,10 @@ class RunInfo:
     priority: int
     pool: str
     schedule_key: str | None
-    scheduled_for: datetime | None
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
+    scheduled_for: Instant | None
+    created_at: Instant
+    started_at: Instant | None
+    finished_at: Instant | None
     #: the revision of the schedule the run was created under (None when not scheduled)
     schedule_revision: int | None = None
     #: where a run that failed for good failed (the traceback's end, bounded)
@@ -85,8 +89,8 @@ class StepTry:
     attempt: int
     error: str
     traceback: str | None
-    started_at: datetime
-    finished_at: datetime
+    started_at: Instant
+    finished_at: Instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +104,8 @@ class StepInfo:
     result: Any
     error: str | None
     attempts: int
-    started_at: datetime
-    finished_at: datetime
+    started_at: Instant
+    finished_at: Instant
     #: its failed tries, the last ten, oldest first (a step that succeeded keeps them)
     tries: tuple[StepTry, ...] = ()
 
@@ -171,25 +175,25 @@ class ScheduleInfo:
     workflow: str
     input: Any
     cron: str | None
-    every: timedelta | None
+    every: Length | None
     timezone: str
     overlap: Overlap
     catchup: int | str
-    jitter: timedelta | None
+    jitter: Length | None
     pool: str
     priority: int
     state: ScheduleState
     revision: int
-    next_fire_at: datetime | None
-    last_fire_at: datetime | None
+    next_fire_at: Instant | None
+    last_fire_at: Instant | None
     last_run_id: str | None
     last_run_status: RunStatus | None
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
     #: why the schedule is in its state: the note of its latest state change (None: none)
     note: str | None = None
     #: when its state last changed (its creation, if never since)
-    state_changed_at: datetime | None = None
+    state_changed_at: Instant | None = None
     #: failed runs in a row after which it pauses itself (None: never)
     pause_after_failures: int | None = None
     #: the most runs it starts, occurrences and backfills (None: no limit)
@@ -197,11 +201,11 @@ class ScheduleInfo:
     #: how many more runs ``max_runs`` lets it start (None without ``max_runs``)
     runs_left: int | None = None
     #: how long after its occurrence a fired run must have completed (None: no deadline)
-    deadline: timedelta | None = None
+    deadline: Length | None = None
     #: how late the next occurrence is, undecided (active schedules only; ``_liveness``):
     #: the sign that no worker serves the schedule. None when it is not overdue, and
     #: within the grace (``OVERDUE_GRACE_MS``, 10 s) of the occurrence or a resume.
-    overdue_by: timedelta | None = None
+    overdue_by: Length | None = None
     #: the DST policy of a fixed-time cron (DESIGN §2)
     dst_gap: DstGap = DstGap.SHIFT
     dst_repeat: DstRepeat = DstRepeat.FIRST
@@ -224,8 +228,8 @@ class DeadlineMissed:
 
     key: str
     run_id: str
-    occurrence: datetime
-    deadline_at: datetime
+    occurrence: Instant
+    deadline_at: Instant
     status: RunStatus
     reason: str
 
@@ -239,14 +243,14 @@ class HistoryEntry:
     """
 
     key: str
-    occurrence: datetime
+    occurrence: Instant
     decision: Decision
     reason: str
     run_id: str | None
     revision: int
-    decided_at: datetime
+    decided_at: Instant
     count: int = 1
-    last_occurrence: datetime | None = None
+    last_occurrence: Instant | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,10 +305,10 @@ class WorkerInfo:
     pools: tuple[str, ...]
     workflows: tuple[str, ...]
     version: str
-    started_at: datetime
-    last_seen: datetime
+    started_at: Instant
+    last_seen: Instant
     alive: bool
-    stopped_at: datetime | None = None
+    stopped_at: Instant | None = None
     waiting_for_calendars: tuple[tuple[str, str], ...] = ()
 
 
@@ -314,8 +318,8 @@ class ApiKeyInfo:
 
     id: str
     name: str
-    created_at: datetime
-    revoked_at: datetime | None
+    created_at: Instant
+    revoked_at: Instant | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +333,7 @@ class CalendarInfo:
     holidays: tuple[date, ...]
     country: str | None
     subdivision: str | None
-    updated_at: datetime
+    updated_at: Instant
 
 
 @dataclass(frozen=True)
@@ -396,7 +400,7 @@ class StorageStats:
     tables: tuple[TableStats, ...]
     total_bytes: int
     free_bytes: int | None
-    oldest_ended_at: datetime | None
+    oldest_ended_at: Instant | None
     prunable_runs: int
     prunable_history: int
-    retention: timedelta | None = None
+    retention: Length | None = None

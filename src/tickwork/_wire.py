@@ -22,21 +22,16 @@ from . import cron as cron_module
 from . import errors
 from ._business_days import BusinessDays, OnHoliday
 from ._checkpoints import asleep_in, ended_at, waiting_for
-from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, describe_duration, format_duration, parse_duration
 from ._liveness import HeldBack, held_back_text
 from ._models import (
     Backfilled,
-    Decision,
     HistoryEntry,
-    Overlap,
     RunInfo,
-    RunStatus,
     ScheduleAction,
     ScheduleInfo,
     ScheduleState,
     StepInfo,
-    StepTry,
     Triggered,
     WorkerInfo,
 )
@@ -50,13 +45,7 @@ from ._preview import (
 )
 from ._retry import Retry
 from ._spec import ScheduleSpec, option_names
-from ._wire_values import (
-    duration_from_wire,
-    duration_to_wire,
-    instant,
-    instant_from_wire,
-    required_instant,
-)
+from ._wire_values import duration_to_wire, form, instant, instant_from_wire, to_json
 
 __all__ = [
     "DONE",
@@ -105,38 +94,7 @@ _DETAIL_TYPES = (str, int, float, bool, type(None))
 
 
 def schedule_to_wire(info: ScheduleInfo) -> dict[str, Any]:
-    return {
-        "key": info.key,
-        "workflow": info.workflow,
-        "input": info.input,
-        "cron": info.cron,
-        "every": duration_to_wire(info.every),
-        "timezone": info.timezone,
-        "overlap": info.overlap.value,
-        "catchup": info.catchup,
-        "jitter": duration_to_wire(info.jitter),
-        "pool": info.pool,
-        "priority": info.priority,
-        "state": info.state.value,
-        "revision": info.revision,
-        "next_fire_at": instant(info.next_fire_at),
-        "last_fire_at": instant(info.last_fire_at),
-        "last_run_id": info.last_run_id,
-        "last_run_status": None if info.last_run_status is None else info.last_run_status.value,
-        "created_at": instant(info.created_at),
-        "updated_at": instant(info.updated_at),
-        "note": info.note,
-        "state_changed_at": instant(info.state_changed_at),
-        "pause_after_failures": info.pause_after_failures,
-        "max_runs": info.max_runs,
-        "runs_left": info.runs_left,
-        "deadline": duration_to_wire(info.deadline),
-        "overdue_by": duration_to_wire(info.overdue_by),
-        "dst_gap": info.dst_gap.value,
-        "dst_repeat": info.dst_repeat.value,
-        "calendar": info.calendar,
-        "on_holiday": info.on_holiday.value,
-    }
+    return to_json(info)
 
 
 def schedule_list_to_wire(
@@ -200,54 +158,12 @@ def state_change_to_wire(
 
 
 def schedule_from_wire(data: dict[str, Any]) -> ScheduleInfo:
-    status = data["last_run_status"]
-    return ScheduleInfo(
-        key=data["key"],
-        workflow=data["workflow"],
-        input=data["input"],
-        cron=data["cron"],
-        every=duration_from_wire(data["every"]),
-        timezone=data["timezone"],
-        overlap=Overlap(data["overlap"]),
-        catchup=data["catchup"],
-        jitter=duration_from_wire(data["jitter"]),
-        pool=data["pool"],
-        priority=data["priority"],
-        state=ScheduleState(data["state"]),
-        revision=data["revision"],
-        next_fire_at=instant_from_wire(data["next_fire_at"]),
-        last_fire_at=instant_from_wire(data["last_fire_at"]),
-        last_run_id=data["last_run_id"],
-        last_run_status=None if status is None else RunStatus(status),
-        created_at=required_instant(data["created_at"]),
-        updated_at=required_instant(data["updated_at"]),
-        note=data.get("note"),  # an older server sends none of these three
-        state_changed_at=instant_from_wire(data.get("state_changed_at")),
-        pause_after_failures=data.get("pause_after_failures"),
-        max_runs=data.get("max_runs"),  # an older server sends none of these three
-        runs_left=data.get("runs_left"),
-        deadline=duration_from_wire(data.get("deadline")),
-        overdue_by=duration_from_wire(data.get("overdue_by")),
-        # an older server sends none of these four: its schedules had the defaults
-        dst_gap=DstGap(data.get("dst_gap", DstGap.SHIFT)),
-        dst_repeat=DstRepeat(data.get("dst_repeat", DstRepeat.FIRST)),
-        calendar=data.get("calendar"),
-        on_holiday=OnHoliday(data.get("on_holiday", OnHoliday.SKIP)),
-    )
+    schedule: ScheduleInfo = form(ScheduleInfo).validate_python(data)
+    return schedule
 
 
 def history_to_wire(entry: HistoryEntry) -> dict[str, Any]:
-    return {
-        "key": entry.key,
-        "occurrence": instant(entry.occurrence),
-        "last_occurrence": instant(entry.last_occurrence),
-        "count": entry.count,
-        "decision": entry.decision.value,
-        "reason": entry.reason,
-        "run_id": entry.run_id,
-        "revision": entry.revision,
-        "decided_at": instant(entry.decided_at),
-    }
+    return to_json(entry)
 
 
 def history_list_to_wire(entries: list[HistoryEntry]) -> dict[str, Any]:
@@ -277,55 +193,25 @@ def backfill_text(key: str, done: Backfilled) -> str:
 
 
 def history_from_wire(data: dict[str, Any]) -> HistoryEntry:
-    return HistoryEntry(
-        key=data["key"],
-        occurrence=required_instant(data["occurrence"]),
-        decision=Decision(data["decision"]),
-        reason=data["reason"],
-        run_id=data["run_id"],
-        revision=data["revision"],
-        decided_at=required_instant(data["decided_at"]),
-        count=data["count"],
-        last_occurrence=instant_from_wire(data["last_occurrence"]),
-    )
+    entry: HistoryEntry = form(HistoryEntry).validate_python(data)
+    return entry
 
 
 def triggered_to_wire(key: str, triggered: Triggered) -> dict[str, Any]:
-    return {
-        "key": key,
-        "run_id": triggered.run_id,
-        "started": triggered.started,
-        "status": triggered.status.value,
-    }
+    # the schedule's key too: a trigger's answer says which schedule it started
+    return {"key": key, **to_json(triggered)}
 
 
 def triggered_from_wire(data: dict[str, Any]) -> Triggered:
-    return Triggered(data["run_id"], data["started"], RunStatus(data["status"]))
+    triggered: Triggered = form(Triggered).validate_python(data)
+    return triggered
 
 
 # -- runs ------------------------------------------------------------------------------
 
 
 def run_to_wire(run: RunInfo) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "workflow": run.workflow,
-        "version": run.version,
-        "status": run.status.value,
-        "input": run.input,
-        "result": run.result,
-        "error": run.error,
-        "attempt": run.attempt,
-        "priority": run.priority,
-        "pool": run.pool,
-        "schedule_key": run.schedule_key,
-        "schedule_revision": run.schedule_revision,
-        "scheduled_for": instant(run.scheduled_for),
-        "created_at": instant(run.created_at),
-        "started_at": instant(run.started_at),
-        "finished_at": instant(run.finished_at),
-        "traceback": run.traceback,
-    }
+    return to_json(run)
 
 
 def run_page_to_wire(runs: list[RunInfo], *, offset: int, limit: int) -> dict[str, Any]:
@@ -363,25 +249,8 @@ def error_line(error: str | None, width: int = ERROR_LINE) -> str | None:
 
 
 def run_from_wire(data: dict[str, Any]) -> RunInfo:
-    return RunInfo(
-        id=data["id"],
-        workflow=data["workflow"],
-        version=data["version"],
-        status=RunStatus(data["status"]),
-        input=data["input"],
-        result=data["result"],
-        error=data["error"],
-        attempt=data["attempt"],
-        priority=data["priority"],
-        pool=data["pool"],
-        schedule_key=data["schedule_key"],
-        scheduled_for=instant_from_wire(data["scheduled_for"]),
-        created_at=required_instant(data["created_at"]),
-        started_at=instant_from_wire(data["started_at"]),
-        finished_at=instant_from_wire(data["finished_at"]),
-        schedule_revision=data["schedule_revision"],
-        traceback=data.get("traceback"),  # an older server sends none
-    )
+    run: RunInfo = form(RunInfo).validate_python(data)
+    return run
 
 
 def step_to_wire(
@@ -390,18 +259,7 @@ def step_to_wire(
     """A checkpoint as stored; with its ``run``, also when it ended (a sleep at its wake,
     a wait when its event came; null while it sleeps or waits) and what a wait waits
     for (``_checkpoints.py``). A client reads the stored fields back alone."""
-    wire: dict[str, Any] = {
-        "run_id": step.run_id,
-        "name": step.name,
-        "kind": step.kind,
-        "status": step.status,
-        "result": step.result,
-        "error": step.error,
-        "attempts": step.attempts,
-        "started_at": instant(step.started_at),
-        "finished_at": instant(step.finished_at),
-        "tries": [_try_to_wire(t) for t in step.tries],
-    }
+    wire = to_json(step)
     if run is not None:
         wire["ended_at"] = instant(ended_at(step, run, asleep=asleep))
         wait = waiting_for(step)
@@ -411,39 +269,9 @@ def step_to_wire(
     return wire
 
 
-def _try_to_wire(one: StepTry) -> dict[str, Any]:
-    return {
-        "attempt": one.attempt,
-        "error": one.error,
-        "traceback": one.traceback,
-        "started_at": instant(one.started_at),
-        "finished_at": instant(one.finished_at),
-    }
-
-
-def _try_from_wire(data: dict[str, Any]) -> StepTry:
-    return StepTry(
-        attempt=data["attempt"],
-        error=data["error"],
-        traceback=data["traceback"],
-        started_at=required_instant(data["started_at"]),
-        finished_at=required_instant(data["finished_at"]),
-    )
-
-
 def step_from_wire(data: dict[str, Any]) -> StepInfo:
-    return StepInfo(
-        run_id=data["run_id"],
-        name=data["name"],
-        kind=data["kind"],
-        status=data["status"],
-        result=data["result"],
-        error=data["error"],
-        attempts=data["attempts"],
-        started_at=required_instant(data["started_at"]),
-        finished_at=required_instant(data["finished_at"]),
-        tries=tuple(_try_from_wire(t) for t in data.get("tries", ())),  # as for traceback
-    )
+    step: StepInfo = form(StepInfo).validate_python(data)  # ended_at, waiting_for: ignored
+    return step
 
 
 # -- cadence previews ------------------------------------------------------------------
@@ -542,19 +370,8 @@ def _wall(marked: MarkedOccurrence) -> str:
 
 
 def worker_to_wire(worker: WorkerInfo) -> dict[str, Any]:
-    return {
-        "id": worker.id,
-        "host": worker.host,
-        "pid": worker.pid,
-        "pools": list(worker.pools),
-        "workflows": list(worker.workflows),
-        "version": worker.version,
-        "started_at": instant(worker.started_at),
-        "last_seen": instant(worker.last_seen),
-        "alive": worker.alive,
-        "stopped_at": instant(worker.stopped_at),
-        "waiting_for_calendars": dict(worker.waiting_for_calendars),
-    }
+    # waiting_for_calendars travels as an object (key: calendar), stored as sorted pairs
+    return {**to_json(worker), "waiting_for_calendars": dict(worker.waiting_for_calendars)}
 
 
 def worker_list_to_wire(workers: list[WorkerInfo]) -> dict[str, Any]:
@@ -563,20 +380,10 @@ def worker_list_to_wire(workers: list[WorkerInfo]) -> dict[str, Any]:
 
 
 def worker_from_wire(data: dict[str, Any]) -> WorkerInfo:
-    return WorkerInfo(
-        id=data["id"],
-        host=data["host"],
-        pid=data["pid"],
-        pools=tuple(data["pools"]),
-        workflows=tuple(data["workflows"]),
-        version=data["version"],
-        started_at=required_instant(data["started_at"]),
-        last_seen=required_instant(data["last_seen"]),
-        alive=data["alive"],
-        stopped_at=instant_from_wire(data["stopped_at"]),
-        # a server before issue 47's records sends none
-        waiting_for_calendars=tuple(sorted(data.get("waiting_for_calendars", {}).items())),
-    )
+    # a server before issue 47's records sends no waiting_for_calendars
+    pairs = tuple(sorted(data.get("waiting_for_calendars", {}).items()))
+    worker: WorkerInfo = form(WorkerInfo).validate_python({**data, "waiting_for_calendars": pairs})
+    return worker
 
 
 # -- errors ----------------------------------------------------------------------------

@@ -64,8 +64,9 @@ from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
 from .api_input import instant_param, instant_value, int_param, read_body, spec_from_body
 from .auth import BearerAuth
-from .calendar_api import calendar_routes
-from .openapi import PREFIX, openapi_document
+from .calendar_api import Handler, calendar_handlers
+from .openapi import openapi_document
+from .routes import ENDPOINTS, Endpoint
 
 __all__ = ["build_api"]
 
@@ -168,7 +169,7 @@ class _Api:
         change.__name__ = f"{action}_schedule"
         return change
 
-    async def trigger(self, request: Request) -> Response:
+    async def trigger_schedule(self, request: Request) -> Response:
         key = request.path_params["key"]
         new_run = False
         if await request.body():  # the body is optional: {"new_run": true}
@@ -178,7 +179,7 @@ class _Api:
             raise await self._no_schedule(key)
         return JSONResponse(triggered_to_wire(key, triggered))
 
-    async def backfill(self, request: Request) -> Response:
+    async def backfill_schedule(self, request: Request) -> Response:
         key = request.path_params["key"]
         body = await read_body(request, schemas.BackfillRequest)
         start = instant_value(body.start, "start")
@@ -187,7 +188,7 @@ class _Api:
         done = await self._call(self.engine.backfill_counted, key, start, end, overlap=body.overlap)
         return JSONResponse(backfilled_to_wire(key, done))
 
-    async def history(self, request: Request) -> Response:
+    async def schedule_history(self, request: Request) -> Response:
         key = request.path_params["key"]
         limit = int_param(request, "limit", 100, 1, MAX_LIMIT)
         await self._schedule(key)  # 404 for an unknown key, where the engine says []
@@ -259,7 +260,7 @@ class _Api:
 
     # events (DESIGN §9)
 
-    async def emit(self, request: Request) -> Response:
+    async def emit_event(self, request: Request) -> Response:
         body = await read_body(request, schemas.EmitEvent)
         event = await self._call(self.engine.emit_event, body.name, body.payload, id=body.id)
         return JSONResponse(emitted_to_wire(event))
@@ -302,17 +303,17 @@ class _Api:
 
     # workers
 
-    async def workers(self, request: Request) -> Response:
+    async def list_workers(self, request: Request) -> Response:
         found = await self._call(self.engine.list_workers)
         return JSONResponse(worker_list_to_wire(found))
 
     # workflows and previews
 
-    async def workflows(self, request: Request) -> Response:
+    async def list_workflows(self, request: Request) -> Response:
         definitions = self.engine.workflow_definitions()
         return JSONResponse({"workflows": [_workflow_json(d) for d in definitions]})
 
-    async def preview(self, request: Request) -> Response:
+    async def preview_cadence(self, request: Request) -> Response:
         params = request.query_params
         expr, every = params.get("cron"), params.get("every")
         timezone = params.get("timezone", "UTC")
@@ -352,20 +353,14 @@ class _Api:
 _PREVIEW_DEFAULTS = {"dst_gap": "shift", "dst_repeat": "first", "on_holiday": "skip"}
 
 
-def _route(
-    path: str, handlers: dict[str, Callable[[Request], Any]], document: dict[str, Any]
-) -> Route:
+def _route(path: str, endpoints: list[Endpoint], handlers: dict[str, Handler]) -> Route:
     """One route per path, whatever its methods, so a 405's ``Allow`` names them all.
 
-    Query parameters the document does not list for the operation are refused (400), so
+    Query parameters the declaration does not list for the operation are refused (400), so
     a misspelt filter (``?stauts=failed``) is an error rather than every run.
     """
-    documented = document["paths"][PREFIX + path.replace(":path", "")]
-    allowed = {
-        method: {p["name"] for p in documented[method.lower()].get("parameters", ())
-                 if p["in"] == "query"}
-        for method in handlers
-    }  # fmt: skip
+    serving = {e.method: handlers[e.operation_id] for e in endpoints}
+    allowed = {e.method: {p["name"] for p in e.params if p["in"] == "query"} for e in endpoints}
 
     async def endpoint(request: Request) -> Response:
         method = "GET" if request.method == "HEAD" else request.method
@@ -374,11 +369,11 @@ def _route(
             raise ConfigError(
                 f"Unknown query parameter(s) {unknown}: expected some of {sorted(allowed[method])}"
             )
-        response: Response = await handlers[method](request)
+        response: Response = await serving[method](request)
         return response
 
-    endpoint.__name__ = next(iter(handlers.values())).__name__
-    return Route(path, endpoint, methods=list(handlers))
+    endpoint.__name__ = endpoints[0].operation_id
+    return Route(path, endpoint, methods=list(serving))
 
 
 def build_api(engine: Engine) -> Starlette:
@@ -389,37 +384,23 @@ def build_api(engine: Engine) -> Starlette:
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
 
-    state_changes = {
-        f"/schedules/{{key}}/{action}": {"POST": api.state_handler(action)}
-        for action in ScheduleAction
-    }
-    paths: dict[str, dict[str, Callable[[Request], Any]]] = {
-        "/openapi.json": {"GET": openapi},
-        "/schedules": {"GET": api.list_schedules, "POST": api.create_schedule},
-        "/schedules/{key}": {
-            "GET": api.get_schedule,
-            "PUT": api.put_schedule,
-            "DELETE": api.delete_schedule,
+    # Each declared operation's handler, by its operation id.
+    handlers: dict[str, Handler] = {
+        **{
+            e.operation_id: getattr(api, e.operation_id)
+            for e in ENDPOINTS
+            if hasattr(api, e.operation_id)
         },
-        "/schedules/{key}/trigger": {"POST": api.trigger},
-        "/schedules/{key}/backfill": {"POST": api.backfill},
-        "/schedules/{key}/history": {"GET": api.history},
-        **state_changes,
-        "/runs": {"GET": api.list_runs, "POST": api.start_run},
-        # Before the run itself: "/runs/a/cancel" would also match it, with id "a/cancel".
-        "/runs/{run_id:path}/cancel": {"POST": api.cancel_run},
-        "/runs/{run_id:path}": {"GET": api.get_run},
-        "/events": {"GET": api.list_events, "POST": api.emit},
-        "/events/{event_id}": {"GET": api.get_event},
-        "/subscriptions": {"GET": api.list_subscriptions, "POST": api.subscribe},
-        "/subscriptions/{key}": {"DELETE": api.unsubscribe},
-        "/subscriptions/{key}/history": {"GET": api.subscription_history},
-        **calendar_routes(engine),
-        "/workflows": {"GET": api.workflows},
-        "/workers": {"GET": api.workers},
-        "/cron/preview": {"GET": api.preview},
+        **{f"{action}_schedule": api.state_handler(action) for action in ScheduleAction},
+        **calendar_handlers(engine),
+        "openapi": openapi,
     }
-    routes: list[BaseRoute] = [_route(path, handlers, document) for path, handlers in paths.items()]
+    by_path: dict[str, list[Endpoint]] = {}
+    for declared in ENDPOINTS:
+        by_path.setdefault(declared.path, []).append(declared)
+    # A catch-all path goes last: "/runs/a/cancel" would also match "/runs/{run_id:path}".
+    paths = sorted(by_path, key=lambda path: path.endswith(":path}"))
+    routes: list[BaseRoute] = [_route(path, by_path[path], handlers) for path in paths]
     return Starlette(
         routes=routes,
         middleware=[Middleware(BearerAuth, engine=engine)],

@@ -26,7 +26,7 @@ from . import schemas
 from .api_errors import no_calendar
 from .api_input import int_param, read_body
 
-__all__ = ["calendar_routes"]
+__all__ = ["Handler", "calendar_handlers"]
 
 Handler = Callable[[Request], Any]
 
@@ -72,14 +72,12 @@ class _Calendars:
         return JSONResponse({"name": name, "deleted": True})
 
 
-def calendar_routes(engine: Engine) -> dict[str, dict[str, Handler]]:
-    """The calendar paths and their handlers, for ``build_api``'s table."""
+def calendar_handlers(engine: Engine) -> dict[str, Handler]:
+    """The calendar routes' handlers by operation id (``routes.py`` declares the routes)."""
     calendars = _Calendars(engine)
     return {
-        "/calendars": {"GET": calendars.list_calendars},
-        "/calendars/{name}": {
-            "GET": calendars.get_calendar,
-            "PUT": calendars.put_calendar,
-            "DELETE": calendars.delete_calendar,
-        },
+        "list_calendars": calendars.list_calendars,
+        "get_calendar": calendars.get_calendar,
+        "put_calendar": calendars.put_calendar,
+        "delete_calendar": calendars.delete_calendar,
     }
