@@ -28,12 +28,12 @@ class Deadlines:
         """Record every deadline missed by now; log each and hand it to the hooks."""
         store = self._runtime.store
         now = self._runtime.now_ms()
-        due = store.next_deadline_ms()
+        due = store.deadlines.next_deadline_ms()
         if due is None or due > now:
             return []  # a cheap read of the index spares the write transaction
         missed: list[DeadlineMissed] = []
         while True:
-            batch = store.record_missed_deadlines(now_ms=now, limit=DEADLINE_BATCH)
+            batch = store.deadlines.record_missed_deadlines(now_ms=now, limit=DEADLINE_BATCH)
             missed += batch
             for miss in batch:
                 log_deadline_missed(miss)
@@ -43,4 +43,4 @@ class Deadlines:
 
     def next_due_ms(self) -> int | None:
         """When the next deadline passes (the firing loop wakes for it)."""
-        return self._runtime.store.next_deadline_ms()
+        return self._runtime.store.deadlines.next_deadline_ms()

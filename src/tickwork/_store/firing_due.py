@@ -17,7 +17,7 @@ from .sql_events import NEXT_BUFFER_DUE
 from .sql_schedules import FIRST_DUE_ROWS, FIRST_SCHEDULES_DUE, NEXT_SCHEDULE_DUE, first_due
 from .transaction import Database, in_filters
 
-__all__ = ["next_firing_due_ms"]
+__all__ = ["FiringDueSql"]
 
 # The deadlines' and the buffers' next due times, one row each ('d', 'b').
 OTHERS = f"""
@@ -33,24 +33,32 @@ WITH_FIRST_SCHEDULES = (
 )
 
 
-def next_firing_due_ms(
-    db: Database, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int
-) -> int | None:
-    """``Store.next_firing_due_ms``: the earliest of the three, or None."""
-    if not pools or not workflows:
-        rows = db.read_rows(OTHERS)
-    elif ahead_ms:
-        statement = WITH_FIRST_SCHEDULES.format(filters=in_filters(pools, workflows))
-        rows = db.read_rows(statement, *pools, *workflows, FIRST_DUE_ROWS)
-    else:
-        statement = WITH_NEXT_SCHEDULE.format(filters=in_filters(pools, workflows))
-        rows = db.read_rows(statement, *pools, *workflows)
-    schedules = sorted(
-        (int(due), policy) for kind, due, policy in rows if kind == "s" and due is not None
-    )
-    dues = [int(due) for kind, due, _ in rows if kind != "s" and due is not None]
-    if schedules:
-        first = first_due(schedules, ahead_ms) if ahead_ms else schedules[0][0]
-        if first is not None:
-            dues.append(first)
-    return min(dues) if dues else None
+class FiringDueSql:
+    """``FiringStore`` over a dialect's ``Database``."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def next_firing_due_ms(
+        self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
+    ) -> int | None:
+        db = self._db
+        if not pools or not workflows:
+            rows = db.read_rows(OTHERS)
+        elif ahead_ms:
+            statement = WITH_FIRST_SCHEDULES.format(filters=in_filters(pools, workflows))
+            rows = db.read_rows(statement, *pools, *workflows, FIRST_DUE_ROWS)
+        else:
+            statement = WITH_NEXT_SCHEDULE.format(filters=in_filters(pools, workflows))
+            rows = db.read_rows(statement, *pools, *workflows)
+        schedules = sorted(
+            (int(due), policy) for kind, due, policy in rows if kind == "s" and due is not None
+        )
+        dues = [int(due) for kind, due, _ in rows if kind != "s" and due is not None]
+        if schedules:
+            first = first_due(schedules, ahead_ms) if ahead_ms else schedules[0][0]
+            if first is not None:
+                dues.append(first)
+        return min(dues) if dues else None

@@ -37,10 +37,10 @@ from .._models import (
 )
 from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
 from .._records import DueSchedule, FiringState, NewRun, ScheduleRecord, StoredSchedule
-from .contract import BackfillDecide, FireResult, Registration
 from .counters import count_firings, observe_lateness
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED, insert_run_row
 from .run_rows import NEW_RUN
+from .schedule_contract import BackfillDecide, FireResult, Registration
 from .schedule_rows import (
     CHANGEABLE,
     FIRING,
@@ -226,7 +226,7 @@ FIRST_DUE_ROWS = 100
 
 
 class SchedulesSql:
-    """Schedules over a dialect's ``Database`` (see ``Store``)."""
+    """``ScheduleStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 
@@ -387,6 +387,12 @@ class SchedulesSql:
             return tx.rowcount == 1
 
         return self._db.write(work)
+
+    def set_schedule_state(
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+    ) -> bool:
+        changed = self.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
+        return changed is not None
 
     def change_schedule_state(
         self,
