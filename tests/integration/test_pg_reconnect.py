@@ -107,6 +107,7 @@ class _FlakyRenewals:
     def __init__(self) -> None:
         self.down = threading.Event()
         self.calls = 0
+        self.runs = self  # the runs part: its renew_leases
 
     def migrate(self) -> int:
         return 1
