@@ -34,7 +34,7 @@ from urllib.parse import quote
 import psycopg
 
 from tickwork import RunStatus
-from tickwork._store import NewRun, open_store
+from tickwork._store import ClaimRequest, NewRun, open_store
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 LEASE_MS = 30_000
@@ -81,17 +81,26 @@ def fill(conn: psycopg.Connection, n: int) -> None:
 def start(store, count: int, now_ms: int) -> None:
     """``count`` new runs of the workflow, due now."""
     for _ in range(count):
-        store.insert_run(NewRun(uuid.uuid4().hex, "wf", "1", None, 0, "default", now_ms, now_ms))
+        store.runs.insert_run(
+            NewRun(uuid.uuid4().hex, "wf", "1", None, 0, "default", now_ms, now_ms)
+        )
 
 
 def take_and_end(store, limit: int, now_ms: int) -> int:
     """Claim up to ``limit`` due runs and end each, as a worker would; how many."""
-    taken = store.claim_runs(
-        now_ms=now_ms, lease_ms=LEASE_MS, worker="churn", pools=["default"],
-        limits={"wf": None}, limit=limit,
-    )  # fmt: skip
+    taken = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=now_ms,
+            lease_ms=LEASE_MS,
+            worker="churn",
+            pools=["default"],
+            limits={"wf": None},
+            limit=limit,
+            idle=True,
+        )
+    )
     for run in taken:
-        store.finish_run(
+        store.runs.finish_run(
             run_id=run.info.id, token=run.lease_token, status=RunStatus.COMPLETED,
             result_json='"ok"', error=None, now_ms=now_ms, running=run.info,
         )  # fmt: skip
@@ -118,12 +127,19 @@ def churn(store, rate: float, backlog: int, stop: threading.Event, done: list[in
 def probe(store) -> tuple[float, float]:
     """One "when is the next run due" and one claim that finds nothing, in ms."""
     started = time.perf_counter()
-    store.next_due_ms(pools=["default"], workflows=["idle"])
+    store.runs.next_due_ms(pools=["default"], workflows=["idle"])
     between = time.perf_counter()
-    store.claim_runs(
-        now_ms=int(time.time() * 1000), lease_ms=LEASE_MS, worker="probe", pools=["default"],
-        limits={"idle": None}, limit=8,
-    )  # fmt: skip
+    store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=int(time.time() * 1000),
+            lease_ms=LEASE_MS,
+            worker="probe",
+            pools=["default"],
+            limits={"idle": None},
+            limit=8,
+            idle=True,
+        )
+    )
     return (between - started) * 1000, (time.perf_counter() - between) * 1000
 
 

@@ -762,7 +762,7 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
     for key in keys:
         engine.schedule(LOAD_WORKFLOW, every="1s", key=key)
     store = engine._runtime.store
-    fire_due = store.fire_due
+    fire_due = store.firing.fire_due
     firing = engine._firing
     tick = firing.tick
     fired: list[tuple[str, float, float, float]] = []
@@ -783,7 +783,7 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
         return result
 
     firing.tick = timed_tick  # type: ignore[method-assign]
-    store.fire_due = timed_fire_due  # type: ignore[method-assign]
+    store.firing = Overridden(store.firing, fire_due=timed_fire_due)
     parent, orphaned = os.getppid(), False
     with engine.worker(threads=LOAD_THREADS):
         ready.set()
@@ -796,6 +796,18 @@ def load_worker(url: str, keys: list[str], offset_ms: int, ready: Any, stop: Any
         Path(out).write_text(json.dumps(fired))
 
 
+class Overridden:
+    """A store's part with some of its methods replaced (the parts have ``__slots__``:
+    a method cannot be set on one)."""
+
+    def __init__(self, part: Any, **methods: Any) -> None:
+        self._part = part
+        self.__dict__.update(methods)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._part, name)
+
+
 class PruneGate:
     """Lets the prune's batches through only while open, so that pruning and not pruning
     alternate within one pass: ``close`` returns once the batch in flight (if any) is
@@ -803,11 +815,11 @@ class PruneGate:
 
     def __init__(self, engine: Any) -> None:
         store = engine._runtime.store
-        self._batch = store.prune_batch
+        self._batch = store.pruning.prune_batch
         self._open = threading.Event()
         self._busy = threading.Lock()
         self._finish = False
-        store.prune_batch = self._gated
+        store.pruning = Overridden(store.pruning, prune_batch=self._gated)
 
     def _gated(self, **kwargs: Any) -> Any:
         from tickwork._retention import PruneBatch, PrunePosition

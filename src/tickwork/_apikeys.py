@@ -40,7 +40,7 @@ def create_key(store: Store, name: str, now_ms: int) -> str:
         )
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
-    if not store.create_api_key(
+    if not store.keys.create_api_key(
         key_id=key_id, name=name, secret_hash=hash_secret(secret), now_ms=now_ms
     ):
         raise ConfigError(f"An API key named {name!r} exists: revoke it or choose another name")
@@ -52,7 +52,7 @@ def verify_key(store: Store, token: str) -> str | None:
     match = _TOKEN.match(token) if isinstance(token, str) else None
     if match is None:
         return None
-    stored = store.api_key_hash(match.group(1))
+    stored = store.keys.api_key_hash(match.group(1))
     # Compare even when the id is unknown, so timing says nothing about which ids exist.
     expected = stored if stored is not None else hash_secret("")
     valid = hmac.compare_digest(expected, hash_secret(match.group(2)))
@@ -60,7 +60,7 @@ def verify_key(store: Store, token: str) -> str | None:
 
 
 def revoke_key(store: Store, name_or_id: str, now_ms: int) -> bool:
-    return store.revoke_api_key(name_or_id, now_ms=now_ms)
+    return store.keys.revoke_api_key(name_or_id, now_ms=now_ms)
 
 
 class ApiKeys:
@@ -73,7 +73,7 @@ class ApiKeys:
         return create_key(self._runtime.store, name, self._runtime.now_ms())
 
     def list_all(self) -> list[ApiKeyInfo]:
-        return self._runtime.store.list_api_keys()
+        return self._runtime.store.keys.list_api_keys()
 
     def revoke(self, name_or_id: str) -> bool:
         return revoke_key(self._runtime.store, name_or_id, self._runtime.now_ms())
@@ -84,4 +84,4 @@ class ApiKeys:
     def is_live(self, key_id: str) -> bool:
         """Whether the key with this id exists and is not revoked (a revoked key has no
         hash)."""
-        return self._runtime.store.api_key_hash(key_id) is not None
+        return self._runtime.store.keys.api_key_hash(key_id) is not None

@@ -50,7 +50,7 @@ class CalendarDays:
 
     def _current(self, wanted: frozenset[int]) -> dict[str, BusinessDays]:
         store = self._store()
-        stamps = store.calendar_stamps()
+        stamps = store.calendars.calendar_stamps()
         for name in set(self._known) - set(stamps):
             del self._known[name]  # deleted
         for name, stamp in stamps.items():
@@ -73,7 +73,7 @@ class CalendarDays:
 
     @staticmethod
     def _load(store: Store, name: str, years: frozenset[int]) -> _Known | None:
-        calendar = store.get_calendar(name)
+        calendar = store.calendars.get_calendar(name)
         if calendar is None:
             return None
         public: list[Holiday] = []
@@ -87,7 +87,7 @@ class CalendarDays:
 def _public_year(store: Store, calendar: CalendarInfo, year: int) -> tuple[Holiday, ...]:
     """A country calendar's public holidays of ``year``: stored, or resolved and stored
     (nothing when the ``holidays`` extra is missing here: the listed dates still count)."""
-    stored = store.calendar_year(calendar.name, year)
+    stored = store.calendars.calendar_year(calendar.name, year)
     if stored is not None:
         return stored
     assert calendar.country is not None
@@ -95,5 +95,5 @@ def _public_year(store: Store, calendar: CalendarInfo, year: int) -> tuple[Holid
         found = public_holidays(calendar.country, calendar.subdivision, year)
     except ConfigError:
         return ()
-    store.store_calendar_year(calendar.name, year, found)
+    store.calendars.store_calendar_year(calendar.name, year, found)
     return found

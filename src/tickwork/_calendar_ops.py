@@ -57,10 +57,10 @@ class Calendars:
             for year in (now.year, now.year + 1):
                 years[year] = public_holidays(declared.country, declared.subdivision, year)
         now_ms = _clock.to_ms(now)
-        self._store.put_calendar(declared, now_ms=now_ms)
+        self._store.calendars.put_calendar(declared, now_ms=now_ms)
         for year, found in years.items():
-            self._store.store_calendar_year(declared.name, year, found)
-        stored = self._store.get_calendar(declared.name)
+            self._store.calendars.store_calendar_year(declared.name, year, found)
+        stored = self._store.calendars.get_calendar(declared.name)
         assert stored is not None  # just written; a calendar is never deleted by tickwork
         return stored
 
@@ -69,7 +69,7 @@ class Calendars:
         One stored as declared is left alone: its resolved years are kept and the firing
         loops do not read it again (a set would drop both)."""
         for calendar in declared:
-            if not calendar.stored_as(self._store.get_calendar(calendar.name)):
+            if not calendar.stored_as(self._store.calendars.get_calendar(calendar.name)):
                 self.set(
                     calendar.name, holidays=calendar.holidays, weekend=calendar.weekend,
                     country=calendar.country, subdivision=calendar.subdivision,
@@ -77,31 +77,33 @@ class Calendars:
         return [calendar.name for calendar in declared]
 
     def get(self, name: str) -> CalendarInfo | None:
-        return self._store.get_calendar(name)
+        return self._store.calendars.get_calendar(name)
 
     def list(self) -> list[CalendarInfo]:
-        return self._store.list_calendars()
+        return self._store.calendars.list_calendars()
 
     def delete(self, name: str) -> bool:
         """Delete the calendar; ``CalendarInUse`` naming the schedules that use it (they
         would lose the holidays they skip or move), False when there is none. The store
         checks and deletes in one transaction."""
-        return self._store.delete_calendar(name)
+        return self._store.calendars.delete_calendar(name)
 
     def holidays(self, name: str, year: int) -> tuple[Holiday, ...]:
         """The calendar's holidays of ``year`` in date order: its listed dates (named
         ``""``) and its country's public holidays (stored, or resolved and stored now)."""
         check_year(year)
-        calendar = self._store.get_calendar(name)
+        calendar = self._store.calendars.get_calendar(name)
         if calendar is None:
             raise unknown_calendar(name)
         public: tuple[Holiday, ...] = ()
         if calendar.country is not None:
-            stored = self._store.calendar_year(name, year)
+            stored = self._store.calendars.calendar_year(name, year)
             if stored is None:
                 found = public_holidays(calendar.country, calendar.subdivision, year)
-                self._store.store_calendar_year(name, year, found)
-                stored = self._store.calendar_year(name, year)  # another process's, if first
+                self._store.calendars.store_calendar_year(name, year, found)
+                stored = self._store.calendars.calendar_year(
+                    name, year
+                )  # another process's, if first
             public = stored or ()
         named = {holiday.day for holiday in public}
         listed = (Holiday(day, "") for day in calendar.holidays if day.year == year)

@@ -39,7 +39,7 @@ class WaitingForCalendars:
     ) -> list[ScheduleSpec]:
         """The specs whose calendar (if any) is stored; the others wait, each reported
         (``on_error``, else logged at ERROR) naming the schedule and its calendar."""
-        stored = self._runtime.store.calendar_stamps()
+        stored = self._runtime.store.calendars.calendar_stamps()
         ready: list[ScheduleSpec] = []
         waiting: list[tuple[str, ScheduleSpec]] = []
         for spec in specs:
@@ -55,7 +55,7 @@ class WaitingForCalendars:
 
     def ready(self) -> list[ScheduleSpec]:
         """The waiting specs whose calendar is stored now, no longer waiting."""
-        stored = self._runtime.store.calendar_stamps()
+        stored = self._runtime.store.calendars.calendar_stamps()
         with self._lock:
             ready = [spec for _, spec in self._waiting if spec.calendar in stored]
             self._waiting = [(k, s) for k, s in self._waiting if s.calendar not in stored]

@@ -414,7 +414,7 @@ class Context:
         digest = hashlib.sha256(f"{self.run_id}\x00{key}".encode()).hexdigest()[:32]
         store, event_id = self._lease.store, f"run-{digest}"
         emitted = durable(
-            lambda: store.emit_event(NewEvent(event_id, name, text, now)),
+            lambda: store.events.emit(NewEvent(event_id, name, text, now)),
             give_up_after=self._lease.lease_ms / 2000,
         )
         self._on_emitted(event_id, emitted)  # this process's worker takes its runs now
@@ -561,7 +561,7 @@ class Context:
     def _write(self, record: StepRecord) -> _Logged:
         lease = self._lease
         cancel = durable(
-            lambda: lease.store.record_step(
+            lambda: lease.store.runs.record_step(
                 run_id=self.run_id,
                 token=lease.token,
                 step=record,

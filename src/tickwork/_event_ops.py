@@ -84,7 +84,7 @@ class Events:
         if key is not None:
             check_name(key, "A subscription key")
         record = self._record(definition, on, key=key, declared=False)
-        self._runtime.store.upsert_subscriptions([record])
+        self._runtime.store.events.upsert_subscriptions([record])
         return record.key
 
     def sync_declared(self, definitions: Sequence[WorkflowDef]) -> list[str]:
@@ -93,36 +93,38 @@ class Events:
             fresh = [d for d in definitions if d.on and d.name not in self._declared]
             records = [self._record(d, on, key=None, declared=True) for d in fresh for on in d.on]
             if records:
-                self._runtime.store.upsert_subscriptions(records)
+                self._runtime.store.events.upsert_subscriptions(records)
             self._declared.update(d.name for d in fresh)
         return [r.key for r in records]
 
     def unsubscribe(self, key: str) -> bool:
         check_name(key, "A subscription key")
-        return self._runtime.store.delete_subscription(key)
+        return self._runtime.store.events.delete_subscription(key)
 
     def subscriptions(self) -> list[SubscriptionInfo]:
-        return [_subscription(r) for r in self._runtime.store.list_subscriptions()]
+        return [_subscription(r) for r in self._runtime.store.events.list_subscriptions()]
 
     def history(self, key: str, limit: int) -> list[SubscriptionDecision]:
         """A debounced or batched subscription's decisions, newest first."""
         check_name(key, "A subscription key")
         check_limit(limit)
-        return self._runtime.store.subscription_history(key, limit=limit)
+        return self._runtime.store.events.subscription_history(key, limit=limit)
 
     def get(self, event_id: str) -> EventInfo | None:
         check_event_id(event_id)
-        stored = self._runtime.store.get_event(event_id)
+        stored = self._runtime.store.events.get_event(event_id)
         return None if stored is None else _info(*stored)
 
     def query(self, *, name: str | None, limit: int) -> list[EventInfo]:
         check_limit(limit)
         if name is not None:
             check_event_name(name)
-        return [_info(*row) for row in self._runtime.store.list_events(name=name, limit=limit)]
+        return [
+            _info(*row) for row in self._runtime.store.events.list_events(name=name, limit=limit)
+        ]
 
     def counts(self) -> dict[str, int]:
-        return self._runtime.store.emit_counts()
+        return self._runtime.store.events.emit_counts()
 
     def _record(
         self, definition: WorkflowDef, on: On, *, key: str | None, declared: bool

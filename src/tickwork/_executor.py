@@ -252,7 +252,7 @@ class _Attempt:
         def write() -> Outcome:
             now = _clock.now_ms(self.clock)
             request = self.next_claim(now)
-            ended = self.store.finish_run(
+            ended = self.store.runs.finish_run(
                 run_id=self.claim.info.id,
                 token=self.claim.lease_token,
                 status=status,
@@ -280,7 +280,7 @@ class _Attempt:
 
         def write() -> Outcome:
             request = self.next_claim(_clock.now_ms(self.clock))
-            ended = self.store.reschedule_run(
+            ended = self.store.runs.reschedule_run(
                 run_id=self.claim.info.id,
                 token=self.claim.lease_token,
                 status=suspend.status,
@@ -302,7 +302,7 @@ class _Attempt:
             now = _clock.now_ms(self.clock)
             request = self.next_claim(now)
             info = self.claim.info
-            ended = self.store.wait_run(
+            ended = self.store.events.wait_run(
                 NewWait(
                     run_id=info.id, token=self.claim.lease_token, names=wait.names,
                     match=wait.match, since_ms=wait.since_ms, until_ms=wait.until_ms,
@@ -320,7 +320,7 @@ class _Attempt:
         error = storable_text(f"StoreError: the database refused this run's outcome: {exc}")
 
         def write() -> None:
-            self.store.finish_run(
+            self.store.runs.finish_run(
                 run_id=self.claim.info.id,
                 token=self.claim.lease_token,
                 status=RunStatus.FAILED,
@@ -400,7 +400,7 @@ def _failed_attempt(
     info = claim.info
     retry = _retry_of(claim, definition)
     if retry.allows_another(info.attempt):
-        ended = store.reschedule_run(
+        ended = store.runs.reschedule_run(
             run_id=info.id,
             token=claim.lease_token,
             status=RunStatus.PENDING,
@@ -411,7 +411,7 @@ def _failed_attempt(
             then_claim=then_claim,
         )
         return Outcome.of(ended, finished=False, next_claim_asked=then_claim is not None)
-    ended = store.finish_run(
+    ended = store.runs.finish_run(
         run_id=info.id,
         token=claim.lease_token,
         status=RunStatus.FAILED,

@@ -95,7 +95,7 @@ class Firing:
         calendars)."""
         runtime = self._runtime
         self._schedules.register_waiting()
-        return runtime.store.next_firing_due_ms(
+        return runtime.store.firing.next_firing_due_ms(
             pools=runtime.pools, workflows=runtime.registry.names(), ahead_ms=self._ahead_ms
         )
 
@@ -105,11 +105,11 @@ class Firing:
         ``engine.on_deadline_missed`` hook, after the commit. Starts no run."""
         store = self._runtime.store
         now = self._runtime.now_ms()
-        due = store.next_deadline_ms()
+        due = store.deadlines.next_deadline_ms()
         if due is None or due > now:
             return []  # a cheap read of the index spares the write transaction
         while True:
-            batch = store.record_missed_deadlines(now_ms=now, limit=DEADLINE_BATCH)
+            batch = store.deadlines.record_missed_deadlines(now_ms=now, limit=DEADLINE_BATCH)
             for miss in batch:
                 log_deadline_missed(miss)
                 self._runtime.hooks.deadline(miss)
@@ -120,11 +120,11 @@ class Firing:
         """Start the runs of the debounce and batch buffers due now."""
         store = self._runtime.store
         started: list[str] = []
-        due = store.next_flush_ms()
+        due = store.events.next_flush_ms()
         if due is None or due > self._runtime.now_ms():
             return started  # an idle pass reads by the index, and writes nothing
         while True:
-            batch = store.flush_due(now_ms=self._runtime.now_ms(), limit=FLUSH_BATCH)
+            batch = store.events.flush_due(now_ms=self._runtime.now_ms(), limit=FLUSH_BATCH)
             started += batch
             if len(batch) < FLUSH_BATCH:
                 break
@@ -153,7 +153,7 @@ class ScheduleFiring:
         workflows = runtime.registry.names()
         started: list[str] = []
         now = runtime.now_ms()
-        due = runtime.store.next_schedule_due_ms(
+        due = runtime.store.firing.next_schedule_due_ms(
             pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
         )
         if due is None or due > now:
@@ -162,7 +162,7 @@ class ScheduleFiring:
         self._days = self._calendars.current(range(year - 1, year + 2))
         for _ in range(_MAX_PASSES):
             now = runtime.now_ms()  # each pass stamps its runs with its own time
-            result = runtime.store.fire_due(
+            result = runtime.store.firing.fire_due(
                 now_ms=now,
                 pools=runtime.pools,
                 workflows=workflows,
@@ -181,7 +181,7 @@ class ScheduleFiring:
                 # The pass took every due row it could: the next would take none, unless
                 # one is still due (a catch-up decides CATCHUP_BATCH occurrences a pass).
                 # A read says so; an empty pass would be a write transaction.
-                due = runtime.store.next_schedule_due_ms(
+                due = runtime.store.firing.next_schedule_due_ms(
                     pools=runtime.pools, workflows=workflows, ahead_ms=self._ahead_ms
                 )
                 if due is None or due > now:

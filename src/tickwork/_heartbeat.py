@@ -63,7 +63,7 @@ def renew_interval_ms() -> int:
 def list_workers(runtime: Runtime) -> list[WorkerInfo]:
     """Every worker's record seen within the last day, alive or not, at the runtime's
     clock (``Engine.list_workers``)."""
-    return runtime.store.list_workers(now_ms=runtime.now_ms())
+    return runtime.store.workers.list_workers(now_ms=runtime.now_ms())
 
 
 @functools.cache
@@ -113,7 +113,7 @@ class Heartbeat:
         # at every look of an outage.
         self._written = waiting
         try:
-            runtime.store.renew_worker(worker, now_ms=runtime.now_ms())
+            runtime.store.workers.renew_worker(worker, now_ms=runtime.now_ms())
         except StoreError as exc:
             self._outage.failed(exc)
         except Exception as exc:
@@ -138,7 +138,7 @@ class Heartbeat:
             self._thread.join(join_s)
         runtime = self._runtime
         try:
-            runtime.store.stop_worker(runtime.worker_id, now_ms=runtime.now_ms())
+            runtime.store.workers.stop_worker(runtime.worker_id, now_ms=runtime.now_ms())
         except Exception as exc:  # it will look gone after three renewals anyway
             runtime.hooks.report(exc, {"where": "recording the worker's stop"})
 

@@ -99,7 +99,7 @@ class Pruner:
         copied = _clock.monotonic()
         while not position.done:
             began = _clock.monotonic()
-            batch = store.prune_batch(cutoffs=cuts, budget=budget, position=position)
+            batch = store.pruning.prune_batch(cutoffs=cuts, budget=budget, position=position)
             elapsed_s = _clock.monotonic() - began
             removed = Pruned(
                 removed.runs + batch.runs,
@@ -125,7 +125,7 @@ class Pruner:
         removed = 0
         while not stop.is_set():
             began = _clock.monotonic()
-            batch = self._runtime.store.prune_events(before_ms=cuts.runs_ms, limit=budget)
+            batch = self._runtime.store.events.prune_events(before_ms=cuts.runs_ms, limit=budget)
             removed += batch
             if batch < budget:
                 break
@@ -134,7 +134,7 @@ class Pruner:
 
     def storage(self) -> StorageStats:
         """What the database holds, and what the next pass would remove."""
-        stats = self._runtime.store.storage_stats(cutoffs=self.cutoffs())
+        stats = self._runtime.store.storage.storage_stats(cutoffs=self.cutoffs())
         kept = None if self.retention_ms is None else timedelta(milliseconds=self.retention_ms)
         return replace(stats, retention=kept)
 

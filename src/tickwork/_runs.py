@@ -66,7 +66,7 @@ class Runs:
         return stored.id
 
     def get(self, run_id: str) -> RunInfo | None:
-        return self._runtime.store.get_run(run_id)
+        return self._runtime.store.runs.get_run(run_id)
 
     def query(
         self,
@@ -80,7 +80,7 @@ class Runs:
         check_limit(limit)
         if before is not None and (not isinstance(before, str) or not before):
             raise ConfigError(f"before must be a run id, not {before!r}")
-        return self._runtime.store.list_runs(
+        return self._runtime.store.runs.list_runs(
             workflow=workflow,
             status=None if status is None else _status(status),
             schedule_key=schedule_key,
@@ -93,14 +93,14 @@ class Runs:
         check_limit(limit)
         if isinstance(keys, str) or not all(isinstance(key, str) for key in keys):
             raise ConfigError(f"keys must be a list of schedule keys, not {keys!r}")
-        return self._runtime.store.recent_runs(keys, limit=limit)
+        return self._runtime.store.runs.recent_runs(keys, limit=limit)
 
     def steps(self, run_id: str) -> list[StepInfo]:
-        return self._runtime.store.list_steps(run_id)
+        return self._runtime.store.runs.list_steps(run_id)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run; whoever waits for it in this process is woken."""
-        cancelled = self._runtime.store.cancel_run(run_id, now_ms=self._runtime.now_ms())
+        cancelled = self._runtime.store.runs.cancel_run(run_id, now_ms=self._runtime.now_ms())
         if cancelled:
             self._runtime.run_ended()
         return cancelled

@@ -212,7 +212,7 @@ class Runtime:
         """Insert the run; an idle executor of this process's worker takes the most urgent
         runnable run in the same transaction, without waiting for the worker loop."""
         stored, _inserted, claimed = self._handing_over(
-            run.created_ms, lambda request: self.store.insert_run(run, then_claim=request),
+            run.created_ms, lambda request: self.store.runs.insert_run(run, then_claim=request),
             lambda inserted: inserted[2],
         )  # fmt: skip
         if (not claimed or claimed[0].info.id != run.id) and not self.wake.is_set():
@@ -223,7 +223,7 @@ class Runtime:
         """Store the event (``Store.emit_event``); an idle executor of this process's
         worker takes a run it started or woke in the same transaction, as ``insert_run``."""
         return self._handing_over(
-            event.emitted_ms, lambda request: self.store.emit_event(event, then_claim=request),
+            event.emitted_ms, lambda request: self.store.events.emit(event, then_claim=request),
             lambda emitted: emitted.claimed,
         )  # fmt: skip
 
@@ -248,34 +248,21 @@ class Runtime:
 
     def claim(self, limit: int, *, idle: bool = False) -> list[ClaimedRun]:
         """Up to ``limit`` runs; ``idle``: this process has no run in flight, so it may be
-        given a suspect to run alone (``Store.claim_runs``)."""
-        return self.store.claim_runs(
-            now_ms=self.now_ms(),
-            lease_ms=self.lease_ms,
-            worker=self.worker_id,
-            pools=self.pools,
-            limits=self.limits(),
-            limit=limit,
-            idle=idle,
-        )
+        given a suspect to run alone (``RunStore.claim_runs``)."""
+        return self.store.runs.claim_runs(self.claim_request(self.now_ms(), limit=limit, idle=idle))
 
     def claim_or_next_due(self, limit: int, *, idle: bool) -> tuple[list[ClaimedRun], int | None]:
         """``claim``, and when it took fewer than ``limit``, when the next run is due (of
         this worker's, the suspects included if ``idle``), in the claim's transaction."""
-        return self.store.claim_or_next_due(
-            now_ms=self.now_ms(),
-            lease_ms=self.lease_ms,
-            worker=self.worker_id,
-            pools=self.pools,
-            limits=self.limits(),
-            limit=limit,
-            idle=idle,
+        return self.store.runs.claim_or_next_due(
+            self.claim_request(self.now_ms(), limit=limit, idle=idle)
         )
 
-    def claim_request(self, now_ms: int, *, idle: bool = False) -> ClaimRequest:
-        """One more run for an executor thread, claimed as its current run ends."""
+    def claim_request(self, now_ms: int, *, limit: int = 1, idle: bool = False) -> ClaimRequest:
+        """This worker asking for ``limit`` runs: every claim's request (``claim``, and one
+        more run for an executor thread, claimed as its current run ends)."""
         return ClaimRequest(
-            now_ms, self.lease_ms, self.worker_id, self.pools, self.limits(), idle=idle
+            now_ms, self.lease_ms, self.worker_id, self.pools, self.limits(), limit, idle
         )
 
     def run_claimed(
@@ -368,7 +355,7 @@ class LeaseKeeper:
             if not held:
                 continue
             try:
-                alive = self._runtime.store.renew_leases(
+                alive = self._runtime.store.runs.renew_leases(
                     tokens={run_id: token for run_id, (token, _) in held.items()},
                     now_ms=self._runtime.now_ms(),
                     lease_ms=self._runtime.lease_ms,

@@ -84,7 +84,7 @@ class Schedules:
         record = self._record(spec)
         now = self._runtime.now_ms()
         try:
-            outcome = self._runtime.store.upsert_schedule(
+            outcome = self._runtime.store.schedules.upsert_schedule(
                 record,
                 now_ms=now,
                 on_conflict=spec.on_conflict,
@@ -112,7 +112,7 @@ class Schedules:
             for start in range(0, len(records), REGISTER_BATCH):
                 batch = records[start : start + REGISTER_BATCH]
                 try:
-                    outcomes = self._runtime.store.upsert_schedules(
+                    outcomes = self._runtime.store.schedules.upsert_schedules(
                         [(record, spec.on_conflict, spec.paused) for record, spec in batch],
                         now_ms=self._runtime.now_ms(),
                     )
@@ -139,7 +139,7 @@ class Schedules:
     def waiting_for_calendars(self, specs: Sequence[ScheduleSpec]) -> dict[str, str]:
         """Of ``specs`` (the declared ones), those whose calendar is not stored: key to
         calendar name, by key (one read of the calendars' names)."""
-        stored = self._runtime.store.calendar_stamps()
+        stored = self._runtime.store.calendars.calendar_stamps()
         waiting = {
             self._key(spec): spec.calendar
             for spec in specs
@@ -244,7 +244,7 @@ class Schedules:
             # calendars' holidays, not only their weekends.
             year = from_ms(now).year
             days = self.calendars.current(range(year - 1, year + 2))
-        changed = store.change_schedule_state(
+        changed = store.schedules.change_schedule_state(
             key, action=action, now_ms=now, note=note, calendars=days
         )
         if changed:
@@ -256,7 +256,7 @@ class Schedules:
         ``HINT_KEYS`` schedules: none when there are more (a hint must stay cheap)."""
         if not isinstance(key, str):
             return ()
-        found = self._runtime.store.schedule_keys(HINT_KEYS + 1)
+        found = self._runtime.store.schedules.schedule_keys(HINT_KEYS + 1)
         if len(found) > HINT_KEYS:
             return ()
         return close_names(key, found)
@@ -264,13 +264,13 @@ class Schedules:
     def keys(self, limit: int) -> list[str]:
         """The first ``limit`` keys in key order (a form's suggestions)."""
         check_limit(limit)
-        return self._runtime.store.schedule_keys(limit)
+        return self._runtime.store.schedules.schedule_keys(limit)
 
     def unschedule(self, key: str) -> bool:
-        return self._runtime.store.delete_schedule(key)
+        return self._runtime.store.schedules.delete_schedule(key)
 
     def get(self, key: str) -> ScheduleInfo | None:
-        info = self._runtime.store.get_schedule(key)
+        info = self._runtime.store.schedules.get_schedule(key)
         return None if info is None else self._with_lateness([info])[0]
 
     def list_all(
@@ -288,7 +288,7 @@ class Schedules:
             ) from None
         store = self._runtime.store
         return self._with_lateness(
-            store.list_schedules(workflow=workflow, state=wanted, limit=None)
+            store.schedules.list_schedules(workflow=workflow, state=wanted, limit=None)
         )
 
     def _with_lateness(self, schedules: list[ScheduleInfo]) -> list[ScheduleInfo]:
@@ -303,17 +303,19 @@ class Schedules:
 
     def history(self, key: str, limit: int) -> list[HistoryEntry]:
         check_limit(limit)
-        return self._runtime.store.schedule_history(key, limit=limit)
+        return self._runtime.store.schedules.schedule_history(key, limit=limit)
 
     def recent_deadline_misses(self, within: Duration) -> list[HistoryEntry]:
         """The deadline misses of every schedule recorded within ``within`` of now."""
         since = self._runtime.now_ms() - duration_ms(within, "within")
-        return self._runtime.store.recent_deadline_misses(since_ms=since, limit=RECENT_MISSES)
+        return self._runtime.store.deadlines.recent_deadline_misses(
+            since_ms=since, limit=RECENT_MISSES
+        )
 
     def trigger(self, key: str, *, new_run: bool = False) -> Triggered | None:
         """Start the current occurrence (the latest at or before now), idempotently; with
         ``new_run``, a new run now whatever that occurrence has."""
-        due = self._runtime.store.get_schedule_record(key)
+        due = self._runtime.store.schedules.get_schedule_record(key)
         if due is None:
             return None
         now = self._runtime.now_ms()
@@ -343,7 +345,7 @@ class Schedules:
             scheduled_for_ms=occurrence,
             retry_json=record.retry_json,
         )
-        triggered = self._runtime.store.trigger_schedule(
+        triggered = self._runtime.store.firing.trigger_schedule(
             key, now_ms=now, occurrence_ms=occurrence, run=run, reason=reason
         )
         self._runtime.schedule_changed()
@@ -379,7 +381,7 @@ class Schedules:
                 decided[:] = [plan_backfill(state, batch, chosen, has_run=has_run, queued=queued)]
                 return decided[0]
 
-            done = self._runtime.store.backfill_schedule(
+            done = self._runtime.store.firing.backfill_schedule(
                 key, occurrences=batch, now_ms=now, decide=decide
             )
             if done is None:
@@ -404,7 +406,9 @@ class Schedules:
         end_ms = aware_ms(end, "A backfill's end")
         if end_ms <= start_ms:
             raise ConfigError(f"A backfill's end must be later than its start, not {end}")
-        due = self._runtime.store.get_schedule_record(key) if isinstance(key, str) else None
+        due = (
+            self._runtime.store.schedules.get_schedule_record(key) if isinstance(key, str) else None
+        )
         if due is None:
             raise ConfigError(f"No schedule {key!r} to backfill")
         if due.record.calendar is not None:  # its days over the span (nBD counts them)

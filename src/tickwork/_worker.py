@@ -254,7 +254,7 @@ class Worker:
                 # the firing side's read and this one, not a claim's write transaction.
                 # Runs made due elsewhere since the last read, concurrency slots freed by
                 # other processes included, are seen here: it reads the queue itself.
-                self._runs_due = runtime.store.next_due_ms(
+                self._runs_due = runtime.store.runs.next_due_ms(
                     pools=runtime.pools, workflows=runtime.registry.names(), suspects=idle
                 )
                 if self._runs_due is None or self._runs_due > now:
@@ -398,7 +398,9 @@ class Worker:
         tokens = self._keeper.tokens()
         if tokens:
             try:
-                self._runtime.store.release_leases(tokens=tokens, now_ms=self._runtime.now_ms())
+                self._runtime.store.runs.release_leases(
+                    tokens=tokens, now_ms=self._runtime.now_ms()
+                )
             except Exception as exc:
                 self._runtime.hooks.report(exc, {"where": "releasing leases"})
         return len(tokens)

@@ -33,12 +33,14 @@ def snapshot(store: Store) -> list[object]:
     """Everything a registration leaves: each schedule as listed (definition, revision,
     state, next occurrence, note, when its state changed, created and updated) and as
     firing reads it (anchor, due time, pause)."""
-    listed = store.list_schedules()
-    return [*listed, *(store.get_schedule_record(info.key) for info in listed)]
+    listed = store.schedules.list_schedules()
+    return [*listed, *(store.schedules.get_schedule_record(info.key) for info in listed)]
 
 
 def one_by_one(store: Store, batch: Sequence[Request], at: int) -> list[Registration]:
-    return [store.upsert_schedule(r, now_ms=at, on_conflict=c, paused=p) for r, c, p in batch]
+    return [
+        store.schedules.upsert_schedule(r, now_ms=at, on_conflict=c, paused=p) for r, c, p in batch
+    ]
 
 
 @pytest.fixture
@@ -58,13 +60,13 @@ def twin(store: Store, tmp_path: Path) -> Iterator[Store]:
 
 
 def test_new_keys_are_registered_as_one_at_a_time_would(store: Store, twin: Store) -> None:
-    bulk = store.upsert_schedules(BATCH, now_ms=T0)
+    bulk = store.schedules.upsert_schedules(BATCH, now_ms=T0)
     single = one_by_one(twin, BATCH, T0)
     assert bulk == single == [Registration("created", 1)] * 4
     assert snapshot(store) == snapshot(twin)
-    paused = store.get_schedule("b")
+    paused = store.schedules.get_schedule("b")
     assert paused is not None and paused.state is ScheduleState.PAUSED
-    quoted = store.get_schedule("d")
+    quoted = store.schedules.get_schedule("d")
     assert quoted is not None and quoted.input == {"s": 'q"b\\ é ✓'}
 
 
@@ -73,7 +75,9 @@ def test_a_changed_batch_is_registered_as_one_at_a_time_would(store: Store, twin
     a conflict, paused and resumed (a noted pause's note cleared), and a new key."""
     for target in (store, twin):
         one_by_one(target, BATCH, T0)
-        target.set_schedule_state("d", action="pause", now_ms=T0 + MINUTE, note="incident 7")
+        target.schedules.set_schedule_state(
+            "d", action="pause", now_ms=T0 + MINUTE, note="incident 7"
+        )
     later: list[Request] = [
         (record("a"), "update", None),
         (record("b", every_ms=3 * HOUR), "update", None),
@@ -84,7 +88,7 @@ def test_a_changed_batch_is_registered_as_one_at_a_time_would(store: Store, twin
         (record("x", every_ms=5 * HOUR), "update", None),
     ]  # fmt: skip
     at = T0 + 30 * MINUTE
-    bulk = store.upsert_schedules(later, now_ms=at)
+    bulk = store.schedules.upsert_schedules(later, now_ms=at)
     single = one_by_one(twin, later, at)
     assert bulk == single
     assert [r.outcome for r in bulk] == [
@@ -92,29 +96,29 @@ def test_a_changed_batch_is_registered_as_one_at_a_time_would(store: Store, twin
     ]  # fmt: skip
     assert [r.revision for r in bulk] == [1, 2, 2, 1, 1, 1]
     assert snapshot(store) == snapshot(twin)
-    b = store.get_schedule("b")
+    b = store.schedules.get_schedule("b")
     assert b is not None and b.next_fire_at is not None  # timing changed: from now
     assert int(b.next_fire_at.timestamp() * 1000) == at + 3 * HOUR
-    d = store.get_schedule("d")
+    d = store.schedules.get_schedule("d")
     assert d is not None and d.state is ScheduleState.ACTIVE and d.note is None
 
 
 def test_unchanged_keys_write_nothing(store: Store) -> None:
-    store.upsert_schedules(BATCH, now_ms=T0)
+    store.schedules.upsert_schedules(BATCH, now_ms=T0)
     before = snapshot(store)
-    again = store.upsert_schedules(BATCH, now_ms=T0 + HOUR)
+    again = store.schedules.upsert_schedules(BATCH, now_ms=T0 + HOUR)
     assert again == [Registration("unchanged", 1)] * 4
     assert snapshot(store) == before  # updated_at included: not written
 
 
 def test_a_conflict_is_reported_and_changes_nothing_of_its_key(store: Store) -> None:
-    store.upsert_schedules(BATCH, now_ms=T0)
-    done = store.upsert_schedules(
+    store.schedules.upsert_schedules(BATCH, now_ms=T0)
+    done = store.schedules.upsert_schedules(
         [(record("a", every_ms=5 * HOUR), "error", True), (record("z"), "update", None)],
         now_ms=T0 + HOUR,
     )
     assert done == [Registration("conflict", 1), Registration("created", 1)]
-    info = store.get_schedule("a")
+    info = store.schedules.get_schedule("a")
     assert info is not None and info.revision == 1 and info.state is ScheduleState.ACTIVE
 
 
@@ -124,7 +128,7 @@ def test_a_key_given_twice_is_registered_in_order(store: Store, twin: Store) -> 
         (record("d", every_ms=4 * HOUR), "update", None),
         (record("d", every_ms=5 * HOUR), "keep", None),
     ]
-    bulk = store.upsert_schedules(twice, now_ms=T0)
+    bulk = store.schedules.upsert_schedules(twice, now_ms=T0)
     assert bulk == one_by_one(twin, twice, T0)
     assert [r.outcome for r in bulk] == ["created", "updated", "kept"]
     assert snapshot(store) == snapshot(twin)
@@ -149,7 +153,7 @@ def test_two_workers_syncing_the_same_schedules_at_once(store: Store, same: bool
         try:
             start.wait()
             for requests in batches:
-                outcomes.extend(target.upsert_schedules(requests, now_ms=T0))
+                outcomes.extend(target.schedules.upsert_schedules(requests, now_ms=T0))
         except BaseException as exc:
             errors.append(exc)
 
@@ -167,7 +171,7 @@ def test_two_workers_syncing_the_same_schedules_at_once(store: Store, same: bool
     finally:
         other.close()
     assert errors == []
-    listed = store.list_schedules()
+    listed = store.schedules.list_schedules()
     assert [info.key for info in listed] == [f"k{i:05d}" for i in range(count)]
     second = Registration("unchanged", 1) if same else Registration("updated", 2)
     assert sorted(outcomes, key=lambda r: r.outcome) == sorted(

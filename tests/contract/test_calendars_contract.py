@@ -37,17 +37,17 @@ XMAS = (Holiday(date(2026, 12, 25), "Christmas Day"), Holiday(date(2026, 12, 28)
 
 
 def test_a_calendar_reads_back_as_set(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    assert store.get_calendar("uk") == uk(updated_at=datetime(2026, 1, 1, tzinfo=UTC))
-    assert store.get_calendar("us") is None
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    assert store.calendars.get_calendar("uk") == uk(updated_at=datetime(2026, 1, 1, tzinfo=UTC))
+    assert store.calendars.get_calendar("us") is None
 
 
 def test_setting_again_replaces_the_calendar_whole(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.put_calendar(
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.put_calendar(
         uk(weekend=("FRI", "SAT"), holidays=(), country=None, subdivision=None), now_ms=T0 + 1
     )
-    found = store.get_calendar("uk")
+    found = store.calendars.get_calendar("uk")
     assert found is not None
     assert (found.weekend, found.holidays, found.country, found.subdivision) == (
         ("FRI", "SAT"), (), None, None,
@@ -57,57 +57,57 @@ def test_setting_again_replaces_the_calendar_whole(store: Store) -> None:
 
 def test_calendars_are_listed_by_name(store: Store) -> None:
     for name in ("uk", "de", "us-ny"):
-        store.put_calendar(uk(name=name), now_ms=T0)
-    assert [c.name for c in store.list_calendars()] == ["de", "uk", "us-ny"]
+        store.calendars.put_calendar(uk(name=name), now_ms=T0)
+    assert [c.name for c in store.calendars.list_calendars()] == ["de", "uk", "us-ny"]
 
 
 def test_delete_removes_the_calendar_and_its_years(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.store_calendar_year("uk", 2026, XMAS)
-    assert store.delete_calendar("uk") is True
-    assert store.delete_calendar("uk") is False
-    assert store.get_calendar("uk") is None and store.list_calendars() == []
-    store.put_calendar(uk(), now_ms=T0)  # a new calendar of the name starts with no years
-    assert store.calendar_year("uk", 2026) is None
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.store_calendar_year("uk", 2026, XMAS)
+    assert store.calendars.delete_calendar("uk") is True
+    assert store.calendars.delete_calendar("uk") is False
+    assert store.calendars.get_calendar("uk") is None and store.calendars.list_calendars() == []
+    store.calendars.put_calendar(uk(), now_ms=T0)  # a new calendar of the name starts with no years
+    assert store.calendars.calendar_year("uk", 2026) is None
 
 
 def test_a_years_holidays_read_back_in_order(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    assert store.calendar_year("uk", 2026) is None
-    store.store_calendar_year("uk", 2026, XMAS)
-    assert store.calendar_year("uk", 2026) == XMAS
-    assert store.calendar_year("uk", 2027) is None
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    assert store.calendars.calendar_year("uk", 2026) is None
+    store.calendars.store_calendar_year("uk", 2026, XMAS)
+    assert store.calendars.calendar_year("uk", 2026) == XMAS
+    assert store.calendars.calendar_year("uk", 2027) is None
 
 
 def test_a_stored_year_is_kept_as_first_stored(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.store_calendar_year("uk", 2026, XMAS)
-    store.store_calendar_year("uk", 2026, XMAS[:1])  # a second process, a moment later
-    assert store.calendar_year("uk", 2026) == XMAS
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.store_calendar_year("uk", 2026, XMAS)
+    store.calendars.store_calendar_year("uk", 2026, XMAS[:1])  # a second process, a moment later
+    assert store.calendars.calendar_year("uk", 2026) == XMAS
 
 
 def test_an_empty_year_is_stored_as_empty_not_missing(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.store_calendar_year("uk", 2026, ())
-    assert store.calendar_year("uk", 2026) == ()
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.store_calendar_year("uk", 2026, ())
+    assert store.calendars.calendar_year("uk", 2026) == ()
 
 
 def test_setting_a_calendar_again_drops_its_resolved_years(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.store_calendar_year("uk", 2026, XMAS)
-    store.put_calendar(uk(subdivision="SCT"), now_ms=T0 + 1)  # other public holidays
-    assert store.calendar_year("uk", 2026) is None
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.store_calendar_year("uk", 2026, XMAS)
+    store.calendars.put_calendar(uk(subdivision="SCT"), now_ms=T0 + 1)  # other public holidays
+    assert store.calendars.calendar_year("uk", 2026) is None
 
 
 def test_stamps_say_each_calendars_last_change_and_forget_a_deleted_one(store: Store) -> None:
     """What the firing loop reads each pass to see a calendar change cheaply."""
-    assert store.calendar_stamps() == {}
-    store.put_calendar(uk(), now_ms=T0)
-    store.put_calendar(uk(name="de"), now_ms=T0 + 5)
-    assert store.calendar_stamps() == {"uk": T0, "de": T0 + 5}
-    store.put_calendar(uk(holidays=()), now_ms=T0 + 9)
-    store.delete_calendar("de")
-    assert store.calendar_stamps() == {"uk": T0 + 9}
+    assert store.calendars.calendar_stamps() == {}
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.put_calendar(uk(name="de"), now_ms=T0 + 5)
+    assert store.calendars.calendar_stamps() == {"uk": T0, "de": T0 + 5}
+    store.calendars.put_calendar(uk(holidays=()), now_ms=T0 + 9)
+    store.calendars.delete_calendar("de")
+    assert store.calendars.calendar_stamps() == {"uk": T0 + 9}
 
 
 # -- a calendar in use ---------------------------------------------------------------------
@@ -123,19 +123,19 @@ def schedule_using(calendar: str, key: str = "k") -> ScheduleRecord:
 
 
 def test_a_calendar_in_use_is_not_deleted_and_the_error_names_its_users(store: Store) -> None:
-    store.put_calendar(uk(), now_ms=T0)
-    store.store_calendar_year("uk", 2026, XMAS)
+    store.calendars.put_calendar(uk(), now_ms=T0)
+    store.calendars.store_calendar_year("uk", 2026, XMAS)
     for key in ("b", "a"):
-        store.upsert_schedule(schedule_using("uk", key), now_ms=T0, on_conflict="update",
+        store.schedules.upsert_schedule(schedule_using("uk", key), now_ms=T0, on_conflict="update",
                               paused=None)  # fmt: skip
     with pytest.raises(CalendarInUse) as raised:
-        store.delete_calendar("uk")
+        store.calendars.delete_calendar("uk")
     assert (raised.value.calendar, raised.value.schedules) == ("uk", ("a", "b"))
-    assert store.get_calendar("uk") is not None  # nothing deleted, its years neither
-    assert store.calendar_year("uk", 2026) == XMAS
-    store.delete_schedule("a")
-    store.delete_schedule("b")
-    assert store.delete_calendar("uk") is True
+    assert store.calendars.get_calendar("uk") is not None  # nothing deleted, its years neither
+    assert store.calendars.calendar_year("uk", 2026) == XMAS
+    store.schedules.delete_schedule("a")
+    store.schedules.delete_schedule("b")
+    assert store.calendars.delete_calendar("uk") is True
 
 
 @pytest.mark.parametrize("bulk", [False, True])
@@ -144,11 +144,11 @@ def test_registering_a_schedule_naming_a_calendar_not_stored_is_refused(
 ) -> None:
     with pytest.raises(ConfigError, match="No calendar 'gone'"):
         if bulk:
-            store.upsert_schedules([(schedule_using("gone"), "update", None)], now_ms=T0)
+            store.schedules.upsert_schedules([(schedule_using("gone"), "update", None)], now_ms=T0)
         else:
-            store.upsert_schedule(schedule_using("gone"), now_ms=T0, on_conflict="update",
+            store.schedules.upsert_schedule(schedule_using("gone"), now_ms=T0, on_conflict="update",
                                   paused=None)  # fmt: skip
-    assert store.list_schedules() == []
+    assert store.schedules.list_schedules() == []
 
 
 def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> None:
@@ -161,12 +161,12 @@ def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> 
         store = open_store(url)
         try:
             store.migrate()
-            store.put_calendar(uk(), now_ms=T0)
+            store.calendars.put_calendar(uk(), now_ms=T0)
             outcome: list[BaseException | None] = []
 
             def register() -> None:
                 try:
-                    store.upsert_schedule(schedule_using("uk"), now_ms=T0,
+                    store.schedules.upsert_schedule(schedule_using("uk"), now_ms=T0,
                                           on_conflict="update", paused=None)  # fmt: skip
                     outcome.append(None)
                 except BaseException as exc:  # handed to the test
@@ -182,7 +182,7 @@ def test_a_registration_waits_for_a_delete_in_progress_and_then_is_refused() -> 
             thread.join()
             (error,) = outcome
             assert isinstance(error, ConfigError) and "No calendar 'uk'" in str(error)
-            assert store.list_schedules() == []
+            assert store.schedules.list_schedules() == []
         finally:
             store.close()
 

@@ -18,7 +18,7 @@ def test_only_postgresql_listens_and_gives_a_reference_time(store: Store) -> Non
 def test_stats_count_runs_by_workflow_and_status(store: Store) -> None:
     assert isinstance(store, StatsSource)
     for run_id, workflow in (("a", "wf"), ("b", "wf"), ("c", "other")):
-        store.insert_run(NewRun(run_id, workflow, "1", None, 0, "default", T0, T0))
+        store.runs.insert_run(NewRun(run_id, workflow, "1", None, 0, "default", T0, T0))
     stats = store.read_stats(now_ms=T0)
     assert stats.runs == {("wf", "pending"): 2, ("other", "pending"): 1}
     assert stats.run_durations == {} and stats.schedules == {}

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tickwork import RunStatus
-from tickwork._store import LeaseLost, NewRun, StepRecord, Store
+from tickwork._store import ClaimRequest, LeaseLost, NewRun, StepRecord, Store
 from tickwork._store.transaction import UNSORTED, Transaction
 from tickwork._store.write_combiner import _run_in_savepoint, _Write
 from tickwork.errors import StoreError
@@ -20,11 +20,18 @@ def test_concurrent_checkpoints_each_get_their_own_outcome(store: Store) -> None
     """Threads record steps at once; a stale token fails alone and changes nothing."""
     threads, steps = 8, 25
     for n in range(threads):
-        store.insert_run(NewRun(f"r{n}", "wf", "1", None, 0, "default", T0, T0))
-    claims = store.claim_runs(
-        now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"wf": None},
-        limit=threads,
-    )  # fmt: skip
+        store.runs.insert_run(NewRun(f"r{n}", "wf", "1", None, 0, "default", T0, T0))
+    claims = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=T0,
+            lease_ms=LEASE,
+            worker="w",
+            pools=["default"],
+            limits={"wf": None},
+            limit=threads,
+            idle=True,
+        )
+    )
     assert len(claims) == threads
     outcomes: dict[str, list[str]] = {c.info.id: [] for c in claims}
     start = threading.Barrier(threads)
@@ -35,7 +42,7 @@ def test_concurrent_checkpoints_each_get_their_own_outcome(store: Store) -> None
             stale = i % 5 == 4  # every fifth write uses a token that does not hold the run
             step = StepRecord("step", f"s{i}", i, "completed", str(i), None, 1, T0, T0)
             try:
-                store.record_step(run_id=run_id, token="stale" if stale else token, step=step,
+                store.runs.record_step(run_id=run_id, token="stale" if stale else token, step=step,
                                   now_ms=T0, lease_ms=LEASE)  # fmt: skip
                 outcomes[run_id].append("ok")
             except LeaseLost:
@@ -49,20 +56,28 @@ def test_concurrent_checkpoints_each_get_their_own_outcome(store: Store) -> None
     for claim in claims:
         expected = ["lost" if i % 5 == 4 else "ok" for i in range(steps)]
         assert outcomes[claim.info.id] == expected
-        names = [s.name for s in store.list_steps(claim.info.id)]
+        names = [s.name for s in store.runs.list_steps(claim.info.id)]
         assert names == [f"s{i}" for i in range(steps) if i % 5 != 4]
 
 
 def test_concurrent_finishes_and_stale_finish_is_refused(store: Store) -> None:
-    store.insert_run(NewRun("r", "wf", "1", None, 0, "default", T0, T0))
-    (claim,) = store.claim_runs(
-        now_ms=T0, lease_ms=LEASE, worker="w", pools=["default"], limits={"wf": None}, limit=1
+    store.runs.insert_run(NewRun("r", "wf", "1", None, 0, "default", T0, T0))
+    (claim,) = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=T0,
+            lease_ms=LEASE,
+            worker="w",
+            pools=["default"],
+            limits={"wf": None},
+            limit=1,
+            idle=True,
+        )
     )
     results: list[str] = []
 
     def finish(token: str) -> None:
         try:
-            store.finish_run(run_id="r", token=token, status=RunStatus.COMPLETED,
+            store.runs.finish_run(run_id="r", token=token, status=RunStatus.COMPLETED,
                              result_json="1", error=None, now_ms=T0)  # fmt: skip
             results.append("finished")
         except LeaseLost:
@@ -74,7 +89,7 @@ def test_concurrent_finishes_and_stale_finish_is_refused(store: Store) -> None:
     for racer in racers:
         racer.join()
     assert sorted(results) == ["finished"] + ["lost"] * 5
-    run = store.get_run("r")
+    run = store.runs.get_run("r")
     assert run is not None and run.status is RunStatus.COMPLETED
 
 
@@ -84,14 +99,14 @@ def test_many_threads_starting_runs_lose_none(store: Store, writers: int) -> Non
 
     def start(n: int) -> None:
         for i in range(per_thread):
-            store.insert_run(NewRun(f"t{n}-{i}", "wf", "1", None, 0, "default", T0, T0))
+            store.runs.insert_run(NewRun(f"t{n}-{i}", "wf", "1", None, 0, "default", T0, T0))
 
     threads = [threading.Thread(target=start, args=(n,)) for n in range(writers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(store.list_runs(limit=10_000)) == writers * per_thread
+    assert len(store.runs.list_runs(limit=10_000)) == writers * per_thread
 
 
 def test_a_write_failing_under_planner_settings_undoes_only_itself(store: Store) -> None:

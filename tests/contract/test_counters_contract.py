@@ -16,6 +16,7 @@ from tickwork._models import Decision, Histogram, Stats
 from tickwork._planning import Plan, PlannedDecision, PlannedRun
 from tickwork._store import (
     ClaimedRun,
+    ClaimRequest,
     DueSchedule,
     FireResult,
     LeaseLost,
@@ -40,7 +41,7 @@ def register(store: Store) -> None:
         pool="default", priority=0, retry_json=None, start_ms=None, end_ms=None,
     )  # fmt: skip
     record = ScheduleRecord(**fields, definition="k")  # type: ignore[arg-type]
-    store.upsert_schedule(record, now_ms=T0, on_conflict="update", paused=None)
+    store.schedules.upsert_schedule(record, now_ms=T0, on_conflict="update", paused=None)
 
 
 def starting(occurrence: int) -> Callable[[DueSchedule, int], Plan]:
@@ -58,7 +59,7 @@ def starting(occurrence: int) -> Callable[[DueSchedule, int], Plan]:
 
 
 def fire(store: Store, at: int, decider: Callable[[DueSchedule, int], Plan]) -> FireResult:
-    return store.fire_due(
+    return store.firing.fire_due(
         now_ms=at, pools=("default",), workflows=("wf",), limit=10, decide=decider
     )
 
@@ -77,17 +78,24 @@ def one(bounds: tuple[int, ...], value_ms: int) -> Histogram:
 
 def started(store: Store, run_id: str, *, at: int = T0, workflow: str = "wf") -> ClaimedRun:
     """Insert a run and claim it at ``at``."""
-    store.insert_run(NewRun(run_id, workflow, "1", None, 0, "default", at, at))
-    claimed = store.claim_runs(
-        now_ms=at, lease_ms=LEASE, worker="w", pools=("default",), limits={workflow: None},
-        limit=1,
-    )  # fmt: skip
+    store.runs.insert_run(NewRun(run_id, workflow, "1", None, 0, "default", at, at))
+    claimed = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=at,
+            lease_ms=LEASE,
+            worker="w",
+            pools=("default",),
+            limits={workflow: None},
+            limit=1,
+            idle=True,
+        )
+    )
     assert [c.info.id for c in claimed] == [run_id]
     return claimed[0]
 
 
 def finish(store: Store, claim: ClaimedRun, status: RunStatus, at: int, *, token: str = "") -> None:
-    store.finish_run(
+    store.runs.finish_run(
         run_id=claim.info.id, token=token or claim.lease_token, status=status, result_json=None,
         error=None, now_ms=at, running=claim.info,
     )  # fmt: skip
@@ -103,7 +111,7 @@ def test_a_run_end_is_counted_once_with_its_duration(store: Store) -> None:
     claim = started(store, "r1")
     finish(store, claim, RunStatus.COMPLETED, T0 + 700)
     failed = started(store, "r2", at=T0 + 1000)
-    store.finish_run(  # without the claimed run: read back in the transaction
+    store.runs.finish_run(  # without the claimed run: read back in the transaction
         run_id="r2", token=failed.lease_token, status=RunStatus.FAILED, result_json=None,
         error="boom", now_ms=T0 + 1003,
     )  # fmt: skip
@@ -121,7 +129,7 @@ def test_a_finish_whose_lease_is_lost_counts_nothing(store: Store) -> None:
     with pytest.raises(LeaseLost):
         finish(store, claim, RunStatus.COMPLETED, T0 + 5, token="not-the-lease")
     with pytest.raises(LeaseLost):
-        store.record_step(
+        store.runs.record_step(
             run_id="r1", token="not-the-lease", step=try_of("a", "completed", T0, T0 + 1),
             now_ms=T0, lease_ms=LEASE,
         )  # fmt: skip
@@ -141,7 +149,7 @@ def test_each_try_of_a_step_is_counted_but_not_sleeps_nor_now(store: Store) -> N
         try_of("nap", "completed", T0, T0 + 60_000, kind="sleep"),
         try_of("now", "completed", T0, T0, kind="now"),
     ):
-        store.record_step(
+        store.runs.record_step(
             run_id="r1", token=claim.lease_token, step=record, now_ms=T0, lease_ms=LEASE
         )
     failed = Histogram(
@@ -156,9 +164,9 @@ def test_each_try_of_a_step_is_counted_but_not_sleeps_nor_now(store: Store) -> N
 
 def test_a_step_recorded_after_cancellation_was_asked_is_counted(store: Store) -> None:
     claim = started(store, "r1")
-    assert store.cancel_run("r1", now_ms=T0)  # running: asked to stop, not ended
+    assert store.runs.cancel_run("r1", now_ms=T0)  # running: asked to stop, not ended
     assert stats(store).runs == {("wf", "running"): 1}
-    asked = store.record_step(
+    asked = store.runs.record_step(
         run_id="r1", token=claim.lease_token, step=try_of("a", "completed", T0, T0 + 2),
         now_ms=T0, lease_ms=LEASE,
     )  # fmt: skip
@@ -171,9 +179,9 @@ def test_a_step_recorded_after_cancellation_was_asked_is_counted(store: Store) -
 
 
 def test_cancelling_an_idle_run_counts_its_end(store: Store) -> None:
-    store.insert_run(NewRun("never", "wf", "1", None, 0, "default", T0, T0))
-    assert store.cancel_run("never", now_ms=T0 + 50)
-    assert not store.cancel_run("never", now_ms=T0 + 60)  # ended: nothing more
+    store.runs.insert_run(NewRun("never", "wf", "1", None, 0, "default", T0, T0))
+    assert store.runs.cancel_run("never", now_ms=T0 + 50)
+    assert not store.runs.cancel_run("never", now_ms=T0 + 60)  # ended: nothing more
     found = stats(store)
     assert found.runs == {("wf", "cancelled"): 1}
     assert found.run_durations == {}  # it never started: no duration
@@ -213,7 +221,7 @@ def test_firing_counts_each_decision_its_span_and_the_lateness_of_inserted_runs(
 def test_a_plan_cancelling_an_idle_run_counts_its_end(store: Store) -> None:
     register(store)
     claim = started(store, "earlier")
-    store.reschedule_run(  # sleeping: idle, and it had started
+    store.runs.reschedule_run(  # sleeping: idle, and it had started
         run_id="earlier", token=claim.lease_token, status=RunStatus.SLEEPING,
         available_ms=T0 + 2 * HOUR, attempt=1, error=None, new_attempt=False,
     )  # fmt: skip
@@ -234,8 +242,12 @@ def test_trigger_counts_its_decision_and_the_lateness_of_its_run(store: Store) -
         occurrence_run_id("k", occurrence), "wf", "1", None, 0, "default", now, now,
         schedule_key="k", schedule_revision=1, scheduled_for_ms=occurrence,
     )  # fmt: skip
-    store.trigger_schedule("k", now_ms=now, occurrence_ms=occurrence, run=run, reason="run now")
-    store.trigger_schedule("k", now_ms=now + 9, occurrence_ms=occurrence, run=run, reason="run now")
+    store.firing.trigger_schedule(
+        "k", now_ms=now, occurrence_ms=occurrence, run=run, reason="run now"
+    )
+    store.firing.trigger_schedule(
+        "k", now_ms=now + 9, occurrence_ms=occurrence, run=run, reason="run now"
+    )
     found = stats(store)
     assert found.firings == {"triggered": 1, "already_started": 1}
     assert found.lateness == {"wf": one(LATENESS_MS, 400)}
@@ -245,19 +257,19 @@ def test_counters_never_go_down_when_runs_steps_and_history_are_deleted(store: S
     register(store)
     fired = fire(store, T0 + HOUR + 200, starting(T0 + HOUR)).run_ids
     claim = started(store, "r1")
-    store.record_step(
+    store.runs.record_step(
         run_id="r1", token=claim.lease_token, step=try_of("a", "completed", T0, T0 + 3),
         now_ms=T0, lease_ms=LEASE,
     )  # fmt: skip
     finish(store, claim, RunStatus.COMPLETED, T0 + 9)
-    store.insert_run(NewRun("waiting", "wf", "1", None, 0, "default", T0, T0))
+    store.runs.insert_run(NewRun("waiting", "wf", "1", None, 0, "default", T0, T0))
     before = stats(store)
     assert before.runs == {("wf", "completed"): 1, ("wf", "pending"): 2}
     assert len(fired) == 1 and before.firings == {"started": 1}
 
     for table in ("tickwork_steps", "tickwork_schedule_history", "tickwork_queue", "tickwork_runs"):
         delete_rows(store.url, table)  # type: ignore[attr-defined]
-    store.delete_schedule("k")
+    store.schedules.delete_schedule("k")
     after = stats(store)
     assert after.runs == {("wf", "completed"): 1}  # the unfinished ones are gone for good
     assert (after.firings, after.lateness) == (before.firings, before.lateness)

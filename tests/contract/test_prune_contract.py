@@ -12,7 +12,7 @@ from tickwork._occurrences import occurrences_of
 from tickwork._planning import Plan, PlanInput, plan
 from tickwork._records import DueSchedule, NewRun, ScheduleRecord, StepRecord
 from tickwork._retention import KEEP_HISTORY, Cutoffs, PrunePosition
-from tickwork._store import ExclusiveWrites, Store, open_store
+from tickwork._store import ClaimRequest, ExclusiveWrites, Store, open_store
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 MINUTE = 60_000
@@ -36,20 +36,27 @@ def ended_runs(
 ) -> None:
     """Insert runs, execute them at ``at`` (``steps`` checkpoints each) and end them."""
     for run_id in ids:
-        store.insert_run(new_run(run_id, workflow=workflow, at=at))
-    claims = store.claim_runs(
-        now_ms=at, lease_ms=LEASE, worker="w", pools=["default"], limits={workflow: None},
-        limit=len(ids),
-    )  # fmt: skip
+        store.runs.insert_run(new_run(run_id, workflow=workflow, at=at))
+    claims = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=at,
+            lease_ms=LEASE,
+            worker="w",
+            pools=["default"],
+            limits={workflow: None},
+            limit=len(ids),
+            idle=True,
+        )
+    )
     assert sorted(c.info.id for c in claims) == sorted(ids)
     for claim in claims:
         for n in range(steps):
             step = StepRecord("step", f"s{n}", n, "completed", "1", None, 1, at, at)
-            store.record_step(
+            store.runs.record_step(
                 run_id=claim.info.id, token=claim.lease_token, step=step, now_ms=at,
                 lease_ms=LEASE,
             )  # fmt: skip
-        store.finish_run(
+        store.runs.finish_run(
             run_id=claim.info.id, token=claim.lease_token, status=status,
             result_json=None if status is not RunStatus.COMPLETED else "1",
             error="boom" if status is RunStatus.FAILED else None, now_ms=at,
@@ -60,7 +67,7 @@ def prune_all(store: Store, cutoffs: Cutoffs, *, budget: int = 1_000) -> tuple[i
     """A full pass: rows removed, and what each batch removed."""
     position, batches = PrunePosition(), []
     while not position.done:
-        batch = store.prune_batch(cutoffs=cutoffs, budget=budget, position=position)
+        batch = store.pruning.prune_batch(cutoffs=cutoffs, budget=budget, position=position)
         batches.append(batch.removed)
         position = batch.position
         assert len(batches) < 10_000, "the pass never ends"
@@ -95,9 +102,9 @@ def fire_every(
     """Register a schedule at ``start`` and fire its next ``times`` occurrences (only
     schedules of ``workflow`` are fired)."""
     rec = record(key, every_ms, workflow)
-    store.upsert_schedule(rec, now_ms=start, on_conflict="update", paused=None)
+    store.schedules.upsert_schedule(rec, now_ms=start, on_conflict="update", paused=None)
     for n in range(1, times + 1):
-        fired = store.fire_due(
+        fired = store.firing.fire_due(
             now_ms=start + n * every_ms, pools=["default"], workflows=[workflow], limit=100,
             decide=decide,
         )  # fmt: skip
@@ -106,11 +113,19 @@ def fire_every(
 
 def end_all_runs(store: Store, at: int) -> None:
     """Execute and end every runnable run of "wf" at ``at`` (no steps)."""
-    while claims := store.claim_runs(
-        now_ms=at, lease_ms=LEASE, worker="w", pools=["default"], limits={"wf": None}, limit=100
+    while claims := store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=at,
+            lease_ms=LEASE,
+            worker="w",
+            pools=["default"],
+            limits={"wf": None},
+            limit=100,
+            idle=True,
+        )
     ):
         for claim in claims:
-            store.finish_run(
+            store.runs.finish_run(
                 run_id=claim.info.id, token=claim.lease_token, status=RunStatus.COMPLETED,
                 result_json="1", error=None, now_ms=at,
             )  # fmt: skip
@@ -122,31 +137,38 @@ def test_prune_removes_only_ended_runs_past_their_retention_with_their_steps(
     old, cutoff = T0, T0 + DAY
     ended_runs(store, ["done"], at=old, steps=3)
     ended_runs(store, ["failed"], at=old, steps=1, status=RunStatus.FAILED)
-    store.insert_run(new_run("cancelled", at=old))
-    assert store.cancel_run("cancelled", now_ms=old)
+    store.runs.insert_run(new_run("cancelled", at=old))
+    assert store.runs.cancel_run("cancelled", now_ms=old)
     ended_runs(store, ["recent"], at=cutoff + 1, steps=2)
     # Unfinished runs, however old: one running, one sleeping, one never started.
-    store.insert_run(new_run("running", workflow="busy", at=old))
-    store.insert_run(new_run("sleeping", workflow="nap", at=old))
+    store.runs.insert_run(new_run("running", workflow="busy", at=old))
+    store.runs.insert_run(new_run("sleeping", workflow="nap", at=old))
     for workflow in ("busy", "nap"):
-        (claim,) = store.claim_runs(
-            now_ms=old, lease_ms=LEASE, worker="w", pools=["default"], limits={workflow: None},
-            limit=1,
-        )  # fmt: skip
-    store.reschedule_run(
+        (claim,) = store.runs.claim_runs(
+            ClaimRequest(
+                now_ms=old,
+                lease_ms=LEASE,
+                worker="w",
+                pools=["default"],
+                limits={workflow: None},
+                limit=1,
+                idle=True,
+            )
+        )
+    store.runs.reschedule_run(
         run_id="sleeping", token=claim.lease_token, status=RunStatus.SLEEPING,
         available_ms=cutoff * 2, attempt=1, error=None, new_attempt=False,
     )  # fmt: skip
-    store.insert_run(new_run("pending", at=old))
+    store.runs.insert_run(new_run("pending", at=old))
 
     removed, _ = prune_all(store, Cutoffs(runs_ms=cutoff, history_ms=cutoff))
 
     assert removed == (1 + 3) + (1 + 1) + 1  # three runs with their four steps
     for gone in ("done", "failed", "cancelled"):
-        assert store.get_run(gone) is None
-        assert store.list_steps(gone) == []
-    assert len(store.list_steps("recent")) == 2
-    statuses = {run.id: run.status for run in store.list_runs()}
+        assert store.runs.get_run(gone) is None
+        assert store.runs.list_steps(gone) == []
+    assert len(store.runs.list_steps("recent")) == 2
+    statuses = {run.id: run.status for run in store.runs.list_runs()}
     assert statuses == {
         "recent": RunStatus.COMPLETED,
         "running": RunStatus.RUNNING,
@@ -161,24 +183,24 @@ def test_prune_keeps_each_schedules_latest_run_until_a_newer_one_is_its_latest(
 ) -> None:
     fire_every(store, "k", HOUR, 3)
     end_all_runs(store, T0 + 3 * HOUR)
-    latest = store.get_schedule("k")
+    latest = store.schedules.get_schedule("k")
     assert latest is not None and latest.last_run_id is not None
     cutoff = T0 + 10 * DAY
 
     removed, _ = prune_all(store, Cutoffs(runs_ms=cutoff, history_ms=None))
 
     assert removed == 2
-    assert [run.id for run in store.list_runs()] == [latest.last_run_id]
-    again = store.get_schedule("k")
+    assert [run.id for run in store.runs.list_runs()] == [latest.last_run_id]
+    again = store.schedules.get_schedule("k")
     assert again is not None and again.last_run_status is RunStatus.COMPLETED
     # A newer run becomes the latest: the old latest goes at the next pass.
-    store.fire_due(
+    store.firing.fire_due(
         now_ms=T0 + 4 * HOUR, pools=["default"], workflows=["wf"], limit=10, decide=decide
     )
     end_all_runs(store, T0 + 4 * HOUR)
     assert prune_all(store, Cutoffs(runs_ms=cutoff, history_ms=None))[0] == 1
-    assert store.get_run(latest.last_run_id) is None
-    assert len(store.list_runs(schedule_key="k")) == 1
+    assert store.runs.get_run(latest.last_run_id) is None
+    assert len(store.runs.list_runs(schedule_key="k")) == 1
 
 
 def test_prune_keeps_the_newest_history_entries_of_every_schedule(store: Store) -> None:
@@ -187,15 +209,15 @@ def test_prune_keeps_the_newest_history_entries_of_every_schedule(store: Store) 
     fire_every(store, "quiet", MINUTE, 30, workflow="quiet")
     fire_every(store, "late", MINUTE, 20, start=T0 + DAY, workflow="late")
     cutoff = T0 + HOUR * 12  # every entry of "busy" and "quiet" is older, none of "late"
-    busy_newest = store.schedule_history("busy", limit=KEEP_HISTORY)
+    busy_newest = store.schedules.schedule_history("busy", limit=KEEP_HISTORY)
 
     removed, _ = prune_all(store, Cutoffs(runs_ms=None, history_ms=cutoff))
 
     assert removed == many - KEEP_HISTORY
-    assert store.schedule_history("busy", limit=1_000) == busy_newest
-    assert len(store.schedule_history("quiet", limit=1_000)) == 30
-    assert len(store.schedule_history("late", limit=1_000)) == 20
-    assert len(store.list_runs(limit=1_000)) == many + 30 + 20  # unfinished: all kept
+    assert store.schedules.schedule_history("busy", limit=1_000) == busy_newest
+    assert len(store.schedules.schedule_history("quiet", limit=1_000)) == 30
+    assert len(store.schedules.schedule_history("late", limit=1_000)) == 20
+    assert len(store.runs.list_runs(limit=1_000)) == many + 30 + 20  # unfinished: all kept
 
 
 def test_prune_applies_each_workflows_own_cutoff(store: Store) -> None:
@@ -213,7 +235,7 @@ def test_prune_applies_each_workflows_own_cutoff(store: Store) -> None:
     removed, _ = prune_all(store, cutoffs)
 
     assert removed == (1 + 1) + 1 + (1 + 2)
-    assert sorted(run.id for run in store.list_runs()) == ["d-mid", "k-old"]
+    assert sorted(run.id for run in store.runs.list_runs()) == ["d-mid", "k-old"]
 
 
 def test_a_batch_never_removes_more_than_its_budget(store: Store) -> None:
@@ -232,8 +254,8 @@ def test_a_batch_never_removes_more_than_its_budget(store: Store) -> None:
     assert len(batches) <= removed // (budget - 4) + 4
     fired_runs = KEEP_HISTORY + 75 - 1  # the schedule's latest run stays
     assert removed == 60 * 5 + 91 + 75 + fired_runs
-    assert [run.id for run in store.list_runs(limit=1_000)] == [
-        store.get_schedule("h").last_run_id  # type: ignore[union-attr]
+    assert [run.id for run in store.runs.list_runs(limit=1_000)] == [
+        store.schedules.get_schedule("h").last_run_id  # type: ignore[union-attr]
     ]
 
 
@@ -268,8 +290,8 @@ def test_two_stores_pruning_at_once_remove_each_row_once_and_never_fail(store: S
     assert errors == []
     assert len(totals) == 4
     assert sum(totals) == expected
-    assert len(store.list_runs(limit=1_000)) == 1
-    assert len(store.schedule_history("h", limit=1_000)) == KEEP_HISTORY
+    assert len(store.runs.list_runs(limit=1_000)) == 1
+    assert len(store.schedules.schedule_history("h", limit=1_000)) == KEEP_HISTORY
 
 
 def test_storage_stats_count_rows_and_what_waits_to_be_pruned(store: Store) -> None:
@@ -278,7 +300,7 @@ def test_storage_stats_count_rows_and_what_waits_to_be_pruned(store: Store) -> N
     fire_every(store, "h", MINUTE, KEEP_HISTORY + 30, workflow="other")  # pending runs
     cutoffs = Cutoffs(runs_ms=T0 + DAY, history_ms=T0 + DAY)
 
-    stats = store.storage_stats(cutoffs=cutoffs)
+    stats = store.storage.storage_stats(cutoffs=cutoffs)
 
     rows = {table.name: table.rows for table in stats.tables}
     assert rows["tickwork_runs"] == 3 + KEEP_HISTORY + 30
@@ -289,7 +311,7 @@ def test_storage_stats_count_rows_and_what_waits_to_be_pruned(store: Store) -> N
     assert stats.oldest_ended_at == from_ms(T0)
     assert (stats.prunable_runs, stats.prunable_history) == (2, 30)
     assert prune_all(store, cutoffs)[0] == 2 * 3 + 30
-    after = store.storage_stats(cutoffs=cutoffs)
+    after = store.storage.storage_stats(cutoffs=cutoffs)
     assert (after.prunable_runs, after.prunable_history) == (0, 0)
     assert after.oldest_ended_at == from_ms(T0 + 2 * DAY)
 

@@ -277,12 +277,12 @@ def test_every_list_runs_combination_returns_the_matching_runs_newest_first(
         )  # fmt: skip
         expected = [r[1] for r in matching]
         filters: dict[str, Any] = {"workflow": workflow, "status": status, "schedule_key": key}
-        assert [r.id for r in store.list_runs(limit=1000, **filters)] == expected, filters
+        assert [r.id for r in store.runs.list_runs(limit=1000, **filters)] == expected, filters
         # Paging by 3 with before= gives the same runs, each once.
         paged: list[str] = []
         before = None
         while True:
-            page = store.list_runs(limit=3, before=before, **filters)
+            page = store.runs.list_runs(limit=3, before=before, **filters)
             paged += [r.id for r in page]
             if len(page) < 3:
                 break
@@ -337,7 +337,7 @@ def test_a_value_common_long_ago_and_gone_since_is_still_listed_through_its_inde
     matching = [n for n in range(19_999, -1, -1) if n % 10 < 6 or list(filters) == ["status"]]
     if "status" in filters:
         matching = [n for n in matching if n % 2]
-    listed = store.list_runs(limit=100, **filters)
+    listed = store.runs.list_runs(limit=100, **filters)
     assert [r.id for r in listed] == [f"old-{n:05d}" for n in matching[:100]]
 
 

@@ -35,8 +35,8 @@ def assert_queue_holds_the_runs_in_flight(store: Store, expected: dict[str, str]
 
 def test_each_change_of_a_run_keeps_its_queue_row_in_step(store: Store) -> None:
     for run_id in ("a", "b", "c", "d"):
-        store.insert_run(new_run(run_id))
-    store.insert_run(new_run("a"))  # again: idempotent, one row
+        store.runs.insert_run(new_run(run_id))
+    store.runs.insert_run(new_run("a"))  # again: idempotent, one row
     assert_queue_holds_the_runs_in_flight(store, dict.fromkeys("abcd", "pending"))
 
     taken = {c.info.id: c for c in claim(store, limit=3)}
@@ -46,25 +46,27 @@ def test_each_change_of_a_run_keeps_its_queue_row_in_step(store: Store) -> None:
     )
 
     a, b, c = taken["a"], taken["b"], taken["c"]
-    store.record_step(run_id="a", token=a.lease_token, step=step("s"), now_ms=T0, lease_ms=LEASE)
-    store.renew_leases(tokens={"b": b.lease_token}, now_ms=T0, lease_ms=LEASE)
-    store.finish_run(
+    store.runs.record_step(
+        run_id="a", token=a.lease_token, step=step("s"), now_ms=T0, lease_ms=LEASE
+    )
+    store.runs.renew_leases(tokens={"b": b.lease_token}, now_ms=T0, lease_ms=LEASE)
+    store.runs.finish_run(
         run_id="a", token=a.lease_token, status=RunStatus.COMPLETED, result_json="1",
         error=None, now_ms=T0 + 1,
     )  # fmt: skip
-    store.reschedule_run(
+    store.runs.reschedule_run(
         run_id="b", token=b.lease_token, status=RunStatus.SLEEPING, available_ms=T0 + HOUR,
         attempt=1, error=None, new_attempt=False,
     )  # fmt: skip
-    store.release_leases(tokens=[c.lease_token], now_ms=T0 + 2)
-    assert store.cancel_run("d", now_ms=T0 + 3)  # pending: cancelled at once
+    store.runs.release_leases(tokens=[c.lease_token], now_ms=T0 + 2)
+    assert store.runs.cancel_run("d", now_ms=T0 + 3)  # pending: cancelled at once
     assert_queue_holds_the_runs_in_flight(store, {"b": "sleeping", "c": "running"})
 
     (again,) = claim(store, at=T0 + 4, limit=5)  # the released one; b sleeps an hour
     assert again.info.id == "c"
-    assert store.cancel_run("c", now_ms=T0 + 5)  # running: asked to stop, still in flight
+    assert store.runs.cancel_run("c", now_ms=T0 + 5)  # running: asked to stop, still in flight
     assert_queue_holds_the_runs_in_flight(store, {"b": "sleeping", "c": "running"})
-    store.finish_run(
+    store.runs.finish_run(
         run_id="c", token=again.lease_token, status=RunStatus.CANCELLED, result_json=None,
         error=None, now_ms=T0 + 6,
     )  # fmt: skip
@@ -76,9 +78,9 @@ def test_firing_queues_the_runs_it_inserts_and_never_an_ended_run_it_finds(store
     a trigger, say) and has ended is recorded as already started and stays ended."""
     register(store)
     early = occurrence_run_id("k", T0 + HOUR)
-    store.insert_run(new_run(early, schedule_key="k"))
+    store.runs.insert_run(new_run(early, schedule_key="k"))
     (held,) = claim(store)
-    store.finish_run(
+    store.runs.finish_run(
         run_id=early, token=held.lease_token, status=RunStatus.COMPLETED, result_json=None,
         error=None, now_ms=T0 + 1,
     )  # fmt: skip

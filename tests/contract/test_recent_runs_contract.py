@@ -18,7 +18,7 @@ def add_runs(store: Store, key: str | None, count: int) -> None:
             id=f"{key}-{n:03d}", workflow="wf", version="1", input_json="null",
             priority=0, pool="default", created_ms=at, available_ms=at, schedule_key=key,
         )  # fmt: skip
-        store.insert_run(run)
+        store.runs.insert_run(run)
 
 
 def test_each_schedules_newest_runs_come_newest_first_as_list_runs_gives_them(
@@ -27,10 +27,10 @@ def test_each_schedules_newest_runs_come_newest_first_as_list_runs_gives_them(
     add_runs(store, "often", 45)
     add_runs(store, "rare", 3)
     add_runs(store, None, 10)  # started by hand: no schedule's
-    found = store.recent_runs(["often", "rare", "never"], limit=30)
+    found = store.runs.recent_runs(["often", "rare", "never"], limit=30)
     assert list(found) == ["often", "rare", "never"]
     for key in ("often", "rare"):
-        expected = store.list_runs(schedule_key=key, limit=30)
+        expected = store.runs.list_runs(schedule_key=key, limit=30)
         assert [r.id for r in found[key]] == [r.id for r in expected], key
         assert found[key] == expected
     assert len(found["often"]) == 30 and found["often"][0].id == "often-044"
@@ -39,7 +39,7 @@ def test_each_schedules_newest_runs_come_newest_first_as_list_runs_gives_them(
 
 def test_a_key_asked_twice_is_answered_once(store: Store) -> None:
     add_runs(store, "k", 4)
-    found = store.recent_runs(["k", "k"], limit=3)
+    found = store.runs.recent_runs(["k", "k"], limit=3)
     assert list(found) == ["k"] and [r.id for r in found["k"]] == ["k-003", "k-002", "k-001"]
 
 
@@ -47,10 +47,10 @@ def test_more_schedules_than_one_statement_holds_are_all_answered(store: Store) 
     keys = [f"s{n:03d}" for n in range(2 * SQLITE_CHUNK + 7)]
     for key in keys:
         add_runs(store, key, 2)
-    found = store.recent_runs(keys, limit=1)
+    found = store.runs.recent_runs(keys, limit=1)
     assert list(found) == keys
     assert all([r.id for r in found[key]] == [f"{key}-001"] for key in keys)
 
 
 def test_no_keys_reads_nothing(store: Store) -> None:
-    assert store.recent_runs([], limit=30) == {}
+    assert store.runs.recent_runs([], limit=30) == {}

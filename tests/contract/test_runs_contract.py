@@ -35,13 +35,16 @@ def claim(
     limits: dict[str, int | None] | None = None,
     pools: tuple[str, ...] = ("default",),
 ):
-    return store.claim_runs(
-        now_ms=at,
-        lease_ms=LEASE,
-        worker=worker,
-        pools=pools,
-        limits=limits if limits is not None else {"wf": None},
-        limit=limit,
+    return store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=at,
+            lease_ms=LEASE,
+            worker=worker,
+            pools=pools,
+            limits=limits if limits is not None else {"wf": None},
+            limit=limit,
+            idle=True,
+        )
     )
 
 
@@ -57,8 +60,8 @@ def step(
 
 
 def test_insert_run_is_idempotent_by_id(store: Store) -> None:
-    first, inserted, _ = store.insert_run(new_run("r1"))
-    again, inserted_again, _ = store.insert_run(new_run("r1", input_json='{"n":2}'))
+    first, inserted, _ = store.runs.insert_run(new_run("r1"))
+    again, inserted_again, _ = store.runs.insert_run(new_run("r1", input_json='{"n":2}'))
     assert inserted and not inserted_again
     assert again == first
     assert again.input == {"n": 1}
@@ -66,29 +69,29 @@ def test_insert_run_is_idempotent_by_id(store: Store) -> None:
 
 
 def test_list_runs_is_newest_first_and_filters(store: Store) -> None:
-    store.insert_run(new_run("a", at=T0))
-    store.insert_run(new_run("b", at=T0 + 1, workflow="other"))
-    store.insert_run(new_run("c", at=T0 + 2, schedule_key="k"))
-    assert [r.id for r in store.list_runs()] == ["c", "b", "a"]
-    assert [r.id for r in store.list_runs(workflow="wf")] == ["c", "a"]
-    assert [r.id for r in store.list_runs(schedule_key="k")] == ["c"]
-    assert [r.id for r in store.list_runs(limit=1)] == ["c"]
-    assert store.list_runs(status=RunStatus.RUNNING) == []
+    store.runs.insert_run(new_run("a", at=T0))
+    store.runs.insert_run(new_run("b", at=T0 + 1, workflow="other"))
+    store.runs.insert_run(new_run("c", at=T0 + 2, schedule_key="k"))
+    assert [r.id for r in store.runs.list_runs()] == ["c", "b", "a"]
+    assert [r.id for r in store.runs.list_runs(workflow="wf")] == ["c", "a"]
+    assert [r.id for r in store.runs.list_runs(schedule_key="k")] == ["c"]
+    assert [r.id for r in store.runs.list_runs(limit=1)] == ["c"]
+    assert store.runs.list_runs(status=RunStatus.RUNNING) == []
 
 
 def test_list_runs_before_a_run_continues_after_it(store: Store) -> None:
     for n, at in enumerate((T0, T0 + 1, T0 + 1, T0 + 2)):  # two created at the same instant
-        store.insert_run(new_run(f"r{n}", at=at))
-    assert [r.id for r in store.list_runs()] == ["r3", "r2", "r1", "r0"]
-    assert [r.id for r in store.list_runs(before="r3", limit=2)] == ["r2", "r1"]
-    assert [r.id for r in store.list_runs(before="r1")] == ["r0"]
-    assert [r.id for r in store.list_runs(before="r2", workflow="wf")] == ["r1", "r0"]
-    assert store.list_runs(before="r0") == [] and store.list_runs(before="nope") == []
+        store.runs.insert_run(new_run(f"r{n}", at=at))
+    assert [r.id for r in store.runs.list_runs()] == ["r3", "r2", "r1", "r0"]
+    assert [r.id for r in store.runs.list_runs(before="r3", limit=2)] == ["r2", "r1"]
+    assert [r.id for r in store.runs.list_runs(before="r1")] == ["r0"]
+    assert [r.id for r in store.runs.list_runs(before="r2", workflow="wf")] == ["r1", "r0"]
+    assert store.runs.list_runs(before="r0") == [] and store.runs.list_runs(before="nope") == []
 
 
 def test_claim_takes_due_runs_and_second_claimer_gets_nothing(store: Store) -> None:
-    store.insert_run(new_run("r1"))
-    store.insert_run(new_run("later", available_ms=T0 + 5_000))
+    store.runs.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("later", available_ms=T0 + 5_000))
     claimed = claim(store)
     assert [c.info.id for c in claimed] == ["r1"]
     assert claimed[0].info.status is RunStatus.RUNNING
@@ -98,26 +101,26 @@ def test_claim_takes_due_runs_and_second_claimer_gets_nothing(store: Store) -> N
 
 
 def test_claim_orders_by_priority_then_availability(store: Store) -> None:
-    store.insert_run(new_run("low-early", priority=0, available_ms=T0 - 10))
-    store.insert_run(new_run("high", priority=5))
-    store.insert_run(new_run("low-late", priority=0))
+    store.runs.insert_run(new_run("low-early", priority=0, available_ms=T0 - 10))
+    store.runs.insert_run(new_run("high", priority=5))
+    store.runs.insert_run(new_run("low-late", priority=0))
     assert [c.info.id for c in claim(store)] == ["high", "low-early", "low-late"]
 
 
 def test_claim_respects_pools_and_registered_workflows(store: Store) -> None:
-    store.insert_run(new_run("other-pool", pool="gpu"))
-    store.insert_run(new_run("unknown-workflow", workflow="nope"))
+    store.runs.insert_run(new_run("other-pool", pool="gpu"))
+    store.runs.insert_run(new_run("unknown-workflow", workflow="nope"))
     assert claim(store) == []
     assert [c.info.id for c in claim(store, pools=("gpu",))] == ["other-pool"]
 
 
 def test_concurrency_limit_holds_across_claims(store: Store) -> None:
     for n in range(3):
-        store.insert_run(new_run(f"r{n}"))
+        store.runs.insert_run(new_run(f"r{n}"))
     first = claim(store, limits={"wf": 2})
     assert len(first) == 2
     assert claim(store, worker="w2", limits={"wf": 2}) == []
-    store.finish_run(
+    store.runs.finish_run(
         run_id=first[0].info.id,
         token=first[0].lease_token,
         status=RunStatus.COMPLETED,
@@ -133,8 +136,8 @@ def test_a_full_workflow_is_passed_over_for_the_next_runs_in_order(store: Store)
     and the runs of other workflows after them, in priority then availability order."""
     order = [("wf", "a"), ("wf", "b"), ("free", "c"), ("wf", "d"), ("free", "e"), ("free", "f")]
     for n, (workflow, run_id) in enumerate(order):
-        store.insert_run(new_run(run_id, workflow=workflow, available_ms=T0 - 10 + n))
-    store.insert_run(new_run("urgent", workflow="wf", priority=9, available_ms=T0))
+        store.runs.insert_run(new_run(run_id, workflow=workflow, available_ms=T0 - 10 + n))
+    store.runs.insert_run(new_run("urgent", workflow="wf", priority=9, available_ms=T0))
     taken = claim(store, limit=4, limits={"wf": 2, "free": None})
     assert [c.info.id for c in taken] == ["urgent", "a", "c", "e"]
     assert len({c.lease_token for c in taken}) == 4
@@ -143,14 +146,16 @@ def test_a_full_workflow_is_passed_over_for_the_next_runs_in_order(store: Store)
 
 
 def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (old,) = claim(store)
-    store.record_step(run_id="r1", token=old.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE)
+    store.runs.record_step(
+        run_id="r1", token=old.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
+    )
     assert claim(store, at=T0 + LEASE - 1, worker="w2") == []
     (new,) = claim(store, at=T0 + LEASE, worker="w2")
     assert new.resumed and [s.name for s in new.steps] == ["a"]
     with pytest.raises(LeaseLost):
-        store.record_step(
+        store.runs.record_step(
             run_id="r1",
             token=old.lease_token,
             step=step("b", seq=2),
@@ -158,7 +163,7 @@ def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> No
             lease_ms=LEASE,
         )
     with pytest.raises(LeaseLost):
-        store.finish_run(
+        store.runs.finish_run(
             run_id="r1",
             token=old.lease_token,
             status=RunStatus.COMPLETED,
@@ -166,20 +171,20 @@ def test_expired_lease_is_taken_over_and_old_owner_is_fenced(store: Store) -> No
             error=None,
             now_ms=T0 + LEASE,
         )
-    assert [s.name for s in store.list_steps("r1")] == ["a"]
-    assert store.renew_leases(tokens={"r1": old.lease_token}, now_ms=T0, lease_ms=LEASE) == {}
-    assert store.renew_leases(tokens={"r1": new.lease_token}, now_ms=T0, lease_ms=LEASE) == {
+    assert [s.name for s in store.runs.list_steps("r1")] == ["a"]
+    assert store.runs.renew_leases(tokens={"r1": old.lease_token}, now_ms=T0, lease_ms=LEASE) == {}
+    assert store.runs.renew_leases(tokens={"r1": new.lease_token}, now_ms=T0, lease_ms=LEASE) == {
         "r1": False
     }
 
 
 def test_renewed_lease_keeps_the_run_from_other_workers(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
     later = T0 + LEASE - 1
-    assert store.renew_leases(tokens={"r1": held.lease_token}, now_ms=later, lease_ms=LEASE)
+    assert store.runs.renew_leases(tokens={"r1": held.lease_token}, now_ms=later, lease_ms=LEASE)
     assert claim(store, at=T0 + LEASE, worker="w2") == []
-    assert not store.record_step(
+    assert not store.runs.record_step(
         run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0 + LEASE, lease_ms=LEASE
     )
 
@@ -189,10 +194,10 @@ def test_a_checkpoint_renews_the_lease_where_the_backend_says_so(store: Store) -
     for ``lease_ms`` (one statement: ``postgres.RECORD_STEP``); SQLite leaves the lease to
     ``renew_leases`` (the contract allows both), so the run is taken over when the lease
     taken at the claim runs out."""
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
     late = T0 + LEASE - 1
-    store.record_step(
+    store.runs.record_step(
         run_id="r1", token=held.lease_token, step=step("a"), now_ms=late, lease_ms=LEASE
     )
     taken = [run.info.id for run in claim(store, at=T0 + LEASE, worker="w2")]
@@ -207,13 +212,13 @@ def request(*, at: int = T0, limits: dict[str, int | None] | None = None) -> Cla
 
 
 def test_insert_can_claim_the_most_urgent_run_in_the_same_transaction(store: Store) -> None:
-    store.insert_run(new_run("urgent", priority=5))
-    run, inserted, claimed = store.insert_run(new_run("new"), then_claim=request())
+    store.runs.insert_run(new_run("urgent", priority=5))
+    run, inserted, claimed = store.runs.insert_run(new_run("new"), then_claim=request())
     assert inserted and run.status is RunStatus.PENDING
     assert [c.info.id for c in claimed] == ["urgent"]  # not the new one: it is less urgent
-    _, _, claimed = store.insert_run(new_run("newer"), then_claim=request())
+    _, _, claimed = store.runs.insert_run(new_run("newer"), then_claim=request())
     assert [c.info.id for c in claimed] == ["new"]
-    _, inserted, claimed = store.insert_run(new_run("new"), then_claim=request())
+    _, inserted, claimed = store.runs.insert_run(new_run("new"), then_claim=request())
     assert not inserted and not claimed  # an existing id claims nothing either
 
 
@@ -221,7 +226,7 @@ def test_a_run_claimed_at_its_insert_is_held_like_any_claimed_run(store: Store) 
     """The new run taken in its own insert's transaction (SQLite inserts it running under
     the lease at once: run_inserts.StraightClaim) is what a claim would have left: running,
     started now, its lease held by the token given and fencing off other workers."""
-    run, inserted, (held,) = store.insert_run(
+    run, inserted, (held,) = store.runs.insert_run(
         new_run("new", schedule_key="s1", scheduled_for_ms=T0 - 5, retry_json='{"max":2}'),
         then_claim=request(),
     )
@@ -236,16 +241,16 @@ def test_a_run_claimed_at_its_insert_is_held_like_any_claimed_run(store: Store) 
     assert (info.schedule_key, info.started_at) == ("s1", held.info.created_at)
     assert (held.steps, held.resumed, held.cancel_requested) == ([], False, False)
     assert (held.retry_json, held.attempt_started_ms, held.lost_workers) == ('{"max":2}', T0, 0)
-    stored = store.get_run("new")
+    stored = store.runs.get_run("new")
     assert stored is not None and (stored.status, stored.started_at) == (
         RunStatus.RUNNING, info.started_at,
     )  # fmt: skip
     assert claim(store, worker="w2") == []  # leased
     assert claim(store, limits={"wf": 1}, worker="w2") == []  # and counted as running
-    assert not store.record_step(
+    assert not store.runs.record_step(
         run_id="new", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
     )
-    ended = store.finish_run(
+    ended = store.runs.finish_run(
         run_id="new", token=held.lease_token, status=RunStatus.COMPLETED, result_json="2",
         error=None, now_ms=T0 + 1,
     )  # fmt: skip
@@ -258,10 +263,10 @@ def test_a_run_inserted_with_a_claim_is_taken_only_when_it_is_the_claims_pick(
     """The claim made with an insert takes what any claim would take at that moment:
     the new run only when it is due, of a pool and workflow served with room, and no
     due run comes before it; otherwise the most urgent due run, or nothing."""
-    store.insert_run(new_run("older"))
+    store.runs.insert_run(new_run("older"))
 
     def claimed_by_insert(run: NewRun, **options: object) -> list[str]:
-        _, inserted, claimed = store.insert_run(run, then_claim=request(**options))  # type: ignore[arg-type]
+        _, inserted, claimed = store.runs.insert_run(run, then_claim=request(**options))  # type: ignore[arg-type]
         assert inserted
         return [c.info.id for c in claimed]
 
@@ -271,7 +276,7 @@ def test_a_run_inserted_with_a_claim_is_taken_only_when_it_is_the_claims_pick(
     assert claimed_by_insert(new_run("other", workflow="wf2")) == []  # nor a workflow
     assert claimed_by_insert(new_run("full"), limits={"wf": 2}) == []  # no room: 2 running
     assert claimed_by_insert(new_run("next")) == ["full"]  # first due of the pending
-    by_status = {run.id: run.status for run in store.list_runs()}
+    by_status = {run.id: run.status for run in store.runs.list_runs()}
     assert by_status == {
         "older": RunStatus.RUNNING, "urgent": RunStatus.RUNNING, "full": RunStatus.RUNNING,
         "later": RunStatus.PENDING, "elsewhere": RunStatus.PENDING, "other": RunStatus.PENDING,
@@ -281,9 +286,9 @@ def test_a_run_inserted_with_a_claim_is_taken_only_when_it_is_the_claims_pick(
 
 def test_ending_a_run_can_claim_the_next_within_limits(store: Store) -> None:
     for name in ("a", "b", "c"):
-        store.insert_run(new_run(name))
+        store.runs.insert_run(new_run(name))
     first, second = claim(store, limit=2, limits={"wf": 2})
-    ended = store.finish_run(
+    ended = store.runs.finish_run(
         run_id=first.info.id,
         token=first.lease_token,
         status=RunStatus.COMPLETED,
@@ -296,7 +301,7 @@ def test_ending_a_run_can_claim_the_next_within_limits(store: Store) -> None:
     (third,) = ended.claimed
     assert third.info.id == "c" and third.info.status is RunStatus.RUNNING
     assert claim(store, worker="w2") == []
-    slept = store.reschedule_run(
+    slept = store.runs.reschedule_run(
         run_id=second.info.id,
         token=second.lease_token,
         status=RunStatus.SLEEPING,
@@ -310,12 +315,12 @@ def test_ending_a_run_can_claim_the_next_within_limits(store: Store) -> None:
 
 
 def test_a_stale_ending_claims_nothing(store: Store) -> None:
-    store.insert_run(new_run("r1"))
-    store.insert_run(new_run("r2"))
+    store.runs.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r2"))
     (held,) = claim(store, limit=1)
-    store.release_leases(tokens=[held.lease_token], now_ms=T0)
+    store.runs.release_leases(tokens=[held.lease_token], now_ms=T0)
     with pytest.raises(LeaseLost):
-        store.finish_run(
+        store.runs.finish_run(
             run_id="r1",
             token=held.lease_token,
             status=RunStatus.COMPLETED,
@@ -328,40 +333,40 @@ def test_a_stale_ending_claims_nothing(store: Store) -> None:
 
 
 def test_failed_try_is_replaced_by_the_next_outcome(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.record_step(
+    store.runs.record_step(
         run_id="r1",
         token=held.lease_token,
         step=step("a", status="failed", result=None),
         now_ms=T0,
         lease_ms=LEASE,
     )
-    store.record_step(
+    store.runs.record_step(
         run_id="r1",
         token=held.lease_token,
         step=step("a", attempts=2, result='"ok"'),
         now_ms=T0,
         lease_ms=LEASE,
     )
-    (only,) = store.list_steps("r1")
+    (only,) = store.runs.list_steps("r1")
     assert (only.status, only.result, only.attempts) == ("completed", "ok", 2)
 
 
 def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.record_step(
+    store.runs.record_step(
         run_id="r1", token=held.lease_token, step=step("done"), now_ms=T0, lease_ms=LEASE
     )
-    store.record_step(
+    store.runs.record_step(
         run_id="r1",
         token=held.lease_token,
         step=step("broken", status="failed", result=None, seq=2),
         now_ms=T0,
         lease_ms=LEASE,
     )
-    run = store.reschedule_run(
+    run = store.runs.reschedule_run(
         run_id="r1",
         token=held.lease_token,
         status=RunStatus.PENDING,
@@ -371,16 +376,16 @@ def test_reschedule_with_new_attempt_forgets_failed_tries_only(store: Store) -> 
         new_attempt=True,
     ).run
     assert (run.status, run.attempt, run.error) == (RunStatus.PENDING, 2, "ValueError: x")
-    assert [s.name for s in store.list_steps("r1")] == ["done"]
+    assert [s.name for s in store.runs.list_steps("r1")] == ["done"]
     assert claim(store, at=T0 + 999) == []
     (again,) = claim(store, at=T0 + 1_000)
     assert again.attempt_started_ms == T0 + 1_000
 
 
 def test_sleeping_run_keeps_attempt_clock(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
-    store.reschedule_run(
+    store.runs.reschedule_run(
         run_id="r1",
         token=held.lease_token,
         status=RunStatus.SLEEPING,
@@ -389,25 +394,25 @@ def test_sleeping_run_keeps_attempt_clock(store: Store) -> None:
         error=None,
         new_attempt=False,
     )
-    assert store.get_run("r1").status is RunStatus.SLEEPING  # type: ignore[union-attr]
+    assert store.runs.get_run("r1").status is RunStatus.SLEEPING  # type: ignore[union-attr]
     (woken,) = claim(store, at=T0 + 60_000)
     assert woken.attempt_started_ms == T0
     assert woken.resumed
 
 
 def test_cancel_pending_is_immediate_and_running_is_flagged(store: Store) -> None:
-    store.insert_run(new_run("idle"))
-    store.insert_run(new_run("busy", priority=1))
+    store.runs.insert_run(new_run("idle"))
+    store.runs.insert_run(new_run("busy", priority=1))
     (held,) = claim(store, limit=1)
     assert held.info.id == "busy"
-    assert store.cancel_run("idle", now_ms=T0)
-    assert store.get_run("idle").status is RunStatus.CANCELLED  # type: ignore[union-attr]
-    assert store.cancel_run("busy", now_ms=T0)
-    assert store.get_run("busy").status is RunStatus.RUNNING  # type: ignore[union-attr]
-    assert store.record_step(
+    assert store.runs.cancel_run("idle", now_ms=T0)
+    assert store.runs.get_run("idle").status is RunStatus.CANCELLED  # type: ignore[union-attr]
+    assert store.runs.cancel_run("busy", now_ms=T0)
+    assert store.runs.get_run("busy").status is RunStatus.RUNNING  # type: ignore[union-attr]
+    assert store.runs.record_step(
         run_id="busy", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
     )
-    store.finish_run(
+    store.runs.finish_run(
         run_id="busy",
         token=held.lease_token,
         status=RunStatus.CANCELLED,
@@ -415,34 +420,34 @@ def test_cancel_pending_is_immediate_and_running_is_flagged(store: Store) -> Non
         error=None,
         now_ms=T0,
     )
-    assert not store.cancel_run("busy", now_ms=T0)
-    assert not store.cancel_run("missing", now_ms=T0)
+    assert not store.runs.cancel_run("busy", now_ms=T0)
+    assert not store.runs.cancel_run("missing", now_ms=T0)
 
 
 def test_released_lease_is_claimable_at_once_and_fenced(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
-    assert store.release_leases(tokens=[held.lease_token], now_ms=T0) == 1
+    assert store.runs.release_leases(tokens=[held.lease_token], now_ms=T0) == 1
     (again,) = claim(store, worker="w2")
     assert again.info.id == "r1"
     with pytest.raises(LeaseLost):
-        store.record_step(
+        store.runs.record_step(
             run_id="r1", token=held.lease_token, step=step("a"), now_ms=T0, lease_ms=LEASE
         )
 
 
 def test_next_due_is_the_earliest_claimable_instant(store: Store) -> None:
-    assert store.next_due_ms(pools=["default"], workflows=["wf"]) is None
-    store.insert_run(new_run("late", available_ms=T0 + 9_000))
-    store.insert_run(new_run("soon", available_ms=T0 + 3_000))
-    store.insert_run(new_run("elsewhere", pool="gpu", available_ms=T0 + 1))
-    assert store.next_due_ms(pools=["default"], workflows=["wf"]) == T0 + 3_000
+    assert store.runs.next_due_ms(pools=["default"], workflows=["wf"]) is None
+    store.runs.insert_run(new_run("late", available_ms=T0 + 9_000))
+    store.runs.insert_run(new_run("soon", available_ms=T0 + 3_000))
+    store.runs.insert_run(new_run("elsewhere", pool="gpu", available_ms=T0 + 1))
+    assert store.runs.next_due_ms(pools=["default"], workflows=["wf"]) == T0 + 3_000
 
 
 def test_finish_records_result_and_drops_lease(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store)
-    run = store.finish_run(
+    run = store.runs.finish_run(
         run_id="r1",
         token=held.lease_token,
         status=RunStatus.COMPLETED,
@@ -461,9 +466,9 @@ def test_migrate_twice_is_a_no_op(store: Store) -> None:
 
 
 def test_finish_given_the_running_run_returns_it_as_stored(store: Store) -> None:
-    store.insert_run(new_run("r1", schedule_key=None))
+    store.runs.insert_run(new_run("r1", schedule_key=None))
     (held,) = claim(store, at=T0 + 2)
-    ended = store.finish_run(
+    ended = store.runs.finish_run(
         run_id="r1",
         token=held.lease_token,
         status=RunStatus.FAILED,
@@ -472,13 +477,13 @@ def test_finish_given_the_running_run_returns_it_as_stored(store: Store) -> None
         now_ms=T0 + 7,
         running=held.info,
     ).run
-    assert ended == store.get_run("r1")
+    assert ended == store.runs.get_run("r1")
     assert ended.status is RunStatus.FAILED and ended.error == "ValueError: no"
     assert ended.started_at == held.info.started_at and ended.input == {"n": 1}
 
 
 def test_claimed_run_is_running_as_stored(store: Store) -> None:
-    store.insert_run(new_run("r1"))
+    store.runs.insert_run(new_run("r1"))
     (held,) = claim(store, at=T0 + 3)
-    assert held.info == store.get_run("r1")
+    assert held.info == store.runs.get_run("r1")
     assert held.info.status is RunStatus.RUNNING

@@ -15,11 +15,11 @@ def three_schedules(store: Store) -> None:
     register(store, record("a"))
     register(store, record("b"))
     register(store, record("c", workflow="other"))
-    store.set_schedule_state("b", action=ScheduleAction.PAUSE, now_ms=T0 + MINUTE)
+    store.schedules.set_schedule_state("b", action=ScheduleAction.PAUSE, now_ms=T0 + MINUTE)
 
 
 def keys(store: Store, **filters: str | None) -> list[str]:
-    return [info.key for info in store.list_schedules(**filters)]
+    return [info.key for info in store.schedules.list_schedules(**filters)]
 
 
 def test_a_workflow_filter_lists_only_that_workflows_schedules(store: Store) -> None:

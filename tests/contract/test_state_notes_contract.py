@@ -9,14 +9,14 @@ from tests.contract.test_schedules_contract import HOUR, T0, record, register
 from tickwork import RunStatus
 from tickwork._clock import from_ms, to_ms
 from tickwork._models import Decision, ScheduleState
-from tickwork._store import Ended, LeaseLost, NewRun, Store
+from tickwork._store import ClaimRequest, Ended, LeaseLost, NewRun, Store
 
 LEASE = 30_000
 
 
 def state_of(store: Store, key: str = "k") -> tuple[ScheduleState, str | None, int]:
     """(state, note, state_changed_at in ms) of a schedule."""
-    info = store.get_schedule(key)
+    info = store.schedules.get_schedule(key)
     assert info is not None and info.state_changed_at is not None
     return info.state, info.note, to_ms(info.state_changed_at)
 
@@ -25,7 +25,7 @@ def entries(store: Store, key: str = "k") -> list[tuple[Decision, str, str | Non
     """The history, oldest first, as (decision, reason, run_id, decided_at in ms)."""
     return [
         (e.decision, e.reason, e.run_id, to_ms(e.decided_at))
-        for e in reversed(store.schedule_history(key))
+        for e in reversed(store.schedules.schedule_history(key))
     ]
 
 
@@ -39,14 +39,22 @@ def end_run(
     error: str | None = "RuntimeError: boom",
 ) -> Ended:
     """Insert a run of schedule ``key``, claim it and end it as ``status``."""
-    store.insert_run(
+    store.runs.insert_run(
         NewRun(run_id, "wf", "1", None, 0, "default", at, at, schedule_key=key, schedule_revision=1)
     )
-    (claimed,) = store.claim_runs(
-        now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": None}, limit=1
+    (claimed,) = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=at,
+            lease_ms=LEASE,
+            worker="w1",
+            pools=("default",),
+            limits={"wf": None},
+            limit=1,
+            idle=True,
+        )
     )
     assert claimed.info.id == run_id
-    return store.finish_run(
+    return store.runs.finish_run(
         run_id=run_id,
         token=claimed.lease_token,
         status=status,
@@ -79,7 +87,9 @@ def test_a_state_change_keeps_its_note_and_instant_and_is_recorded_with_it(
 ) -> None:
     register(store)
     for n, action in enumerate(actions, start=1):
-        assert store.set_schedule_state("k", action=action, now_ms=T0 + n, note=f"why {n}")
+        assert store.schedules.set_schedule_state(
+            "k", action=action, now_ms=T0 + n, note=f"why {n}"
+        )
     last = len(actions)
     _, note, changed_at = state_of(store)
     assert (note, changed_at) == (f"why {last}", T0 + last)
@@ -91,8 +101,8 @@ def test_a_change_without_a_note_forgets_the_last_note_and_is_recorded_without_o
     store: Store,
 ) -> None:
     register(store)
-    store.set_schedule_state("k", action="pause", now_ms=T0 + 1, note="incident 42")
-    store.set_schedule_state("k", action="resume", now_ms=T0 + 2)
+    store.schedules.set_schedule_state("k", action="pause", now_ms=T0 + 1, note="incident 42")
+    store.schedules.set_schedule_state("k", action="resume", now_ms=T0 + 2)
     assert state_of(store) == (ScheduleState.ACTIVE, None, T0 + 2)
     assert entries(store) == [
         (Decision.PAUSED, "incident 42", None, T0 + 1),
@@ -102,25 +112,30 @@ def test_a_change_without_a_note_forgets_the_last_note_and_is_recorded_without_o
 
 def test_change_schedule_state_says_whether_it_changed(store: Store) -> None:
     register(store)
-    assert store.change_schedule_state("k", action="pause", now_ms=T0 + 1) is True
-    assert store.change_schedule_state("k", action="pause", now_ms=T0 + 2, note="x") is False
-    assert store.change_schedule_state("nope", action="pause", now_ms=T0 + 3) is None
+    assert store.schedules.change_schedule_state("k", action="pause", now_ms=T0 + 1) is True
+    assert (
+        store.schedules.change_schedule_state("k", action="pause", now_ms=T0 + 2, note="x") is False
+    )
+    assert store.schedules.change_schedule_state("nope", action="pause", now_ms=T0 + 3) is None
     assert state_of(store) == (ScheduleState.PAUSED, None, T0 + 1)
     assert len(entries(store)) == 1  # nothing written when nothing changed
 
 
 def test_applying_the_state_a_schedule_has_keeps_its_note_and_instant(store: Store) -> None:
     register(store)
-    store.set_schedule_state("k", action="pause", now_ms=T0 + 1, note="incident 42")
-    assert store.set_schedule_state("k", action="pause", now_ms=T0 + 2, note="another") is True
+    store.schedules.set_schedule_state("k", action="pause", now_ms=T0 + 1, note="incident 42")
+    assert (
+        store.schedules.set_schedule_state("k", action="pause", now_ms=T0 + 2, note="another")
+        is True
+    )
     assert state_of(store) == (ScheduleState.PAUSED, "incident 42", T0 + 1)
     assert len(entries(store)) == 1
 
 
 def test_registering_with_paused_changes_the_state_without_a_note(store: Store) -> None:
     register(store)
-    store.set_schedule_state("k", action="deactivate", now_ms=T0 + 1, note="migration")
-    store.set_schedule_state("k", action="activate", now_ms=T0 + 2, note="done")
+    store.schedules.set_schedule_state("k", action="deactivate", now_ms=T0 + 1, note="migration")
+    store.schedules.set_schedule_state("k", action="activate", now_ms=T0 + 2, note="done")
     register(store, at=T0 + 3, paused=True)
     assert state_of(store) == (ScheduleState.PAUSED, None, T0 + 3)
     register(store, at=T0 + 4, paused=True)  # already paused: nothing changes
@@ -145,7 +160,7 @@ def test_failed_runs_in_a_row_pause_the_schedule_naming_the_last_run_and_error(
     assert ended.auto_paused is not None and ended.auto_paused.run_id == "r2"
     assert ended.auto_paused.decided_at == from_ms(T0 + HOUR + 1)
     assert ended.run.status is RunStatus.FAILED
-    assert store.next_schedule_due_ms(pools=("default",), workflows=("wf",)) is None
+    assert store.firing.next_schedule_due_ms(pools=("default",), workflows=("wf",)) is None
 
 
 def test_a_completed_run_resets_the_count(store: Store) -> None:
@@ -180,7 +195,7 @@ def test_a_state_change_starts_the_count_afresh(store: Store) -> None:
     end_run(store, "r0", RunStatus.FAILED)
     end_run(store, "r1", RunStatus.FAILED)
     assert state_of(store)[0] is ScheduleState.PAUSED
-    store.set_schedule_state("k", action="resume", now_ms=T0 + 10)
+    store.schedules.set_schedule_state("k", action="resume", now_ms=T0 + 10)
     end_run(store, "r2", RunStatus.FAILED)
     assert state_of(store)[0] is ScheduleState.ACTIVE
     end_run(store, "r3", RunStatus.FAILED)
@@ -190,19 +205,27 @@ def test_a_state_change_starts_the_count_afresh(store: Store) -> None:
 
 def test_a_paused_schedule_is_not_paused_again_by_failures(store: Store) -> None:
     register(store, record(pause_after_failures=1))
-    store.set_schedule_state("k", action="pause", now_ms=T0, note="by hand")
+    store.schedules.set_schedule_state("k", action="pause", now_ms=T0, note="by hand")
     assert end_run(store, "r0", RunStatus.FAILED).auto_paused is None
     assert state_of(store) == (ScheduleState.PAUSED, "by hand", T0)
 
 
 def test_an_ending_refused_for_a_lost_lease_counts_nothing(store: Store) -> None:
     register(store, record(pause_after_failures=1))
-    store.insert_run(NewRun("r0", "wf", "1", None, 0, "default", T0, T0, schedule_key="k"))
-    store.claim_runs(
-        now_ms=T0, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": None}, limit=1
+    store.runs.insert_run(NewRun("r0", "wf", "1", None, 0, "default", T0, T0, schedule_key="k"))
+    store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=T0,
+            lease_ms=LEASE,
+            worker="w1",
+            pools=("default",),
+            limits={"wf": None},
+            limit=1,
+            idle=True,
+        )
     )
     with pytest.raises(LeaseLost):
-        store.finish_run(
+        store.runs.finish_run(
             run_id="r0", token="stale", status=RunStatus.FAILED, result_json=None,
             error="x", now_ms=T0 + 1,
         )  # fmt: skip
@@ -211,12 +234,20 @@ def test_an_ending_refused_for_a_lost_lease_counts_nothing(store: Store) -> None
 
 def test_a_run_of_a_removed_schedule_ends_as_usual(store: Store) -> None:
     register(store, record(pause_after_failures=1))
-    store.insert_run(NewRun("r0", "wf", "1", None, 0, "default", T0, T0, schedule_key="k"))
-    (claimed,) = store.claim_runs(
-        now_ms=T0, lease_ms=LEASE, worker="w1", pools=("default",), limits={"wf": None}, limit=1
+    store.runs.insert_run(NewRun("r0", "wf", "1", None, 0, "default", T0, T0, schedule_key="k"))
+    (claimed,) = store.runs.claim_runs(
+        ClaimRequest(
+            now_ms=T0,
+            lease_ms=LEASE,
+            worker="w1",
+            pools=("default",),
+            limits={"wf": None},
+            limit=1,
+            idle=True,
+        )
     )
-    assert store.delete_schedule("k")
-    ended = store.finish_run(
+    assert store.schedules.delete_schedule("k")
+    ended = store.runs.finish_run(
         run_id="r0", token=claimed.lease_token, status=RunStatus.FAILED, result_json=None,
         error="x", now_ms=T0 + 1,
     )  # fmt: skip

@@ -139,7 +139,7 @@ def _claim_counted(
     request = ClaimRequest(
         now_ms=at, lease_ms=LEASE, worker="w1", pools=("default",), limits=limits, limit=10
     )
-    runs = store._runs  # type: ignore[attr-defined]
+    runs = store.runs
 
     def work(tx: Transaction) -> tuple[list[Any], int]:
         return _counted(store, tx, lambda: runs.claim_in(tx, request))
@@ -168,8 +168,8 @@ def test_a_claim_with_100000_runs_waiting_reads_only_the_due_runs(waiting: Store
 
     for run_id, priority, due in (("low", -3, T0 - 3000), ("mid-b", 0, T0 - 1000),
                                   ("mid-a", 0, T0 - 2000), ("later", 0, T0 + 5000)):  # fmt: skip
-        store.insert_run(new_run(run_id, priority=priority, at=T0 - 9000, available_ms=due))
-    store.insert_run(new_run("unserved", workflow="other", priority=9, available_ms=T0 - 5000))
+        store.runs.insert_run(new_run(run_id, priority=priority, at=T0 - 9000, available_ms=due))
+    store.runs.insert_run(new_run("unserved", workflow="other", priority=9, available_ms=T0 - 5000))
     taken, cost = _claim_counted(store, T0)
     assert taken == ["mid-a", "mid-b", "low"]
     assert cost <= _most(store)
@@ -186,7 +186,7 @@ def test_a_claim_under_a_concurrency_limit_with_100000_runs_waiting_counts_only_
     store = waiting
     for n in range(3):
         priority = 5 if n == 0 else 0
-        store.insert_run(new_run(f"due-{n}", priority=priority, available_ms=T0 - 3000 + n))
+        store.runs.insert_run(new_run(f"due-{n}", priority=priority, available_ms=T0 - 3000 + n))
     taken, cost = _claim_counted(store, T0, most=2)
     assert taken == ["due-0", "due-1"]
     assert cost <= _most(store)
@@ -210,7 +210,7 @@ def test_next_due_with_100000_runs_waiting_reads_the_first_run_of_each_level(
     assert due == T0 + DAY + 1  # wait-1, the first to wake
     assert cost <= _most(store)
 
-    store.insert_run(new_run("low", priority=-3, available_ms=T0 + 60_000))
+    store.runs.insert_run(new_run("low", priority=-3, available_ms=T0 + 60_000))
     due, cost = _next_due_counted(store)
     assert due == T0 + 60_000
     assert cost <= _most(store)
@@ -271,10 +271,10 @@ def test_a_claim_never_walks_the_due_runs_of_workflows_its_worker_does_not_serve
     assert due is None
     assert cost <= _most(store)
 
-    store.insert_run(new_run("wf-b", available_ms=T0 - 1000))
-    store.insert_run(new_run("wf-a", available_ms=T0 - 2000))
-    store.insert_run(new_run("urgent", priority=3, available_ms=T0 - 10))
-    store.insert_run(new_run("other-a", workflow="other", available_ms=T0 - 1500))
+    store.runs.insert_run(new_run("wf-b", available_ms=T0 - 1000))
+    store.runs.insert_run(new_run("wf-a", available_ms=T0 - 2000))
+    store.runs.insert_run(new_run("urgent", priority=3, available_ms=T0 - 10))
+    store.runs.insert_run(new_run("other-a", workflow="other", available_ms=T0 - 1500))
     due, cost = _next_due_counted(store, served)
     assert due == T0 - 2000
     assert cost <= _most(store)

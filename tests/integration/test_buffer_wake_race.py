@@ -22,7 +22,7 @@ from tests.timeline import START, at, rid
 
 from tickwork import Context, Engine, RunStatus
 from tickwork._clock import to_ms
-from tickwork._store import Store, open_store
+from tickwork._store import ClaimRequest, Store, open_store
 from tickwork.testing import FakeClock
 
 
@@ -71,16 +71,23 @@ class Buffered:
         engine.schedule("job", None, key="k", every="10m", overlap=overlap)
         self.clock.set(at(10))
         assert engine.tick() == [rid(10)]
-        (self.claim,) = self.finisher.claim_runs(
-            now_ms=to_ms(at(10)), lease_ms=60_000, worker="other", pools=["default"],
-            limits={"job": None}, limit=1,
-        )  # fmt: skip
+        (self.claim,) = self.finisher.runs.claim_runs(
+            ClaimRequest(
+                now_ms=to_ms(at(10)),
+                lease_ms=60_000,
+                worker="other",
+                pools=["default"],
+                limits={"job": None},
+                limit=1,
+                idle=True,
+            )
+        )
         self.clock.set(at(20))
         assert engine.tick() == []  # 12:20 waits behind the run of 12:10
         self.clock.set(at(30))
 
     def end_the_run(self) -> None:
-        self.finisher.finish_run(
+        self.finisher.runs.finish_run(
             run_id=rid(10), token=self.claim.lease_token, status=RunStatus.COMPLETED,
             result_json="null", error=None, now_ms=to_ms(at(30)),
         )  # fmt: skip

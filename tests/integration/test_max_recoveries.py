@@ -144,7 +144,7 @@ def test_a_released_lease_is_not_a_lost_worker(engine: Engine, clock: FakeClock)
     handle = engine.start("released")
     for _ in range(3):  # claimed and handed back at shutdown, three times over
         (claimed,) = engine._runtime.claim(1)
-        engine._runtime.store.release_leases(
+        engine._runtime.store.runs.release_leases(
             tokens=[claimed.lease_token], now_ms=engine._runtime.now_ms()
         )
     assert engine.run_until_idle() == 1

@@ -62,7 +62,7 @@ def test_a_transaction_left_idle_after_a_write_of_many_rows_is_ended_by_the_serv
 def test_rows_naming_one_row_twice_are_written_in_order(store: PostgresStore) -> None:
     """Two changes of one schedule's state in one write: the second is the one that
     stays, as when written one at a time (one UPDATE over both would apply one)."""
-    store.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
+    store.schedules.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
     rows = [
         ("paused", None, None, None, 5, None, 5, "s"),
         ("active", 60_000, 60_000, None, 5, 6, 6, "s"),
@@ -107,7 +107,7 @@ def test_writes_of_two_tables_go_as_one_statement_and_both_land(
 ) -> None:
     """A firing pass's history and advance (``write_many``): one statement, one round
     trip, and every row of both written."""
-    store.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
+    store.schedules.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
     statements = Statements(monkeypatch)
     with store._pg.transaction() as tx:
         tx.write_many(((INSERT_HISTORY, _history("s", 3)), (ADVANCE, [_advance("s", 2)])))
@@ -123,7 +123,7 @@ def test_writes_naming_one_row_twice_are_written_in_order_not_as_one_statement(
 ) -> None:
     """Two advances of one schedule in one ``write_many``: both count, as one at a time
     (one UPDATE over both would apply one of them)."""
-    store.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
+    store.schedules.upsert_schedule(record("s"), on_conflict="update", now_ms=0, paused=None)
     with store._pg.transaction() as tx:
         rows = [_advance("s", 2), _advance("s", 3)]
         tx.write_many(((INSERT_HISTORY, _history("s", 1)), (ADVANCE, rows)))
@@ -151,7 +151,7 @@ def test_runs_inserted_in_one_statement_are_queued_and_reported_but_not_those_th
     """``insert_runs``: a run whose id exists (a trigger got there first) is neither
     inserted again nor queued again, and is not among the ids returned."""
     first = NewRun("a", "wf", "1", None, 0, "default", 5, 7, schedule_key="s")
-    store.insert_run(first)
+    store.runs.insert_run(first)
     runs = [first, NewRun("b", "wf", "1", None, 0, "default", 5, 9, schedule_key="s")]
     with store._pg.transaction() as tx:
         assert store._pg.insert_runs(tx, runs) == {"b"}
@@ -167,7 +167,9 @@ def test_a_firing_pass_of_a_hundred_schedules_is_seven_statements(
     runs with their queue rows, the history with the advance, the NOTIFY and the
     counters, whatever the number of schedules (BEGIN and COMMIT besides)."""
     for i in range(100):
-        store.upsert_schedule(record(f"s{i}"), on_conflict="update", now_ms=T0, paused=None)
+        store.schedules.upsert_schedule(
+            record(f"s{i}"), on_conflict="update", now_ms=T0, paused=None
+        )
     statements = Statements(monkeypatch)
     result = fire(store, T0 + HOUR)
     assert (result.fired, len(result.run_ids)) == (100, 100)

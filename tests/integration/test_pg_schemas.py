@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from tests.pg import base_url, fresh_schema
 
-from tickwork._store import NewRun
+from tickwork._store import ClaimRequest, NewRun
 from tickwork._store.postgres import MIGRATION_LOCK, PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -90,11 +90,11 @@ def test_a_run_started_in_one_schema_wakes_only_that_schemas_workers(schemas) ->
     with opened(url_a) as store_a, opened(url_b) as store_b:
         listener_a, listener_b = Listener(store_a), Listener(store_b)
         try:
-            store_a.insert_run(_new_run("a-1"))
+            store_a.runs.insert_run(_new_run("a-1"))
             listener_a.wait_for(lambda: listener_a.heard.count("runs") >= 1, "A hears a-1")
-            store_b.insert_run(_new_run("b-1"))
+            store_b.runs.insert_run(_new_run("b-1"))
             listener_b.wait_for(lambda: "runs" in listener_b.heard, "B hears b-1")
-            store_a.insert_run(_new_run("a-2"))
+            store_a.runs.insert_run(_new_run("a-2"))
             listener_a.wait_for(lambda: listener_a.heard.count("runs") >= 2, "A hears a-2")
         finally:
             listener_a.stop()
@@ -135,10 +135,17 @@ def _claim(store: PostgresStore, claimed: list[str]) -> Callable[[], None]:
     """A claim of ``report``, limited to one live run, noting the runs it took."""
 
     def work() -> None:
-        taken = store.claim_runs(
-            now_ms=T0, lease_ms=60_000, worker="w", pools=["default"],
-            limits={"report": 1}, limit=1,
-        )  # fmt: skip
+        taken = store.runs.claim_runs(
+            ClaimRequest(
+                now_ms=T0,
+                lease_ms=60_000,
+                worker="w",
+                pools=["default"],
+                limits={"report": 1},
+                limit=1,
+                idle=True,
+            )
+        )
         claimed.extend(run.info.id for run in taken)
 
     return work
@@ -154,7 +161,7 @@ def test_a_concurrency_limit_lock_of_a_worker_before_the_schema_scoping_still_ho
     tag = uuid.uuid4().hex[:8]
     legacy = "SELECT pg_advisory_xact_lock(hashtext('tickwork:concurrency:report'))"
     with opened(url_a) as holder, opened(url_a, name=f"twa-{tag}") as store_a:
-        store_a.insert_run(_new_run("a-1"))
+        store_a.runs.insert_run(_new_run("a-1"))
         claimed: list[str] = []
         with holding(holder, lambda tx: tx.execute(legacy)):
             waiting = _waits_for_a_lock(_claim(store_a, claimed), f"twa-{tag}")

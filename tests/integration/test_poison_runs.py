@@ -42,6 +42,6 @@ def test_a_value_postgresql_refuses_is_a_store_error_that_is_not_transient() -> 
     with fresh_schema() as url, Engine(url) as engine:
         store = engine._runtime.store
         with pytest.raises(StoreError) as refused:
-            store.create_api_key(key_id="k1", name="bad\x00name", secret_hash="h", now_ms=0)
+            store.keys.create_api_key(key_id="k1", name="bad\x00name", secret_hash="h", now_ms=0)
         assert refused.value.transient is False
         assert StoreError("PostgreSQL: connection refused").transient is True

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -221,7 +222,7 @@ def test_a_pruning_outage_is_reported_once(db_url: str, clock: FakeClock) -> Non
         raise StoreError("the database is down")
 
     engine.migrate()
-    engine._runtime.database.prune_batch = down  # type: ignore[method-assign]
+    engine._runtime.database.pruning = SimpleNamespace(prune_batch=down)  # type: ignore[assignment]
     try:
         with engine.worker(poll_interval="20ms"):
             time.sleep(0.2)  # the pruning thread has started: its first pass is 10 s away
@@ -285,7 +286,7 @@ def test_a_pass_paces_itself_where_writes_do_not_take_turns(
     run_many(short, "stepped", 700)  # 2,100 rows: several batches
     clock.advance("61m")
     store = short._runtime.store
-    prune_batch = store.prune_batch
+    prune_batch = store.pruning.prune_batch
     batches: list[tuple[int, float]] = []  # (rows removed, seconds it took)
     pauses: list[float] = []
 
@@ -303,7 +304,7 @@ def test_a_pass_paces_itself_where_writes_do_not_take_turns(
         pauses.append(seconds)
         return stop.is_set()
 
-    monkeypatch.setattr(store, "prune_batch", timed)
+    monkeypatch.setattr(store, "pruning", SimpleNamespace(prune_batch=timed))
     monkeypatch.setattr(_pruning._clock, "wait", wait)
     assert short.prune() == 2_100
     assert len(pauses) == len(batches) - 1 >= 2  # a pause between batches

@@ -121,7 +121,7 @@ def test_expired_lease_is_taken_over_without_rerunning_steps(db_url: str, clock:
         (claim,) = dead._runtime.claim(1)
         from tickwork._store import StepRecord
 
-        dead._runtime.store.record_step(
+        dead._runtime.store.runs.record_step(
             run_id=handle.id,
             token=claim.lease_token,
             step=StepRecord("step", "a", 1, "completed", "1", None, 1, 0, 0),

@@ -36,7 +36,7 @@ def test_a_write_waits_for_another_writer_and_goes_through_once_it_commits(
     store, other = locked_store(tmp_path)
     order: list[str] = []
     writer = threading.Thread(
-        target=lambda: (store.insert_run(new_run("waited")), order.append("written"))
+        target=lambda: (store.runs.insert_run(new_run("waited")), order.append("written"))
     )
     writer.start()
     writer.join(0.3)  # it waits: the lock is not free
@@ -45,7 +45,7 @@ def test_a_write_waits_for_another_writer_and_goes_through_once_it_commits(
     other.execute("COMMIT")
     writer.join(10)
     assert order == ["released", "written"]
-    assert store.get_run("waited") is not None
+    assert store.runs.get_run("waited") is not None
     other.close()
     store.close()
 
@@ -55,11 +55,11 @@ def test_a_write_that_never_gets_the_lock_fails_after_the_timeout_and_writes_not
 ) -> None:
     store, other = locked_store(tmp_path, "?timeout=0.2")
     with pytest.raises(StoreError, match="database is locked") as failed:
-        store.insert_run(new_run("never"))
+        store.runs.insert_run(new_run("never"))
     assert failed.value.transient  # the caller may try again later
     other.execute("ROLLBACK")
-    assert store.get_run("never") is None
-    store.insert_run(new_run("later"))  # the writer connection is usable again
-    assert store.get_run("later") is not None
+    assert store.runs.get_run("never") is None
+    store.runs.insert_run(new_run("later"))  # the writer connection is usable again
+    assert store.runs.get_run("later") is not None
     other.close()
     store.close()

@@ -87,12 +87,12 @@ def test_upgrading_a_sqlite_store_rebuilds_its_list_indexes_ascending(
     assert store.migrate() >= 21
     # The rows are all there, listed newest first by (created_at, id) through each index.
     newest_first = sorted(runs, key=lambda r: (r[4], r[0]), reverse=True)
-    assert [r.id for r in store.list_runs(limit=100)] == [r[0] for r in newest_first]
+    assert [r.id for r in store.runs.list_runs(limit=100)] == [r[0] for r in newest_first]
     failed = [r[0] for r in newest_first if r[1] == "report" and r[2] == "failed"]
-    listed = store.list_runs(workflow="report", status=RunStatus.FAILED, limit=100)
+    listed = store.runs.list_runs(workflow="report", status=RunStatus.FAILED, limit=100)
     assert [r.id for r in listed] == failed
-    page = store.list_runs(schedule_key="k1", limit=4)
-    after = store.list_runs(schedule_key="k1", limit=100, before=page[-1].id)
+    page = store.runs.list_runs(schedule_key="k1", limit=4)
+    after = store.runs.list_runs(schedule_key="k1", limit=100, before=page[-1].id)
     assert [r.id for r in page + after] == [r[0] for r in newest_first if r[3] == "k1"]
     store.close()
     _check_list_indexes(path)
@@ -118,6 +118,6 @@ def test_a_worker_recorded_before_0023_is_listed_holding_nothing_back(
     conn.close()
     store = open_store(f"sqlite:///{path}")
     assert store.migrate() >= 23
-    (worker,) = store.list_workers(now_ms=T0)
+    (worker,) = store.workers.list_workers(now_ms=T0)
     assert (worker.id, worker.workflows, worker.waiting_for_calendars) == ("w1", ("report",), ())
     store.close()

@@ -45,17 +45,17 @@ def test_interrupted_waiting_writer_leaves_the_others_unblocked(
 
     monkeypatch.setattr(_Write, "wait", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        store.insert_run(new_run("abandoned"))
+        store.runs.insert_run(new_run("abandoned"))
 
-    later = threading.Thread(target=lambda: store.insert_run(new_run("later")))
+    later = threading.Thread(target=lambda: store.runs.insert_run(new_run("later")))
     later.start()
     release.set()
     combiner.join(10)
     later.join(10)
     assert not combiner.is_alive() and not later.is_alive()
-    assert store.get_run("later") is not None
-    store.insert_run(new_run("after"))  # the writer is free again
-    assert store.get_run("after") is not None
+    assert store.runs.get_run("later") is not None
+    store.runs.insert_run(new_run("after"))  # the writer is free again
+    assert store.runs.get_run("after") is not None
     store.close()
 
 
@@ -72,7 +72,7 @@ def test_transaction_left_open_on_the_writer_does_not_block_later_writes(
         "INSERT INTO tickwork_runs (id, workflow, version, status, attempt, priority, pool,"
         " created_at) VALUES ('torn', 'wf', '1', 'pending', 1, 0, 'default', 0)"
     )
-    store.insert_run(new_run("next"))
-    assert store.get_run("next") is not None
-    assert store.get_run("torn") is None  # the cut-short turn's write is gone, as reported
+    store.runs.insert_run(new_run("next"))
+    assert store.runs.get_run("next") is not None
+    assert store.runs.get_run("torn") is None  # the cut-short turn's write is gone, as reported
     store.close()

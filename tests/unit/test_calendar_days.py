@@ -5,6 +5,7 @@ when it changed (or a year not held yet is wanted), a deleted one forgotten."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from types import SimpleNamespace
 from typing import Any
 
 from tickwork._calendar_days import CalendarDays
@@ -13,7 +14,7 @@ from tickwork._models import CalendarInfo
 
 
 class CountingStore:
-    """The three reads ``CalendarDays`` makes, counted."""
+    """The three reads ``CalendarDays`` makes of ``store.calendars``, counted."""
 
     def __init__(self) -> None:
         self.calendars: dict[str, CalendarInfo] = {}
@@ -40,7 +41,7 @@ def test_dates_are_read_again_only_when_a_calendar_changes_or_a_year_is_missing(
     store = CountingStore()
     store.set("uk", (date(2026, 12, 24),), 1000)
     store.years[("uk", 2026)] = (Holiday(date(2026, 12, 25), "Christmas Day"),)
-    days = CalendarDays(lambda: store)  # type: ignore[arg-type, return-value]
+    days = CalendarDays(lambda: SimpleNamespace(calendars=store))  # type: ignore[arg-type, return-value]
     first = days.current([2026])
     assert store.reads == ["uk", "uk:2026"]
     assert first["uk"].holidays == {date(2026, 12, 24), date(2026, 12, 25)}
@@ -58,7 +59,7 @@ def test_dates_are_read_again_only_when_a_calendar_changes_or_a_year_is_missing(
 
 def test_one_reads_a_calendar_now_and_says_none_for_an_unknown_one() -> None:
     store = CountingStore()
-    days = CalendarDays(lambda: store)  # type: ignore[arg-type, return-value]
+    days = CalendarDays(lambda: SimpleNamespace(calendars=store))  # type: ignore[arg-type, return-value]
     assert days.one("nope", [2026]) is None
     store.set("uk", (), 1000)
     found: Any = days.one("uk", [2026])

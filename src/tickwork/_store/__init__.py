@@ -6,6 +6,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError, StoreUnreachable
 from .contract import (
+    BackfillDecide,
     ClaimedRun,
     ClaimRequest,
     DueSchedule,
@@ -25,6 +26,7 @@ from .contract import (
 )
 
 __all__ = [
+    "BackfillDecide",
     "ClaimRequest",
     "ClaimedRun",
     "DueSchedule",

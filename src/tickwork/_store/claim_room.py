@@ -8,7 +8,7 @@ crowd out the others.
 
 from __future__ import annotations
 
-from .contract import ClaimRequest
+from .claim_records import ClaimRequest
 from .transaction import Database, Transaction, marks
 
 __all__ = ["COUNT_LIVE", "can_claim", "open_workflows"]

@@ -1,4 +1,5 @@
-"""The store contract of events, subscriptions and waits (DESIGN §9), part of ``Store``.
+"""The events part of the store contract: events, subscriptions and waits (DESIGN §9),
+``store.events``.
 
 Every method's rules are in its docstring; ``sql_events.py`` implements them on both
 backends.
@@ -7,14 +8,12 @@ backends.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .._event_flow import SubscriptionDecision
 from .._events import Event
+from .claim_records import ClaimRequest, Ended
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
-
-if TYPE_CHECKING:
-    from .contract import ClaimRequest, Ended
 
 __all__ = ["EventStore", "StoredEvent"]
 
@@ -23,7 +22,9 @@ StoredEvent = tuple[Event, list[str], list[str]]
 
 
 class EventStore(Protocol):
-    def emit_event(self, event: NewEvent, *, then_claim: ClaimRequest | None = None) -> Emitted:
+    """Events, the subscriptions they start runs of, and the runs waiting for them."""
+
+    def emit(self, event: NewEvent, *, then_claim: ClaimRequest | None = None) -> Emitted:
         """Store ``event`` and, in the same transaction, insert one run for every
         subscription of its name whose ``match`` its payload matches (run id
         ``_events.event_run_id(key, event.id)``, input ``_events.map_input``) and wake
@@ -57,7 +58,7 @@ class EventStore(Protocol):
         (``_event_flow``), each exactly once across processes: the buffer is removed in
         the transaction that inserts its run. The ids of the runs started.
 
-        Every decision about a buffer, here and in ``emit_event`` (an event debounced or
+        Every decision about a buffer, here and in ``emit`` (an event debounced or
         batched, a run started, a buffer dropped because its subscription is gone), is
         recorded in the subscription's history in the same transaction
         (``_event_flow.decided_on_event`` / ``decided_on_flush``): exactly one entry per

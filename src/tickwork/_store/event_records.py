@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .._ids import JSON
-
-if TYPE_CHECKING:
-    from .contract import ClaimedRun
+from .claim_records import ClaimedRun
 
 __all__ = ["Emitted", "NewEvent", "NewWait", "SubscriptionRecord"]
 
@@ -40,7 +37,7 @@ class Emitted:
     #: firing loops must look again at when the next buffer is due
     buffered: bool = False
     #: runs claimed in the emit's transaction for this process's idle executor
-    #: (``emit_event``'s ``then_claim``)
+    #: (``emit``'s ``then_claim``)
     claimed: Sequence[ClaimedRun] = ()
 
 

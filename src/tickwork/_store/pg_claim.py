@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .contract import ClaimRequest
+from .claim_records import ClaimRequest
 from .lost_workers import lost_with_others
 from .run_rows import (
     CLAIM_COLUMNS,

@@ -30,9 +30,10 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _clock
+from .._records import NewRun, StepRecord
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations, pg_claim
-from .contract import ClaimRequest, LeaseLost, NewRun, StepRecord
+from .claim_records import ClaimRequest, LeaseLost
 from .pg_bulk import PgTransaction, insert_as_json, insert_runs_returning, select_among_array
 from .recent_runs import newest_runs_postgres
 from .run_rows import TakenRun

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._records import NewRun
+from .claim_records import ClaimRequest
 from .claim_room import open_workflows
-from .contract import ClaimRequest
 from .counters import observe_lateness
 from .run_rows import (
     CLAIM_COLUMNS,

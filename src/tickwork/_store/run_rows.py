@@ -18,8 +18,8 @@ from .._clock import from_ms
 from .._ids import from_json
 from .._models import RunInfo, RunStatus, StepInfo
 from .._records import NewRun, tries_from_json
+from .claim_records import ClaimedRun
 from .columns import Columns
-from .contract import ClaimedRun
 
 __all__ = [
     "CLAIM_COLUMNS",

@@ -46,7 +46,7 @@ SELECT_YEAR = "SELECT holidays FROM tickwork_calendar_years WHERE calendar = ? A
 
 
 class CalendarsSql:
-    """Business calendars over a dialect's ``Database`` (see ``Store``)."""
+    """``CalendarStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 

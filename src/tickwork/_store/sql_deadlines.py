@@ -57,7 +57,7 @@ LIMIT ?
 
 
 class DeadlinesSql:
-    """Deadlines over a dialect's ``Database`` (see ``Store``)."""
+    """``DeadlineStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 

@@ -46,7 +46,7 @@ from .._events import (
 from .._ids import JSON, canonical_json
 from .._models import RunStatus
 from .._records import NewRun
-from .contract import ClaimRequest, Ended, LeaseLost
+from .claim_records import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .flow_history import PRUNE_DECISIONS, SELECT_DECISIONS, decision_from_row, record_decision
 from .run_inserts import insert_run_row

@@ -35,8 +35,8 @@ from .._ids import occurrence_run_id
 from .._models import Decision, HistoryEntry, Overlap, RunStatus, Triggered
 from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
 from .._records import DueSchedule, FiringState, NewRun, StoredSchedule
-from .contract import BackfillDecide, FireResult
 from .counters import count_firings, observe_lateness
+from .firing_contract import BackfillDecide, FireResult
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED, insert_run_row
 from .run_rows import NEW_RUN
 from .schedule_rows import (

@@ -28,7 +28,7 @@ REVOKE_BY_NAME = "UPDATE tickwork_api_keys SET revoked_at = ? WHERE name = ? AND
 
 
 class ApiKeysSql:
-    """API keys over a dialect's ``Database`` (see ``Store``)."""
+    """``KeyStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 

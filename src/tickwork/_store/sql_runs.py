@@ -18,10 +18,12 @@ from typing import Any
 
 from .._clock import to_ms
 from .._models import HistoryEntry, RunInfo, RunStatus, StepInfo
+from .._records import NewRun, StepRecord
+from .claim_records import ClaimedRun, ClaimRequest, Ended, LeaseLost
 from .claim_room import can_claim, open_workflows
-from .contract import ClaimedRun, ClaimRequest, Ended, LeaseLost, NewRun, StepRecord
 from .counters import count_run_end, observe_step
 from .lost_workers import lost_with_others
+from .recent_runs import RecentRunsSql
 from .run_inserts import StraightClaim
 from .run_lists import SELECT_KEYSET, list_runs_query
 from .run_rows import (
@@ -48,7 +50,7 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import WAKE_BUFFERED, end_run_of_schedule
-from .transaction import Database, Transaction, in_filters
+from .transaction import Transaction, in_filters
 
 __all__ = [
     "REQUEST_CANCEL",
@@ -275,13 +277,11 @@ def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, st
     return True, schedule_key
 
 
-class RunsSql:
-    """Runs, leases and checkpoints over a dialect's ``Database`` (see ``Store``)."""
+class RunsSql(RecentRunsSql):
+    """``RunStore`` over a dialect's ``Database``: runs, leases and checkpoints here, the
+    latest runs of many schedules (``recent_runs``) inherited from ``recent_runs.py``."""
 
-    __slots__ = ("_db",)
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    __slots__ = ()
 
     def insert_run(
         self, run: NewRun, *, then_claim: ClaimRequest | None = None

@@ -22,7 +22,7 @@ from .. import _policy
 from .._business_days import BusinessDays
 from .._models import Decision, HistoryEntry, ScheduleAction, ScheduleInfo
 from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
-from .contract import Registration
+from .schedule_contract import Registration
 from .schedule_rows import (
     CHANGEABLE,
     FIRING,
@@ -99,7 +99,7 @@ DELETE_SCHEDULE = "DELETE FROM tickwork_schedules WHERE key = ?"
 
 
 class SchedulesSql:
-    """Schedules over a dialect's ``Database`` (see ``Store``)."""
+    """``ScheduleStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 
@@ -260,6 +260,12 @@ class SchedulesSql:
             return tx.rowcount == 1
 
         return self._db.write(work)
+
+    def set_schedule_state(
+        self, key: str, *, action: ScheduleAction, now_ms: int, note: str | None = None
+    ) -> bool:
+        changed = self.change_schedule_state(key, action=action, now_ms=now_ms, note=note)
+        return changed is not None
 
     def change_schedule_state(
         self,

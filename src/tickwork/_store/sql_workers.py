@@ -102,7 +102,7 @@ def _info(row: Sequence[Any], now_ms: int) -> WorkerInfo:
 
 
 class WorkersSql:
-    """Workers over a dialect's ``Database`` (see ``Store``)."""
+    """``WorkerStore`` over a dialect's ``Database``."""
 
     __slots__ = ("_db",)
 

@@ -29,9 +29,10 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from .. import _clock
+from .._records import NewRun, StepRecord
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations, run_inserts, sql_runs
-from .contract import ClaimRequest, NewRun, StepRecord
+from .claim_records import ClaimRequest
 from .recent_runs import newest_runs_sqlite
 from .run_rows import TakenRun
 from .sql import SqlStore

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .contract import ClaimRequest, NewRun, StepRecord
+    from .._records import NewRun, StepRecord
+    from .claim_records import ClaimRequest
     from .run_rows import TakenRun
 
 __all__ = [

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..errors import StoreError
-from .contract import LeaseLost
+from .claim_records import LeaseLost
 from .transaction import Transaction
 
 __all__ = ["WriteCombiner"]
