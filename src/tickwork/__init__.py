@@ -13,10 +13,7 @@ from ._durations import parse_duration as parse_duration
 from ._engine import Engine as Engine
 from ._event_flow import FlowDecision as FlowDecision
 from ._event_flow import SubscriptionDecision as SubscriptionDecision
-from ._events import Event as Event
-from ._events import EventInfo as EventInfo
 from ._events import On as On
-from ._events import SubscriptionInfo as SubscriptionInfo
 from ._handle import RunHandle as RunHandle
 from ._holidays import Holiday as Holiday
 from ._models import ApiKeyInfo as ApiKeyInfo
@@ -24,6 +21,8 @@ from ._models import Backfilled as Backfilled
 from ._models import CalendarInfo as CalendarInfo
 from ._models import DeadlineMissed as DeadlineMissed
 from ._models import Decision as Decision
+from ._models import Event as Event
+from ._models import EventInfo as EventInfo
 from ._models import HistoryEntry as HistoryEntry
 from ._models import Overlap as Overlap
 from ._models import Pruned as Pruned
@@ -35,6 +34,7 @@ from ._models import ScheduleState as ScheduleState
 from ._models import Stats as Stats
 from ._models import StepInfo as StepInfo
 from ._models import StorageStats as StorageStats
+from ._models import SubscriptionInfo as SubscriptionInfo
 from ._models import Triggered as Triggered
 from ._models import WorkerInfo as WorkerInfo
 from ._registry import WorkflowDef as WorkflowDef

@@ -15,7 +15,7 @@ import hmac
 import re
 import secrets
 
-from ._events import CONTROL_SAID, has_control
+from ._checks import CONTROL_SAID, has_control
 from ._models import ApiKeyInfo
 from ._runtime import Runtime
 from ._store import Store

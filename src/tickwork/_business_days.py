@@ -15,11 +15,11 @@ from __future__ import annotations
 import calendar as _calendar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from enum import StrEnum
 
+from ._models import OnHoliday
 from .errors import ConfigError
 
-__all__ = ["LAST", "BusinessDays", "OnHoliday", "describe_days", "on_business_day"]
+__all__ = ["LAST", "BusinessDays", "describe_days", "on_business_day"]
 
 #: the day word ``LBD``: the last business day of the month
 LAST = -1
@@ -30,16 +30,6 @@ MAX_NTH = 23
 SEARCH_DAYS = 366
 _ONE_DAY = timedelta(days=1)
 WEEKDAY_NAMES = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")  # date.weekday() order
-
-
-class OnHoliday(StrEnum):
-    """What a schedule with a calendar does with an occurrence on a day off: ``SKIP`` it
-    (recorded ``skipped_holiday``), or move it to the ``NEXT`` or ``PREVIOUS`` business
-    day at the same local time (recorded ``moved_holiday``, same occurrence id)."""
-
-    SKIP = "skip"
-    NEXT = "next"
-    PREVIOUS = "previous"
 
 
 @dataclass(frozen=True, order=True)

@@ -22,13 +22,14 @@ from urllib.parse import quote
 import pydantic
 
 from . import _clock
-from ._async_api import twin
+from ._async_api import with_twins
 from ._calendar_wire import (
     calendar_from_wire,
     calendar_list_from_wire,
     holidays_from_wire,
 )
 from ._calendars import declared_calendar, is_calendar_name, unknown_calendar
+from ._checks import check_name, check_note
 from ._durations import Duration, format_duration, parse_duration
 from ._event_flow import SubscriptionDecision
 from ._event_wire import (
@@ -38,18 +39,13 @@ from ._event_wire import (
     event_list_from_wire,
     subscription_from_wire,
 )
-from ._events import (
-    EventInfo,
-    SubscriptionInfo,
-    check_event_id,
-    check_event_name,
-    payload_json,
-)
+from ._events import check_event_id, check_event_name, payload_json
 from ._handle import RunHandle
 from ._holidays import Holiday, check_year
 from ._ids import canonical_json
 from ._models import (
     CalendarInfo,
+    EventInfo,
     HistoryEntry,
     RunInfo,
     RunStatus,
@@ -57,10 +53,10 @@ from ._models import (
     ScheduleInfo,
     ScheduleState,
     StepInfo,
+    SubscriptionInfo,
     Triggered,
     WorkerInfo,
 )
-from ._registry import check_name, check_note
 from ._spec import ScheduleOptions, check_option_names, make_spec, takes_schedule_options
 from ._wire import (
     error_from_wire,
@@ -136,6 +132,7 @@ def _poll_pause(seconds: float, look: int) -> None:
     _clock.sleep(min(seconds, 0.05 * 2 ** min(look, 5), 1.0))
 
 
+@with_twins  # the *_async twins (TWINNED in _async_api)
 class Client:
     """``Engine``'s schedule and run methods against a tickwork server.
 
@@ -565,37 +562,3 @@ class Client:
         }
         found = self._request("GET", "/cron/preview", params=params)
         return [when for o in found["occurrences"] if (when := instant_from_wire(o["utc"]))]
-
-    # -- async twins: the same calls, awaitable (see _async_api) ------------------------
-
-    start_async = twin(start)
-    get_run_async = twin(get_run)
-    list_runs_async = twin(list_runs)
-    list_steps_async = twin(list_steps)
-    cancel_async = twin(cancel)
-    schedule_async = twin(schedule)
-    unschedule_async = twin(unschedule)
-    pause_async = twin(pause)
-    resume_async = twin(resume)
-    deactivate_async = twin(deactivate)
-    activate_async = twin(activate)
-    trigger_async = twin(trigger)
-    run_now_async = twin(run_now)
-    backfill_async = twin(backfill)
-    get_schedule_async = twin(get_schedule)
-    list_schedules_async = twin(list_schedules)
-    schedule_history_async = twin(schedule_history)
-    list_workers_async = twin(list_workers)
-    emit_async = twin(emit)
-    emit_event_async = twin(emit_event)
-    subscribe_async = twin(subscribe)
-    unsubscribe_async = twin(unsubscribe)
-    list_subscriptions_async = twin(list_subscriptions)
-    subscription_history_async = twin(subscription_history)
-    list_events_async = twin(list_events)
-    get_event_async = twin(get_event)
-    calendar_async = twin(calendar)
-    get_calendar_async = twin(get_calendar)
-    list_calendars_async = twin(list_calendars)
-    delete_calendar_async = twin(delete_calendar)
-    calendar_holidays_async = twin(calendar_holidays)

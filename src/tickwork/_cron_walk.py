@@ -11,30 +11,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
-from enum import StrEnum
 
 from cronsim import CronSim
 
-__all__ = ["DstGap", "DstRepeat", "forward", "reverse", "start_walk", "utc_forward"]
+from ._models import DstGap, DstRepeat
+
+__all__ = ["forward", "reverse", "start_walk", "utc_forward"]
 
 _ONE_SECOND = timedelta(seconds=1)
-
-
-class DstGap(StrEnum):
-    """A fixed-time job whose wall time a spring-forward gap skips: ``SHIFT`` runs it once
-    at the first instant after the gap (Debian cron), ``SKIP`` not at all that day."""
-
-    SHIFT = "shift"
-    SKIP = "skip"
-
-
-class DstRepeat(StrEnum):
-    """A fixed-time job whose wall time a fall-back repeats: ``FIRST`` runs it at the
-    first of the two instants (Debian cron), ``LAST`` at the second, ``BOTH`` at each."""
-
-    FIRST = "first"
-    LAST = "last"
-    BOTH = "both"
 
 
 # --- walking the calendar ------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 A facade: each method checks what the user passed and hands the work to the part that
 owns it (``Schedules`` for schedules, ``Runtime`` for runs, ``Worker`` for the loop);
+what only the faces ask is on ``engine.console`` (``_console``), not here.
 ``docs/architecture.md`` draws the layers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
@@ -15,14 +17,15 @@ from typing import Any, TypeVar, Unpack, overload
 
 from . import _clock
 from ._apikeys import ApiKeys
-from ._async_api import twin
+from ._async_api import with_twins
 from ._calendar_ops import Calendars
 from ._calendars import Calendar, days_for_preview, declared_calendars
+from ._console import Console
 from ._declared import Declarations, workflow_schedules
 from ._durations import Duration
 from ._event_flow import SubscriptionDecision
 from ._event_ops import Events
-from ._events import EventInfo, On, SubscriptionInfo
+from ._events import On
 from ._firing import Firing, fire_ahead_ms
 from ._handle import RunHandle
 from ._heartbeat import list_workers
@@ -30,18 +33,16 @@ from ._holidays import Holiday
 from ._hooks import DeadlineHook, Hook
 from ._models import (
     ApiKeyInfo,
-    Backfilled,
     CalendarInfo,
+    EventInfo,
     HistoryEntry,
-    Pruned,
     RunInfo,
     RunStatus,
     ScheduleAction,
     ScheduleInfo,
     ScheduleState,
-    Stats,
     StepInfo,
-    StorageStats,
+    SubscriptionInfo,
     Triggered,
     WorkerInfo,
 )
@@ -64,7 +65,6 @@ from ._spec import (
     make_spec,
     takes_schedule_options,
 )
-from ._store import require_existing, shown_url
 from ._worker import Worker, run_until_idle, run_until_signalled
 from .errors import ConfigError, UnknownWorkflowError
 
@@ -78,6 +78,7 @@ def _check_declared(definition: WorkflowDef) -> None:
     workflow_schedules(definition)  # refuse a bad one (or one missing its input) now
 
 
+@with_twins  # the *_async twins (TWINNED in _async_api)
 class Engine:
     """Workflows, runs and workers over one database (SQLite file or PostgreSQL)."""
 
@@ -557,10 +558,6 @@ class Engine:
         """One event by id, with the runs it started and woke, or None."""
         return self._events.get(id)
 
-    def event_counts(self) -> dict[str, int]:
-        """Events emitted per name, ever (``tickwork_events_total``; pruning lowers none)."""
-        return self._events.counts()
-
     def sync_subscriptions(self) -> list[str]:
         """Store the declared subscriptions (``@engine.workflow(on=...)``) not stored yet
         by this engine; their keys. Workers call it when they start, ``emit`` first."""
@@ -576,10 +573,6 @@ class Engine:
         entries older than it go, whatever their workflow's retention.
         """
         return self._pruner.prune(older_than=older_than).total
-
-    def storage_stats(self) -> StorageStats:
-        """Rows and bytes per table, the oldest ended run, and what waits to be pruned."""
-        return self._pruner.storage()
 
     # -- cadence preview -----------------------------------------------------------------
 
@@ -622,6 +615,22 @@ class Engine:
 
     # -- lifecycle -----------------------------------------------------------------------
 
+    @functools.cached_property
+    def console(self) -> Console:
+        """What only the faces (CLI, server) ask: not part of the public surface
+        (``docs/architecture.md``, "the faces' door")."""
+        return Console(
+            self.url,
+            runtime=self._runtime,
+            registry=self._registry,
+            runs=self._runs,
+            schedules=self._schedules,
+            events=self._events,
+            pruner=self._pruner,
+            api_keys=self._api_keys,
+            declared=lambda: self._declarations.specs(self._registry),
+        )
+
     def migrate(self) -> int:
         """Apply pending schema migrations now; return the schema version."""
         return self._runtime.migrate()
@@ -656,119 +665,6 @@ class Engine:
         theirs.failed.extend(mine.failed)
         theirs.deadline_missed.extend(mine.deadline_missed)
         return copy
-
-    # -- for the faces (server, CLI) -------------------------------------------------
-
-    @property
-    def where(self) -> str:
-        """The database as messages name it: its URL without the password."""
-        return shown_url(self.url)
-
-    def require_database(self) -> None:
-        """``StoreUnreachable`` when the URL names a SQLite file that does not exist: for
-        the commands that only look, or act on what must exist (they create nothing)."""
-        require_existing(self.url)
-
-    def change_state(
-        self, key: str, action: ScheduleAction, note: str | None = None
-    ) -> bool | None:
-        """``pause`` / ``resume`` / ``deactivate`` / ``activate`` as ``action`` says,
-        saying what it did: True changed, False already so (nothing written, its note
-        kept), None no such schedule."""
-        return self._schedules.set_state(key, action, note)
-
-    def recent_deadline_misses(self, within: Duration = "1d") -> list[HistoryEntry]:
-        """The ``deadline_missed`` entries of every schedule recorded within ``within`` of
-        now, newest first, at most 100 (the dashboard's banner)."""
-        return self._schedules.recent_deadline_misses(within)
-
-    def declared_waiting_for_calendars(self) -> dict[str, str]:
-        """This engine's declared schedules whose calendar is not stored (so a worker has
-        not registered them): key to calendar name, by key (the dashboard's banner)."""
-        return self._schedules.waiting_for_calendars(self._declarations.specs(self._registry))
-
-    def schedule_keys(self, limit: int = 1000) -> list[str]:
-        """The first ``limit`` schedule keys in key order, reading nothing else (the
-        dashboard's suggestions)."""
-        return self._schedules.keys(limit)
-
-    def schedule_keys_like(self, key: str) -> tuple[str, ...]:
-        """The stored key closest to ``key``, for a "did you mean" (none past 1,000)."""
-        return self._schedules.keys_like(key)
-
-    def backfill_counted(
-        self, key: str, start: datetime, end: datetime, *, overlap: str | None = None
-    ) -> Backfilled:
-        """``backfill``, with how many it started and how many had runs already."""
-        return self._schedules.backfill(key, start, end, overlap)
-
-    def prune_by_table(self, *, older_than: Duration | None = None) -> Pruned:
-        """``prune``, with what it removed of each table."""
-        return self._pruner.prune(older_than=older_than)
-
-    def workflow_definitions(self) -> list[WorkflowDef]:
-        """The registered workflows' definitions, by name: what the API describes."""
-        return [self._registry.get(name) for name in self._registry.names()]
-
-    def recent_runs_by_schedule(
-        self, keys: Sequence[str], limit: int = 30
-    ) -> dict[str, list[RunInfo]]:
-        """The newest ``limit`` runs of each schedule, newest first, by key (a key
-        without runs maps to none): the dashboard's run strips, in one read instead of a
-        ``list_runs(schedule_key=...)`` per schedule; each schedule's cost does not grow
-        with its history. Not mirrored by ``Client``: over HTTP, ``list_runs`` does it."""
-        return self._runs.recent_by_schedule(keys, limit)
-
-    def api_key_id_is_live(self, key_id: str) -> bool:
-        """Whether the key with this id exists and is not revoked.
-
-        A dashboard session keeps only the key's id, never its secret, so it cannot ask
-        ``verify_api_key``; this asks the same question by id (a revoked key has no hash).
-        """
-        return self._api_keys.is_live(key_id)
-
-    def stats(self) -> Stats:
-        """The fleet's counts and histograms, for ``/metrics``: counted as events happen
-        (never recounted from history), histograms by bucket (bounds in ``_buckets``);
-        and the schedules by state, the active ones by pool, the overdue ones.
-
-        A store that keeps no aggregates reports nothing rather than failing the scrape.
-        """
-        return self._runtime.stats()
-
-    # -- async twins: the same calls, awaitable (see _async_api) ------------------------
-
-    start_async = twin(start)
-    get_run_async = twin(get_run)
-    list_runs_async = twin(list_runs)
-    list_steps_async = twin(list_steps)
-    cancel_async = twin(cancel)
-    schedule_async = twin(schedule)
-    unschedule_async = twin(unschedule)
-    pause_async = twin(pause)
-    resume_async = twin(resume)
-    deactivate_async = twin(deactivate)
-    activate_async = twin(activate)
-    trigger_async = twin(trigger)
-    run_now_async = twin(run_now)
-    backfill_async = twin(backfill)
-    get_schedule_async = twin(get_schedule)
-    list_schedules_async = twin(list_schedules)
-    schedule_history_async = twin(schedule_history)
-    list_workers_async = twin(list_workers)
-    emit_async = twin(emit)
-    emit_event_async = twin(emit_event)
-    subscribe_async = twin(subscribe)
-    unsubscribe_async = twin(unsubscribe)
-    list_subscriptions_async = twin(list_subscriptions)
-    subscription_history_async = twin(subscription_history)
-    list_events_async = twin(list_events)
-    get_event_async = twin(get_event)
-    calendar_async = twin(calendar)
-    get_calendar_async = twin(get_calendar)
-    list_calendars_async = twin(list_calendars)
-    delete_calendar_async = twin(delete_calendar)
-    calendar_holidays_async = twin(calendar_holidays)
 
     # -- internals -----------------------------------------------------------------------
 

@@ -11,13 +11,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
+from ._checks import check_limit, check_name
 from ._clock import from_ms
 from ._event_flow import Flow, SubscriptionDecision
 from ._events import (
-    Event,
-    EventInfo,
     On,
-    SubscriptionInfo,
     check_event_id,
     check_event_name,
     check_match,
@@ -25,7 +23,8 @@ from ._events import (
     subscription_key,
 )
 from ._ids import JSON, canonical_json, from_json, new_run_id
-from ._registry import WorkflowDef, check_limit, check_name
+from ._models import Event, EventInfo, SubscriptionInfo
+from ._registry import WorkflowDef
 from ._runtime import Runtime
 from ._store.event_records import NewEvent, SubscriptionRecord
 from .errors import ConfigError

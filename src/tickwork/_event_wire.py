@@ -7,7 +7,7 @@ from typing import Any
 
 from ._durations import describe_duration
 from ._event_flow import SubscriptionDecision
-from ._events import EventInfo, SubscriptionInfo
+from ._models import EventInfo, SubscriptionInfo
 from ._wire_values import form, to_json
 
 __all__ = [

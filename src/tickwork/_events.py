@@ -17,21 +17,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._checks import CONTROL_SAID, clip, has_control
 from ._clock import from_ms
 from ._durations import Duration
 from ._event_flow import Flow
 from ._ids import JSON, canonical_json
-from ._wire_values import Instant, Length
+from ._models import Event
 from .errors import ConfigError
 
 __all__ = [
-    "CONTROL_SAID",
     "MAX_PATH",
     "MAX_PAYLOAD_BYTES",
-    "Event",
-    "EventInfo",
     "On",
-    "SubscriptionInfo",
     "check_event_id",
     "check_event_name",
     "check_match",
@@ -56,49 +53,6 @@ MAX_PAYLOAD_BYTES = 1_000_000
 #: a dotted path: names of object keys joined by dots, none empty
 _PATH = re.compile(r"[^.\s]+(\.[^.\s]+)*")
 _MISSING = object()
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """An event as stored: its name, id, JSON payload and when it was emitted (UTC)."""
-
-    name: str
-    id: str
-    payload: Any
-    emitted_at: Instant
-
-
-@dataclass(frozen=True, slots=True)
-class EventInfo(Event):
-    """An event as stored (an ``Event``), with the runs it started and the waiting runs
-    it woke."""
-
-    started: tuple[str, ...] = ()
-    woke: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class SubscriptionInfo:
-    """A stored subscription: events ``name`` matching ``match`` start ``workflow``;
-    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``.
-
-    Its flow control, as ``On(...)`` gave it (all None: a run per event): ``debounce``,
-    ``debounce_max``, ``batch``, ``batch_window``, and ``group_key``, ``On``'s ``key=``
-    (the payload path whose value picks the buffer; named apart from the subscription's
-    own ``key``)."""
-
-    key: str
-    workflow: str
-    name: str
-    match: dict[str, Any] | None
-    input: dict[str, str] | None
-    declared: bool
-    created_at: Instant
-    debounce: Length | None = None
-    debounce_max: Length | None = None
-    group_key: str | None = None
-    batch: int | None = None
-    batch_window: Length | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,25 +100,6 @@ def subscriptions(on: object) -> tuple[On, ...]:
     return tuple(items)
 
 
-#: what no name, id, key or note may hold: Unicode's control characters (category Cc: C0,
-#: DEL, C1), the line and paragraph separators, the bidi embeddings, overrides and
-#: isolates (U+202A-U+202E, U+2066-U+2069: "abc\u202egpj.exe" shows as "abcexe.jpg" in
-#: the CLI and the dashboard), and lone surrogates (no UTF-8 text: a database refuses it)
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def has_control(text: str) -> bool:
-    """Whether ``text`` holds a character ``_CONTROL`` names (NUL, ESC, U+202E...): such a
-    name or id could not be stored on PostgreSQL (NUL), encoded (a lone surrogate) or shown
-    as what it is (a terminal sequence, a bidi override). One regex search: an emit checks
-    its name and id on every call."""
-    return _CONTROL.search(text) is not None
-
-
-#: how refusals name what ``has_control`` finds
-CONTROL_SAID = "control characters (bidi controls, line separators and lone surrogates included)"
-
-
 def check_event_name(name: object, what: str = "An event name") -> str:
     """An event name (or id): 1 to 200 characters, none a control one (NUL included)."""
     if not isinstance(name, str) or not name or len(name) > MAX_EVENT_NAME or has_control(name):
@@ -187,15 +122,9 @@ def _check_path(path: object, what: str) -> str:
     ):
         raise ConfigError(
             f"{what} must be a dotted payload path such as 'order.id' of at most {MAX_PATH} "
-            f"characters, without {CONTROL_SAID}, not {_clip(path)}"
+            f"characters, without {CONTROL_SAID}, not {clip(path)}"
         )
     return path
-
-
-def _clip(value: object) -> str:
-    """``repr(value)``, cut short: a refused path may be long."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_match(match: object) -> dict[str, JSON] | None:
@@ -247,7 +176,7 @@ def _check_input_map(mapping: object) -> None:
         if not isinstance(key, str) or not key or len(key) > MAX_PATH or has_control(key):
             raise ConfigError(
                 f"An input key must be 1 to {MAX_PATH} characters without {CONTROL_SAID}, "
-                f"not {_clip(key)}"
+                f"not {clip(key)}"
             )
         _check_path(path, f"The payload path of input {key!r}")
 

@@ -1,4 +1,5 @@
-"""The values tickwork hands out: runs, steps and their statuses.
+"""The values tickwork hands out: runs, steps, schedules, events and their statuses,
+and the choices a schedule's options carry.
 
 Enum values are the strings stored in the database and sent on the wire. Instants are
 ``Instant`` (aware UTC datetimes) and lengths of time ``Length`` (timedeltas): the
@@ -13,8 +14,6 @@ from datetime import date, timedelta
 from enum import StrEnum
 from typing import Any
 
-from ._business_days import OnHoliday
-from ._cron_walk import DstGap, DstRepeat
 from ._wire_values import Instant, Length
 
 __all__ = [
@@ -24,8 +23,13 @@ __all__ = [
     "CalendarInfo",
     "DeadlineMissed",
     "Decision",
+    "DstGap",
+    "DstRepeat",
+    "Event",
+    "EventInfo",
     "Histogram",
     "HistoryEntry",
+    "OnHoliday",
     "Overlap",
     "Pruned",
     "RunInfo",
@@ -36,9 +40,41 @@ __all__ = [
     "Stats",
     "StepInfo",
     "StorageStats",
+    "SubscriptionInfo",
     "TableStats",
     "WorkerInfo",
 ]
+
+
+# The choices a schedule's options carry: values, so here, below the cron walk and
+# the business days that act on them.
+
+
+class DstGap(StrEnum):
+    """A fixed-time job whose wall time a spring-forward gap skips: ``SHIFT`` runs it once
+    at the first instant after the gap (Debian cron), ``SKIP`` not at all that day."""
+
+    SHIFT = "shift"
+    SKIP = "skip"
+
+
+class DstRepeat(StrEnum):
+    """A fixed-time job whose wall time a fall-back repeats: ``FIRST`` runs it at the
+    first of the two instants (Debian cron), ``LAST`` at the second, ``BOTH`` at each."""
+
+    FIRST = "first"
+    LAST = "last"
+    BOTH = "both"
+
+
+class OnHoliday(StrEnum):
+    """What a schedule with a calendar does with an occurrence on a day off: ``SKIP`` it
+    (recorded ``skipped_holiday``), or move it to the ``NEXT`` or ``PREVIOUS`` business
+    day at the same local time (recorded ``moved_holiday``, same occurrence id)."""
+
+    SKIP = "skip"
+    NEXT = "next"
+    PREVIOUS = "previous"
 
 
 class RunStatus(StrEnum):
@@ -117,7 +153,7 @@ class ScheduleState(StrEnum):
 
 
 class ScheduleAction(StrEnum):
-    """A state change a user asks of a schedule (``Engine.change_state``; the faces'
+    """A state change a user asks of a schedule (``Engine.console.change_state``; the faces'
     pause / resume / activate / deactivate)."""
 
     PAUSE = "pause"
@@ -404,3 +440,49 @@ class StorageStats:
     prunable_runs: int
     prunable_history: int
     retention: Length | None = None
+
+
+# -- events (DESIGN §9): an event as stored, and a stored subscription ---------------
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An event as stored: its name, id, JSON payload and when it was emitted (UTC)."""
+
+    name: str
+    id: str
+    payload: Any
+    emitted_at: Instant
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo(Event):
+    """An event as stored (an ``Event``), with the runs it started and the waiting runs
+    it woke."""
+
+    started: tuple[str, ...] = ()
+    woke: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionInfo:
+    """A stored subscription: events ``name`` matching ``match`` start ``workflow``;
+    ``declared`` for ``@engine.workflow(on=...)``, False for ``subscribe()``.
+
+    Its flow control, as ``On(...)`` gave it (all None: a run per event): ``debounce``,
+    ``debounce_max``, ``batch``, ``batch_window``, and ``group_key``, ``On``'s ``key=``
+    (the payload path whose value picks the buffer; named apart from the subscription's
+    own ``key``)."""
+
+    key: str
+    workflow: str
+    name: str
+    match: dict[str, Any] | None
+    input: dict[str, str] | None
+    declared: bool
+    created_at: Instant
+    debounce: Length | None = None
+    debounce_max: Length | None = None
+    group_key: str | None = None
+    batch: int | None = None
+    batch_window: Length | None = None

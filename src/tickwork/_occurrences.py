@@ -18,9 +18,9 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Protocol
 
 from . import cron
-from ._business_days import SEARCH_DAYS, BusinessDays, OnHoliday, on_business_day
+from ._business_days import SEARCH_DAYS, BusinessDays, on_business_day
 from ._clock import from_ms, to_ms
-from ._cron_walk import DstGap
+from ._models import DstGap, OnHoliday
 from ._records import ScheduleRecord
 from .errors import CronError
 

@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ._business_days import OnHoliday
 from ._clock import LAST_MS, capped
 from ._ids import jitter_ms, occurrence_run_id
-from ._models import Decision, Overlap
+from ._models import Decision, OnHoliday, Overlap
 from ._occurrences import HolidayRule
 
 __all__ = [

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ._business_days import OnHoliday
+from ._checks import MAX_NOTE
 from ._clock import LAST_MS
 from ._logs import elapsed, instant
-from ._models import ACTIVE_STATUSES, Decision, RunStatus, ScheduleAction, ScheduleState
+from ._models import ACTIVE_STATUSES, Decision, OnHoliday, RunStatus, ScheduleAction, ScheduleState
 from ._occurrences import SCAN_CAP, holiday_rule, next_decided, occurrences_of
 from ._records import FiringState, ScheduleRecord, StoredSchedule
-from ._registry import MAX_NOTE
 from .errors import ConfigError
 
 __all__ = [

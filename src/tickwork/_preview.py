@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 
-from ._business_days import BusinessDays, OnHoliday
+from ._business_days import BusinessDays
 from ._clock import from_ms, to_ms
-from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration, parse_duration
+from ._models import DstGap, DstRepeat, OnHoliday
 from ._occurrences import HolidayRule
 from .cron import CronExpr, _aware_utc, load_zone, parse
 from .errors import ConfigError

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._business_days import BusinessDays, OnHoliday
+from ._business_days import BusinessDays
 from ._clock import from_ms, to_ms
-from ._cron_walk import DstGap, DstRepeat
-from ._models import Overlap, ScheduleState, StepTry
+from ._models import DstGap, DstRepeat, OnHoliday, Overlap, ScheduleState, StepTry
 
 __all__ = [
     "OPTIONS",

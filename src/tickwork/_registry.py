@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 import pydantic
 import pydantic_core
 
+from ._checks import check_name, check_pool, check_priority
 from ._durations import Duration, to_ms
-from ._events import CONTROL_SAID, On, has_control, subscriptions
+from ._events import On, subscriptions
 from ._ids import JSON, canonical_json
 from ._retry import NO_RETRY, Retry
 from .errors import ConfigError, InputValidationError, UnknownWorkflowError
@@ -30,20 +31,10 @@ __all__ = [
     "Registry",
     "WorkflowDef",
     "WorkflowOptions",
-    "check_limit",
-    "check_note",
-    "check_pool",
-    "check_priority",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: the longest workflow name or run id
-MAX_NAME = 200
-#: the longest note a schedule's state change keeps (characters)
-MAX_NOTE = 1000
-#: the most runs or history entries one call lists
-MAX_LIMIT = 10_000
 #: the highest ``max_recoveries`` (a count of lost workers; more would never end a loop)
 MAX_RECOVERIES = 10_000
 #: ``max_recoveries``' default (DESIGN §1, Durability)
@@ -169,56 +160,6 @@ def _has_non_finite(value: object) -> bool:
     if isinstance(value, list | tuple | set | frozenset):
         return any(_has_non_finite(v) for v in value)
     return False
-
-
-def check_name(value: object, what: str) -> str:
-    """A workflow name, run id or pool: 1 to ``MAX_NAME`` characters, none a control one."""
-    if not isinstance(value, str) or not value or len(value) > MAX_NAME or has_control(value):
-        raise ConfigError(
-            f"{what} must be 1 to {MAX_NAME} characters without {CONTROL_SAID}, not {value!r}"
-        )
-    return value
-
-
-def check_note(note: object) -> str | None:
-    """A state change's note: None, or text of at most ``MAX_NOTE`` characters without
-    control characters, bidi controls or lone surrogates (it is printed by the CLI and
-    kept in the history). Blank text is
-    no note."""
-    if note is None:
-        return None
-    if not isinstance(note, str) or len(note) > MAX_NOTE or has_control(note):
-        raise ConfigError(
-            f"A note must be text of at most {MAX_NOTE} characters without {CONTROL_SAID} "
-            f"(newlines included), not {_clip(note)}"
-        )
-    return note.strip() or None
-
-
-def _clip(value: object) -> str:
-    """``repr(value)``, cut short: a refused note may be long."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
-
-
-def check_pool(pool: object) -> str:
-    return check_name(pool, "A pool name")
-
-
-#: priorities are stored as 64-bit integers
-_INT64 = range(-(2**63), 2**63)
-
-
-def check_priority(priority: object) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or priority not in _INT64:
-        raise ConfigError(f"priority must be a 64-bit int, not {priority!r}")
-    return priority
-
-
-def check_limit(limit: object) -> None:
-    """A page size: an int from 1 to ``MAX_LIMIT``."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ConfigError(f"limit must be an int from 1 to {MAX_LIMIT}, not {limit!r}")
 
 
 def check_max_recoveries(value: object) -> None:

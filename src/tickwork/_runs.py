@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._checks import check_limit, check_name, check_pool, check_priority
 from ._durations import Duration, instant_after
 from ._ids import canonical_json, new_run_id
 from ._models import RunInfo, RunStatus, StepInfo
-from ._registry import WorkflowDef, check_limit, check_name, check_pool, check_priority
+from ._registry import WorkflowDef
 from ._runtime import Runtime
 from ._store import NewRun
 from .errors import ConfigError

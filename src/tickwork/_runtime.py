@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from . import _clock
+from ._checks import check_pool
 from ._context import Context
 from ._durations import Duration, to_ms
 from ._executor import Outcome, execute
@@ -27,7 +28,7 @@ from ._hooks import ErrorHook, Hooks, Outage
 from ._ids import new_worker_id
 from ._logs import log_emitted
 from ._models import RunInfo, RunStatus, Stats
-from ._registry import Registry, check_pool
+from ._registry import Registry
 from ._store import ClaimedRun, ClaimRequest, NewRun, ReferenceTime, StatsSource, Store, open_store
 from ._store.event_records import Emitted, NewEvent
 from .errors import ConfigError, StoreError

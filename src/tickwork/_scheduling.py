@@ -17,11 +17,11 @@ from functools import cache
 from typing import Any
 
 from . import cron
-from ._business_days import BusinessDays, OnHoliday
+from ._business_days import BusinessDays
 from ._calendar_days import CalendarDays
 from ._calendar_wait import WaitingForCalendars
+from ._checks import check_limit, check_note
 from ._clock import from_ms
-from ._cron_walk import DstGap, DstRepeat
 from ._durations import Duration
 from ._durations import to_ms as duration_ms
 from ._hints import close_names
@@ -30,7 +30,10 @@ from ._liveness import overdue_by
 from ._models import (
     Backfilled,
     Decision,
+    DstGap,
+    DstRepeat,
     HistoryEntry,
+    OnHoliday,
     Overlap,
     ScheduleAction,
     ScheduleInfo,
@@ -41,7 +44,6 @@ from ._occurrences import holiday_rule, occurrences_between
 from ._planning import Plan, PlanInput, plan_backfill
 from ._policy import current_occurrence
 from ._records import OPTIONS
-from ._registry import check_limit, check_note
 from ._runtime import Runtime
 from ._spec import ScheduleSpec, aware_ms, check_key, option_defaults, stored_value, to_overlap
 from ._store import DueSchedule, NewRun, ScheduleRecord

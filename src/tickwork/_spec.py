@@ -28,13 +28,11 @@ import pydantic
 from pydantic import AwareDatetime, BeforeValidator, ConfigDict, Field, InstanceOf
 
 from . import _clock, cron
-from ._business_days import BusinessDays, OnHoliday
-from ._cron_walk import DstGap, DstRepeat
+from ._business_days import BusinessDays
+from ._checks import CONTROL_SAID, MAX_NAME, check_name, check_pool, has_control
 from ._durations import describe_duration, parse_duration, to_ms
-from ._events import CONTROL_SAID, has_control
 from ._hints import close_names, did_you_mean
-from ._models import Overlap
-from ._registry import MAX_NAME, check_name, check_pool
+from ._models import DstGap, DstRepeat, OnHoliday, Overlap
 from ._retry import Retry
 from .errors import ConfigError
 

@@ -20,13 +20,14 @@ from typing import Any
 
 from . import cron as cron_module
 from . import errors
-from ._business_days import BusinessDays, OnHoliday
+from ._business_days import BusinessDays
 from ._checkpoints import asleep_in, ended_at, waiting_for
 from ._durations import Duration, describe_duration, format_duration, parse_duration
 from ._liveness import HeldBack, held_back_text
 from ._models import (
     Backfilled,
     HistoryEntry,
+    OnHoliday,
     RunInfo,
     ScheduleAction,
     ScheduleInfo,

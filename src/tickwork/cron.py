@@ -48,8 +48,9 @@ from cronsim import CronSim, CronSimError
 from cronsim.explain import Expression
 
 from ._business_days import LAST, MAX_NTH, BusinessDays, describe_days
-from ._cron_walk import DstGap, DstRepeat, forward, reverse, start_walk, utc_forward
+from ._cron_walk import forward, reverse, start_walk, utc_forward
 from ._hints import close_names, did_you_mean
+from ._models import DstGap, DstRepeat
 from .errors import ConfigError, CronError
 
 __all__ = ["CronExpr", "DstGap", "DstRepeat", "load_zone", "parse"]

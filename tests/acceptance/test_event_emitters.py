@@ -84,7 +84,7 @@ def test_processes_emitting_the_same_ids_start_each_run_once(
             runs = engine.list_runs(workflow=workflow, limit=10_000)
             assert len(runs) == EVENTS, workflow
         assert len(engine.list_events(limit=10_000)) == EVENTS
-        assert engine.event_counts() == {"order.paid": EVENTS}
+        assert engine.console.event_counts() == {"order.paid": EVENTS}
     assert {run for ids in answers[0].values() for run in ids} == {
         f"{key}@event:order-{n}" for key in ("fulfil", "audit") for n in range(EVENTS)
     }

@@ -20,10 +20,10 @@ def test_created_key_verifies_until_revoked(engine: Engine) -> None:
 def test_key_id_is_live_until_revoked(engine: Engine) -> None:
     # What a dashboard session asks: it keeps the key's id, never its secret.
     key_id = engine.verify_api_key(engine.create_api_key("ci"))
-    assert key_id is not None and engine.api_key_id_is_live(key_id)
-    assert not engine.api_key_id_is_live("000000000000")
+    assert key_id is not None and engine.console.api_key_id_is_live(key_id)
+    assert not engine.console.api_key_id_is_live("000000000000")
     engine.revoke_api_key("ci")
-    assert not engine.api_key_id_is_live(key_id)
+    assert not engine.console.api_key_id_is_live(key_id)
 
 
 @pytest.mark.parametrize("mangle", [lambda k: k[:-1] + ("A" if k[-1] != "A" else "B"),

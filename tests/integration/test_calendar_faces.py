@@ -171,7 +171,7 @@ def test_an_unknown_calendar_is_404_naming_the_database(
     assert response.status_code == 404
     error = error_of(response)
     assert error["code"] == "CALENDAR_NOT_FOUND"
-    assert error["message"] == f"No calendar 'nope' in {app_engine.where}"
+    assert error["message"] == f"No calendar 'nope' in {app_engine.console.where}"
 
 
 @pytest.mark.parametrize("year", ["0", "10000", "twenty", "2026.5", ""])

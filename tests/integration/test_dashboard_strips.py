@@ -1,5 +1,5 @@
 """The Schedules page's run strips read every schedule's recent runs at once
-(``Engine.recent_runs_by_schedule``), not one ``list_runs`` per schedule: the page and its
+(``Engine.console.recent_runs_by_schedule``), not one ``list_runs`` per schedule: the page and its
 live refresh (every 2.5 s) cost one read however many schedules there are."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def browser(fired: Engine) -> Iterator[Browser]:
 
 def test_recent_runs_by_schedule_are_each_schedules_list_runs(fired: Engine) -> None:
     keys = ["s0", "s3", "never-ran", "unknown"]
-    found = fired.recent_runs_by_schedule(keys, limit=30)
+    found = fired.console.recent_runs_by_schedule(keys, limit=30)
     assert list(found) == keys
     for key in keys:
         assert found[key] == fired.list_runs(schedule_key=key, limit=30), key
@@ -58,7 +58,7 @@ def test_recent_runs_by_schedule_refuses_bad_arguments(
     fired: Engine, keys: Any, limit: Any
 ) -> None:
     with pytest.raises(ConfigError):
-        fired.recent_runs_by_schedule(keys, limit=limit)
+        fired.console.recent_runs_by_schedule(keys, limit=limit)
 
 
 def test_the_schedules_page_draws_every_strip_without_a_list_runs_per_schedule(
@@ -68,14 +68,14 @@ def test_the_schedules_page_draws_every_strip_without_a_list_runs_per_schedule(
         raise AssertionError("the Schedules page read runs one schedule at a time")
 
     reads: list[list[str]] = []
-    read_all = fired.recent_runs_by_schedule
+    read_all = fired.console.recent_runs_by_schedule
 
     def recording(keys: list[str], limit: int = 30) -> Any:
         reads.append(list(keys))
         return read_all(keys, limit=limit)
 
     monkeypatch.setattr(fired, "list_runs", no_list_runs)
-    monkeypatch.setattr(fired, "recent_runs_by_schedule", recording)
+    monkeypatch.setattr(fired.console, "recent_runs_by_schedule", recording)
     page = browser.get("/").text
     strips = re.findall(r'<svg class="chart strip[ "].*?</svg>', page, re.S)
     assert [strip.count("<a ") for strip in strips] == [30] * 5

@@ -78,7 +78,7 @@ def test_a_run_unfinished_at_its_deadline_is_recorded_once(
     assert run is not None and run.status is RunStatus.COMPLETED
     slow.tick()
     assert len(missed) == 1 and len(deadline_entries(slow)) == 1
-    assert slow.stats().deadline_misses == {"k": 1}
+    assert slow.console.stats().deadline_misses == {"k": 1}
 
 
 def test_a_run_completed_in_time_is_no_miss(
@@ -96,7 +96,7 @@ def test_a_run_completed_in_time_is_no_miss(
     clock.advance("30m")
     engine.tick()
     assert missed == [] and deadline_entries(engine) == []
-    assert engine.stats().deadline_misses == {}
+    assert engine.console.stats().deadline_misses == {}
 
 
 def test_a_run_that_completes_late_is_recorded_once_as_completed_late(
@@ -221,7 +221,7 @@ def test_a_failing_hook_is_reported_and_the_miss_still_recorded(
         engine.tick()
         assert [e["where"] for e in errors] == ["hook page_someone"]
         assert len(deadline_entries(engine)) == 1
-        assert engine.recent_deadline_misses()[0].run_id == FIRST
+        assert engine.console.recent_deadline_misses()[0].run_id == FIRST
 
 
 def test_a_removed_schedule_leaves_no_miss(
@@ -280,4 +280,4 @@ def test_two_engines_checking_at_once_record_each_miss_once(db_url: str, clock: 
         history = a.schedule_history("k", limit=1000)
         recorded = [h.run_id for h in history if h.decision is Decision.DEADLINE_MISSED]
         assert sorted(recorded) == sorted(passed)  # type: ignore[type-var]
-        assert a.stats().deadline_misses == {"k": 251}
+        assert a.console.stats().deadline_misses == {"k": 251}

@@ -372,7 +372,7 @@ def test_events_are_pruned_under_the_retention_and_their_counts_stay(
     engine.emit("new", {}, id="new")
     assert engine.prune() >= 1
     assert [e.id for e in engine.list_events()] == ["new"]
-    assert engine.event_counts() == {"old": 1, "new": 1}
+    assert engine.console.event_counts() == {"old": 1, "new": 1}
 
 
 def test_a_waiting_run_is_neither_pruned_nor_counted_as_ended(
@@ -383,7 +383,7 @@ def test_a_waiting_run_is_neither_pruned_nor_counted_as_ended(
     engine.run_until_idle()
     clock.advance("60d")  # past the runs' retention, still waiting
     engine.prune()
-    stats = engine.storage_stats()  # a waiting run has no end: not the oldest ended run
+    stats = engine.console.storage_stats()  # a waiting run has no end: not the oldest ended run
     assert stats.oldest_ended_at is None and stats.prunable_runs == 0
     assert handle.status() is RunStatus.WAITING
     assert engine.list_runs(status="completed") == []

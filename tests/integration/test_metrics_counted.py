@@ -117,7 +117,7 @@ def busy(engine: Engine, clock: FakeClock) -> Engine:
 
 def test_a_scrape_shows_what_recounting_every_row_showed(busy: Engine) -> None:
     before = recount(busy.url)
-    assert figures(busy.stats()) == before
+    assert figures(busy.console.stats()) == before
     assert before["firings"]["dropped_catchup"] == 9 and before["lateness"]
     assert {status for _, status in before["runs"]} >= {"completed", "failed", "cancelled"}
     assert scrape(busy) == samples_of(before)
@@ -164,7 +164,7 @@ def test_each_failed_try_of_a_step_is_counted_where_recounting_saw_the_last(
         engine.run_until_idle()
         clock.advance("10s")
     assert len(tries) == 3
-    step_durations: dict[str, Any] = figures(engine.stats())["step_durations"]
+    step_durations: dict[str, Any] = figures(engine.console.stats())["step_durations"]
     assert {status: values[-2] for status, values in step_durations.items()} == {
         "failed": 2,
         "completed": 1,

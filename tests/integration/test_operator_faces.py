@@ -145,11 +145,11 @@ def test_schedule_keys_reads_the_first_keys_in_order_and_refuses_a_bad_limit(
     engine: Engine,
 ) -> None:
     """What the dashboard suggests and a "did you mean" looks through: keys alone."""
-    assert engine.schedule_keys() == ["daily", "nightly-report"]
-    assert engine.schedule_keys(1) == ["daily"]
+    assert engine.console.schedule_keys() == ["daily", "nightly-report"]
+    assert engine.console.schedule_keys(1) == ["daily"]
     for bad in (0, True, "1", 10_001):
         with pytest.raises(ConfigError, match="limit must be an int"):
-            engine.schedule_keys(bad)  # type: ignore[arg-type]
+            engine.console.schedule_keys(bad)  # type: ignore[arg-type]
 
 
 # -- 4. backfill counts -------------------------------------------------------------------

@@ -239,7 +239,7 @@ def test_metrics_read_overdue_schedules_and_served_pools_as_list_schedules_says(
     engine.pause("paused")
     engine.deactivate("inactive")
     listed = {s.key: s.overdue_by for s in engine.list_schedules() if s.overdue_by}
-    stats = engine.stats()
+    stats = engine.console.stats()
     assert stats.overdue == listed == {"late": timedelta(seconds=30)}
     assert stats.active_pools == {"default": 1, "hourly": 1}
     assert stats.schedules == {"active": 2, "paused": 1, "inactive": 1}

@@ -79,10 +79,10 @@ def test_counters_read_before_and_after_a_prune_never_go_down(
     clock.advance("10m")
     assert len(short.tick()) == 1 and short.run_until_idle() == 1
     run_many(short, "stepped", 20)
-    before = short.stats()
+    before = short.console.stats()
     clock.advance("2h")
     assert short.prune() > 0
-    after = short.stats()
+    after = short.console.stats()
     ended = {k: v for k, v in before.runs.items() if k[1] in ("completed", "failed")}
     assert ended and all(after.runs[k] >= v for k, v in ended.items())
     assert after.firings == before.firings and sum(before.firings.values()) > 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tickwork._checks import MAX_NOTE, check_note
 from tickwork._models import ScheduleState
 from tickwork._policy import auto_pause_note, auto_pauses
-from tickwork._registry import MAX_NOTE, check_note
 from tickwork.errors import ConfigError
 
 

@@ -19,10 +19,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays, OnHoliday
+from tickwork._business_days import BusinessDays
 from tickwork._clock import to_ms
 from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Overlap
+from tickwork._models import Decision, OnHoliday, Overlap
 from tickwork._occurrences import CronOccurrences, HolidayRule
 from tickwork._planning import PlanInput, plan
 from tickwork._policy import current_occurrence, first_occurrence_after

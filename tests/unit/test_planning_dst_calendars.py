@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays, OnHoliday
+from tickwork._business_days import BusinessDays
 from tickwork._clock import from_ms, to_ms
 from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Overlap
+from tickwork._models import Decision, OnHoliday, Overlap
 from tickwork._occurrences import CronOccurrences, HolidayRule, next_decided
 from tickwork._planning import PlanInput, PlannedDecision, PlannedRun, plan
 

@@ -8,7 +8,8 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays, OnHoliday
+from tickwork._business_days import BusinessDays
+from tickwork._models import OnHoliday
 from tickwork._occurrences import HolidayRule
 from tickwork._preview import schedule_marks
 

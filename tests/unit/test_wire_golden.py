@@ -18,17 +18,19 @@ import pytest
 from tickwork import _calendar_wire as calendar_wire
 from tickwork import _event_wire as event_wire
 from tickwork import _wire as wire
-from tickwork._business_days import BusinessDays, OnHoliday
-from tickwork._cron_walk import DstGap, DstRepeat
+from tickwork._business_days import BusinessDays
 from tickwork._event_flow import FlowDecision, SubscriptionDecision
-from tickwork._events import EventInfo, SubscriptionInfo
 from tickwork._holidays import Holiday
 from tickwork._liveness import HeldBack
 from tickwork._models import (
     Backfilled,
     CalendarInfo,
     Decision,
+    DstGap,
+    DstRepeat,
+    EventInfo,
     HistoryEntry,
+    OnHoliday,
     Overlap,
     RunInfo,
     RunStatus,
@@ -37,6 +39,7 @@ from tickwork._models import (
     ScheduleState,
     StepInfo,
     StepTry,
+    SubscriptionInfo,
     Triggered,
     WorkerInfo,
 )

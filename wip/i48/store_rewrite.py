@@ -1,8 +1,8 @@
 import re,sys
 parts={
  'runs':'insert_run get_run list_runs recent_runs list_steps claim_runs claim_or_next_due renew_leases record_step finish_run reschedule_run cancel_run release_leases next_due_ms',
- 'schedules':'upsert_schedule upsert_schedules get_schedule list_schedules schedule_keys get_schedule_record delete_schedule set_schedule_state change_schedule_state fire_due trigger_schedule backfill_schedule schedule_history next_schedule_due_ms',
- 'firing':'next_firing_due_ms',
+ 'schedules':'upsert_schedule upsert_schedules get_schedule list_schedules schedule_keys get_schedule_record delete_schedule set_schedule_state change_schedule_state schedule_history',
+ 'firing':'next_firing_due_ms fire_due trigger_schedule backfill_schedule next_schedule_due_ms',
  'deadlines':'record_missed_deadlines next_deadline_ms recent_deadline_misses',
  'keys':'create_api_key api_key_hash list_api_keys revoke_api_key',
  'calendars':'put_calendar get_calendar list_calendars delete_calendar calendar_stamps store_calendar_year calendar_year',

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from ..errors import ConfigError, StoreUnreachable
+from ..errors import ConfigError
 from .contract import (
     BackfillDecide,
     ClaimedRun,
@@ -44,8 +44,6 @@ __all__ = [
     "Store",
     "WorkerRecord",
     "open_store",
-    "require_existing",
-    "shown_url",
 ]
 
 
@@ -76,35 +74,3 @@ def open_store(url: str, *, lease_ms: int | None = None) -> Store:
     raise ConfigError(
         f"Bad database URL {url!r}: expected sqlite:///path/to/file.db or postgresql://..."
     )
-
-
-def shown_url(url: str) -> str:
-    """The URL as messages name the database: as given, without its password."""
-    parts = urlsplit(url)
-    if parts.password is None and "password=" not in parts.query:
-        return url
-    if parts.password is not None:
-        credentials, _, host = parts.netloc.rpartition("@")
-        parts = parts._replace(netloc=f"{credentials.partition(':')[0]}:***@{host}")
-    query = "&".join(
-        "password=***" if pair.startswith("password=") else pair for pair in parts.query.split("&")
-    )
-    return urlunsplit(parts._replace(query=query))
-
-
-def require_existing(url: str) -> None:
-    """``StoreUnreachable`` when ``url`` names a SQLite file that does not exist (opening
-    it would create an empty database); nothing for any other URL."""
-    if urlsplit(url).scheme != "sqlite":
-        return
-    from .sqlite import parse_sqlite_url
-
-    path = parse_sqlite_url(url)[0]
-    if path is None or path.exists():
-        return
-    full = path.absolute()
-    if not full.parent.is_dir():  # as opening it would say
-        raise StoreUnreachable(
-            f"SQLite file {str(path)!r}", f"its folder {str(full.parent)!r} does not exist"
-        )
-    raise StoreUnreachable(f"SQLite file {str(full)!r}", "no such file")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .._event_flow import SubscriptionDecision
-from .._events import Event
+from .._models import Event
 from .claim_records import ClaimRequest, Ended
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 

@@ -14,11 +14,19 @@ from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
-from .._business_days import OnHoliday
 from .._clock import from_ms
-from .._cron_walk import DstGap, DstRepeat
 from .._ids import from_json
-from .._models import Decision, HistoryEntry, Overlap, RunStatus, ScheduleInfo, ScheduleState
+from .._models import (
+    Decision,
+    DstGap,
+    DstRepeat,
+    HistoryEntry,
+    OnHoliday,
+    Overlap,
+    RunStatus,
+    ScheduleInfo,
+    ScheduleState,
+)
 from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
 from .columns import Columns
 

@@ -34,17 +34,9 @@ from .._event_flow import (
     decided_on_flush,
     flow_run_id,
 )
-from .._events import (
-    Event,
-    event_run_id,
-    event_to_json,
-    map_input,
-    match_key,
-    match_paths,
-    matches,
-)
+from .._events import event_run_id, event_to_json, map_input, match_key, match_paths, matches
 from .._ids import JSON, canonical_json
-from .._models import RunStatus
+from .._models import Event, RunStatus
 from .._records import NewRun
 from .claim_records import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord

@@ -26,11 +26,11 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
 
 from .. import _clock
 from .._records import NewRun, StepRecord
-from ..errors import ConfigError, StoreError, StoreUnreachable
+from .._urls import parse_sqlite_url
+from ..errors import StoreError, StoreUnreachable
 from . import counters, migrations, run_inserts, sql_runs
 from .claim_records import ClaimRequest
 from .recent_runs import newest_runs_sqlite
@@ -41,46 +41,9 @@ from .sqlite_checkpoints import CHECKPOINT, Checkpointer, backstop
 from .transaction import Transaction, insert_in_chunks, select_among_in_chunks
 from .write_combiner import WriteCombiner
 
-__all__ = ["SQLiteDatabase", "SQLiteStore", "is_transient", "parse_sqlite_url"]
+__all__ = ["SQLiteDatabase", "SQLiteStore", "is_transient"]
 
 T = TypeVar("T")
-
-_SYNCHRONOUS = {"off", "normal", "full", "extra"}
-
-
-def parse_sqlite_url(url: str) -> tuple[Path | None, str, float]:
-    """``sqlite:///relative.db`` or ``sqlite:////abs/path.db`` -> (path, synchronous, timeout);
-    the path is None for ``sqlite://`` and ``sqlite:///:memory:`` (in memory).
-
-    ``?synchronous=full`` makes every commit survive a power cut (WAL with ``normal``, the
-    default, survives any process crash, which is what tickwork promises).
-    """
-    parts = urlsplit(url)
-    if parts.scheme != "sqlite" or parts.netloc or not parts.path.startswith("/"):
-        if parts.scheme == "sqlite" and not parts.netloc and not parts.path:
-            return None, "normal", 30.0  # sqlite://, as SQLAlchemy reads it: in memory
-        raise ConfigError(
-            f"Bad SQLite URL {url!r}: expected sqlite:///path/to/file.db "
-            "(or sqlite:// for a private database in memory)"
-        )
-    path = parts.path[1:]
-    if path == ":memory:":
-        return None, "normal", 30.0
-    if not path:
-        raise ConfigError(f"Bad SQLite URL {url!r}: name a file, or sqlite:// for memory")
-    query = parse_qs(parts.query)
-    unknown = set(query) - {"synchronous", "timeout"}
-    if unknown:
-        raise ConfigError(f"Bad SQLite URL {url!r}: unknown option(s) {sorted(unknown)}")
-    synchronous = query.get("synchronous", ["normal"])[-1].lower()
-    if synchronous not in _SYNCHRONOUS:
-        raise ConfigError(f"Bad SQLite URL {url!r}: synchronous must be one of {_SYNCHRONOUS}")
-    try:
-        timeout = float(query.get("timeout", ["30"])[-1])
-    except ValueError:
-        raise ConfigError(f"Bad SQLite URL {url!r}: timeout must be seconds") from None
-    return Path(path), synchronous, timeout
-
 
 # Take SQLite's write lock at once, so a transaction reads and writes with no other
 # writer in between (other processes wait in the busy handler).

@@ -1,4 +1,4 @@
-"""What ``Engine.stats`` reads when Prometheus scrapes ``/metrics``: the fleet's figures.
+"""What ``Engine.console.stats`` reads when Prometheus scrapes ``/metrics``: the fleet's figures.
 
 Nothing here is recounted from history. Firings, ended runs and the histograms come from
 ``tickwork_counters``, where the store counts each event in the event's own transaction

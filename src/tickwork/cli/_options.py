@@ -47,7 +47,7 @@ def open_engine(database: str | None, *, create: bool = False) -> Iterator[Engin
 def _require_database(engine: Engine) -> None:
     """A missing SQLite file: said with what to do, exit code 4 (as unreachable)."""
     try:
-        engine.require_database()
+        engine.console.require_database()
     except StoreUnreachable as exc:
         fail(
             f"{exc}; this command creates none: run it where the database is, give "
@@ -78,4 +78,4 @@ def app_engine(app: str, database: str | None, *, create: bool = True) -> Iterat
 
 def missing_schedule(engine: Engine, key: str) -> str:
     """``no schedule 'x' in sqlite:///tickwork.db; did you mean 'y'?`` (exit code 3)."""
-    return not_found("schedule", key, engine.where, engine.schedule_keys_like(key))
+    return not_found("schedule", key, engine.console.where, engine.console.schedule_keys_like(key))

@@ -61,7 +61,9 @@ def list_(database: str | None, as_json: bool) -> None:
         )
         return
     if not keys:
-        click.echo(f"No API keys in {engine.where}: `tickwork apikey create NAME` makes one.")
+        click.echo(
+            f"No API keys in {engine.console.where}: `tickwork apikey create NAME` makes one."
+        )
         return
     print_table(
         ["id", "name", "created (UTC)", "revoked (UTC)"],
@@ -76,5 +78,5 @@ def revoke(name_or_id: str, database: str | None) -> None:
     """Revoke the live key with this name or id: requests with it are refused at once."""
     with open_engine(database) as engine:
         if not engine.revoke_api_key(name_or_id):
-            fail(not_found("live API key", name_or_id, engine.where), code=3)
+            fail(not_found("live API key", name_or_id, engine.console.where), code=3)
     click.echo(f"{printable(name_or_id)}: revoked")

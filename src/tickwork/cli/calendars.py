@@ -38,7 +38,9 @@ def list_(database: str | None, as_json: bool) -> None:
         echo_json(calendar_list_to_wire(calendars))
         return
     if not calendars:
-        click.echo(f"No calendars in {engine.where}: `tickwork calendars set NAME` makes one.")
+        click.echo(
+            f"No calendars in {engine.console.where}: `tickwork calendars set NAME` makes one."
+        )
         return
     print_table(
         ["name", "weekend", "dates listed", "public holidays of", "updated (UTC)"],
@@ -62,7 +64,7 @@ def show(name: str, year: int | None, database: str | None, as_json: bool) -> No
     with open_engine(database) as engine:
         calendar = engine.get_calendar(name)
         if calendar is None:
-            fail(not_found("calendar", name, engine.where), code=3)
+            fail(not_found("calendar", name, engine.console.where), code=3)
             return
         year = year if year is not None else _clock.SystemClock().now().year
         holidays = engine.calendar_holidays(name, year)
@@ -117,5 +119,5 @@ def delete(name: str, database: str | None) -> None:
     """Delete the calendar NAME."""
     with open_engine(database) as engine:
         if not engine.delete_calendar(name):
-            fail(not_found("calendar", name, engine.where), code=3)
+            fail(not_found("calendar", name, engine.console.where), code=3)
     click.echo(f"{printable(name)}: deleted")

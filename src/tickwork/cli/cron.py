@@ -16,9 +16,9 @@ from datetime import datetime, tzinfo
 import click
 
 from .. import _clock
-from .._business_days import BusinessDays, OnHoliday
+from .._business_days import BusinessDays
 from .._calendars import days_for_preview
-from .._cron_walk import DstGap, DstRepeat
+from .._models import DstGap, DstRepeat, OnHoliday
 from .._preview import (
     DstMark,
     HolidayMark,
@@ -130,7 +130,9 @@ def _calendar(name: str | None, database: str | None, after: datetime) -> Busine
     with open_engine(database) as engine:
         found = engine.get_calendar(name)
         if found is None:
-            fail(f"No calendar {name!r} in {engine.where}: see `tickwork calendars list`", 2)
+            fail(
+                f"No calendar {name!r} in {engine.console.where}: see `tickwork calendars list`", 2
+            )
         return days_for_preview(name, found, engine.calendar_holidays, after)
 
 

@@ -62,7 +62,7 @@ def prune(older_than: str | None, app: str | None, database: str | None, as_json
     unfinished run are always kept.
     """
     with _engine_of(app, database) as engine:
-        removed = engine.prune_by_table(older_than=older_than)
+        removed = engine.console.prune_by_table(older_than=older_than)
     if as_json:
         echo_json({"removed": removed.total, "by_table": _by_table(removed)})
         return
@@ -97,7 +97,7 @@ def _by_table(removed: Pruned) -> dict[str, int]:
 def stats(app: str | None, database: str | None, as_json: bool) -> None:
     """Rows and bytes per table, the oldest ended run, and what waits to be pruned."""
     with _engine_of(app, database) as engine:
-        found = engine.storage_stats()
+        found = engine.console.storage_stats()
     if as_json:
         echo_json(dataclasses.asdict(found))
         return

@@ -91,7 +91,7 @@ def list_events(name: str | None, limit: int, database: str | None, as_json: boo
         echo_json(event_list_to_wire(events))
         return
     if not events:
-        click.echo(f"No events in {engine.where}.")
+        click.echo(f"No events in {engine.console.where}.")
         return
     print_table(
         ["emitted (UTC)", "name", "id", "runs started", "runs woken"],
@@ -108,7 +108,7 @@ def show(event_id: str, database: str | None, as_json: bool) -> None:
     with open_engine(database) as engine:
         event = engine.get_event(event_id)
     if event is None:
-        fail(not_found("event", event_id, engine.where), code=3)
+        fail(not_found("event", event_id, engine.console.where), code=3)
     wire = event_to_wire(event)
     if as_json:
         echo_json(wire)
@@ -128,7 +128,7 @@ def subscriptions(database: str | None, as_json: bool) -> None:
         echo_json(subscription_list_to_wire(subs))
         return
     if not subs:
-        click.echo(f"No subscriptions in {engine.where}.")
+        click.echo(f"No subscriptions in {engine.console.where}.")
         return
     print_table(
         ["key", "event", "workflow", "match", "flow", "made by"],
@@ -155,7 +155,7 @@ def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
         echo_json(decision_list_to_wire(entries))
         return
     if not entries:
-        click.echo(f"No decisions for subscription {key!r} in {engine.where}.")
+        click.echo(f"No decisions for subscription {key!r} in {engine.console.where}.")
         return
     print_table(
         ["decided (UTC)", "decision", "group", "event", "events", "run", "reason"],

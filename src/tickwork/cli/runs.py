@@ -9,13 +9,13 @@ from typing import Any
 import click
 
 from .._checkpoints import asleep_in, step_took, wait_words, waiting_for
+from .._checks import MAX_LIMIT
 from .._clock import from_ms
 from .._durations import describe_duration, parse_duration
 from .._engine import Engine
 from .._hints import not_found
 from .._liveness import unserved_run
 from .._models import RunInfo, RunStatus, StepInfo
-from .._registry import MAX_LIMIT
 from .._tracebacks import fold_traceback
 from .._wire import (
     error_line,
@@ -86,7 +86,7 @@ def list_(
         filters = {"workflow": workflow, "status": status, "schedule": schedule_key,
                    "before": before}  # fmt: skip
         said = ", ".join(f"{name} {value!r}" for name, value in filters.items() if value)
-        click.echo(f"No runs{f' ({said})' if said else ''} in {engine.where}.")
+        click.echo(f"No runs{f' ({said})' if said else ''} in {engine.console.where}.")
         return
     # A scheduled run's id starts with its schedule's key: no column of its own.
     print_table(
@@ -108,7 +108,7 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         run = engine.get_run(run_id)
         steps = engine.list_steps(run_id) if run is not None else []
     if run is None:
-        fail(not_found("run", run_id, engine.where), code=3)
+        fail(not_found("run", run_id, engine.console.where), code=3)
     if as_json:
         echo_json(run_detail_to_wire(run, steps))
         return
@@ -304,5 +304,5 @@ def cancel(run_id: str, database: str | None) -> None:
     """Cancel a run (at once if pending or sleeping, at its next step if running)."""
     with open_engine(database) as engine:
         if not engine.cancel(run_id):
-            fail(not_found("unfinished run", run_id, engine.where), code=3)
+            fail(not_found("unfinished run", run_id, engine.console.where), code=3)
     click.echo(f"{printable(run_id)}: cancelled")

@@ -73,7 +73,7 @@ def list_(database: str | None, as_json: bool) -> None:
         echo_json(schedule_list_to_wire(schedules, held))
         return
     if not schedules:
-        click.echo(f"No schedules in {engine.where}.")
+        click.echo(f"No schedules in {engine.console.where}.")
     else:
         _print_schedules(schedules)
     if held:
@@ -146,7 +146,7 @@ def _state_command(action: ScheduleAction) -> None:
     @database_option
     def change(key: str, note: str | None, database: str | None) -> None:
         with open_engine(database) as engine:
-            changed = engine.change_state(key, action, note)
+            changed = engine.console.change_state(key, action, note)
             info = None if changed is None else engine.get_schedule(key)
             if changed is None or info is None:
                 fail(missing_schedule(engine, key), code=3)
@@ -233,7 +233,7 @@ def backfill(
     with open_engine(database) as engine:
         if engine.get_schedule(key) is None:
             fail(missing_schedule(engine, key), code=3)
-        done = engine.backfill_counted(key, start, end, overlap=overlap)
+        done = engine.console.backfill_counted(key, start, end, overlap=overlap)
     if as_json:
         echo_json(backfilled_to_wire(key, done))
         return
@@ -259,7 +259,7 @@ def history(key: str, limit: int, database: str | None, as_json: bool) -> None:
         echo_json(history_list_to_wire(entries))
         return
     if not entries:
-        click.echo(f"No history for {key!r} in {engine.where}.")
+        click.echo(f"No history for {key!r} in {engine.console.where}.")
         return
     print_table(
         ["occurrence (UTC)", "decision", "count", "run", "reason"],

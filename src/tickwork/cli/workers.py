@@ -41,7 +41,7 @@ def command(database: str | None, as_json: bool) -> None:
         echo_json(worker_list_to_wire(workers))
         return
     if not workers:
-        click.echo(f"No workers in {engine.where}.")
+        click.echo(f"No workers in {engine.console.where}.")
     else:
         _print(workers)
     if not any(w.alive for w in workers):

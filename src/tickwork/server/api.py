@@ -34,6 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .._calendars import days_for_preview
+from .._checks import MAX_LIMIT
 from .._durations import format_duration
 from .._engine import Engine
 from .._event_wire import (
@@ -45,7 +46,7 @@ from .._event_wire import (
 )
 from .._liveness import HeldBack, held_back_schedules
 from .._models import RunInfo, ScheduleAction, ScheduleInfo
-from .._registry import MAX_LIMIT, WorkflowDef
+from .._registry import WorkflowDef
 from .._wire import (
     backfilled_to_wire,
     history_list_to_wire,
@@ -128,7 +129,7 @@ class _Api:
         workers' records say which, and the serving app's own declarations."""
         return held_back_schedules(
             self.engine.list_workers(),
-            declared=self.engine.declared_waiting_for_calendars(),
+            declared=self.engine.console.declared_waiting_for_calendars(),
             stored={s.key for s in schedules},
         )
 
@@ -160,7 +161,7 @@ class _Api:
             note = None
             if await request.body():  # the body is optional: {"note": "why"}
                 note = (await read_body(request, schemas.StateChange)).note
-            changed = await self._call(self.engine.change_state, key, action, note)
+            changed = await self._call(self.engine.console.change_state, key, action, note)
             info = None if changed is None else await self._call(self.engine.get_schedule, key)
             if changed is None or info is None:
                 raise await self._no_schedule(key)
@@ -185,7 +186,9 @@ class _Api:
         start = instant_value(body.start, "start")
         end = instant_value(body.end, "end")
         await self._schedule(key)  # 404 for an unknown key, where the engine refuses it
-        done = await self._call(self.engine.backfill_counted, key, start, end, overlap=body.overlap)
+        done = await self._call(
+            self.engine.console.backfill_counted, key, start, end, overlap=body.overlap
+        )
         return JSONResponse(backfilled_to_wire(key, done))
 
     async def schedule_history(self, request: Request) -> Response:
@@ -203,8 +206,8 @@ class _Api:
 
     async def _no_schedule(self, key: str) -> ApiProblem:
         """The 404 for ``key``: names the database, and the closest key (a typo's fix)."""
-        close = await self._call(self.engine.schedule_keys_like, key)
-        return no_schedule(key, self.engine.where, close)
+        close = await self._call(self.engine.console.schedule_keys_like, key)
+        return no_schedule(key, self.engine.console.where, close)
 
     # runs
 
@@ -230,7 +233,7 @@ class _Api:
         run_id = request.path_params["run_id"]
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise no_run(run_id, self.engine.where)
+            raise no_run(run_id, self.engine.console.where)
         steps = await self._call(self.engine.list_steps, run_id)
         return JSONResponse(run_detail_to_wire(run, steps))
 
@@ -247,7 +250,7 @@ class _Api:
         )
         run = await self._call(self.engine.get_run, handle.id)
         if run is None:  # removed between the two calls
-            raise no_run(handle.id, self.engine.where)
+            raise no_run(handle.id, self.engine.console.where)
         return JSONResponse(run_to_wire(run))
 
     async def cancel_run(self, request: Request) -> Response:
@@ -255,7 +258,7 @@ class _Api:
         cancelled = await self._call(self.engine.cancel, run_id)
         run = await self._call(self.engine.get_run, run_id)
         if run is None:
-            raise no_run(run_id, self.engine.where)
+            raise no_run(run_id, self.engine.console.where)
         return JSONResponse({"run_id": run_id, "cancelled": cancelled, "status": run.status.value})
 
     # events (DESIGN §9)
@@ -276,7 +279,7 @@ class _Api:
         found = await self._call(self.engine.get_event, event_id)
         if found is None:
             raise ApiProblem(
-                404, "EVENT_NOT_FOUND", f"No event {event_id!r} in {self.engine.where}"
+                404, "EVENT_NOT_FOUND", f"No event {event_id!r} in {self.engine.console.where}"
             )
         return JSONResponse(event_to_wire(found))
 
@@ -310,7 +313,7 @@ class _Api:
     # workflows and previews
 
     async def list_workflows(self, request: Request) -> Response:
-        definitions = self.engine.workflow_definitions()
+        definitions = self.engine.console.workflow_definitions()
         return JSONResponse({"workflows": [_workflow_json(d) for d in definitions]})
 
     async def preview_cadence(self, request: Request) -> Response:

@@ -6,7 +6,7 @@ Schedules page and a schedule's page when a schedule is overdue or no live worke
 its pool and workflow, the Runs page when runs wait for a workflow no live worker
 registers, the Workers page when no worker is alive. Pure: plain values in (schedules,
 workers, counts), banners out; the rules are ``_liveness``'s. A deadline missed within
-the last day (``Engine.recent_deadline_misses``) is shown on the Schedules page and on
+the last day (``Engine.console.recent_deadline_misses``) is shown on the Schedules page and on
 its schedule's page, the latest miss of each schedule, saying when and why.
 """
 

@@ -46,7 +46,7 @@ class _Calendars:
             year = int_param(request, "year", 0, 1, 9999)
         calendar = await run_in_threadpool(self.engine.get_calendar, name)
         if calendar is None:
-            raise no_calendar(name, self.engine.where)
+            raise no_calendar(name, self.engine.console.where)
         if year is None:
             return JSONResponse(calendar_to_wire(calendar))
         holidays = await run_in_threadpool(self.engine.calendar_holidays, name, year)
@@ -68,7 +68,7 @@ class _Calendars:
     async def delete_calendar(self, request: Request) -> Response:
         name = request.path_params["name"]
         if not await run_in_threadpool(self.engine.delete_calendar, name):
-            raise no_calendar(name, self.engine.where)
+            raise no_calendar(name, self.engine.console.where)
         return JSONResponse({"name": name, "deleted": True})
 
 

@@ -14,7 +14,7 @@ Security, and why each piece is there:
   random secret per process, so sessions end with the process; set the variable when
   several server processes share the traffic). The key itself is never stored.
 - **Revocation** ends sessions at once: every request asks whether the key id is still
-  live (``Engine.api_key_id_is_live``), as ``Engine.verify_api_key`` does for a bearer key.
+  live (``Engine.console.api_key_id_is_live``), as ``Engine.verify_api_key`` does for a bearer key.
 - **CSRF**: every state change is a POST carrying a per-session token (an HMAC of the
   session's nonce) in a hidden field, compared in constant time; a missing or wrong token
   is refused with 403 before anything is read from the form's other fields (``action``

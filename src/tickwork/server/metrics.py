@@ -74,13 +74,13 @@ def _buckets(histogram: Histogram, bounds: Sequence[float]) -> list[tuple[str, f
 
 
 class EngineCollector(Collector):
-    """Reads ``Engine.stats`` on each ``collect()`` (each scrape)."""
+    """Reads ``Engine.console.stats`` on each ``collect()`` (each scrape)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
     def collect(self) -> Iterator[Metric]:
-        stats = self.engine.stats()
+        stats = self.engine.console.stats()
         firings = CounterMetricFamily(
             "tickwork_schedule_firings",
             "Schedule occurrences by what became of them",
@@ -136,7 +136,7 @@ class EngineCollector(Collector):
     def _events(self, stats: Stats) -> Iterator[Metric]:
         """Events emitted per name (counted in each emit's transaction), runs waiting."""
         emitted = CounterMetricFamily("tickwork_events", "Events emitted, by name", labels=["name"])
-        for name, count in sorted(self.engine.event_counts().items()):
+        for name, count in sorted(self.engine.console.event_counts().items()):
             emitted.add_metric([name], count)
         yield emitted
         waiting = sum(n for (_, status), n in stats.runs.items() if status == "waiting")

@@ -121,14 +121,14 @@ class Pages:
         self,
     ) -> tuple[list[ScheduleInfo], list[WorkerInfo], list[HistoryEntry]]:
         engine = self.engine
-        misses = engine.recent_deadline_misses(MISSES_SHOWN_FOR)
+        misses = engine.console.recent_deadline_misses(MISSES_SHOWN_FOR)
         return engine.list_schedules(), engine.list_workers(), misses
 
     def _held_back(self, workers: list[WorkerInfo], stored: set[str]) -> list[HeldBack]:
         """The declared schedules not registered for a calendar not stored: those the live
         workers' records hold back (``tickwork serve`` without the app sees them too),
         and this app's own (``serve APP`` before its worker started, or without one)."""
-        declared = self.engine.declared_waiting_for_calendars()
+        declared = self.engine.console.declared_waiting_for_calendars()
         return held_back_schedules(workers, declared=declared, stored=stored)
 
     def _strips(self, schedules: list[ScheduleInfo], here: str) -> dict[str, Markup]:
@@ -137,7 +137,7 @@ class Pages:
         (docs/behaviour.md); a schedule that never ran is not asked for."""
         now = self.engine.clock.now()
         ran = [s.key for s in schedules if s.last_run_id]
-        recent = self.engine.recent_runs_by_schedule(ran, limit=STRIP_RUNS) if ran else {}
+        recent = self.engine.console.recent_runs_by_schedule(ran, limit=STRIP_RUNS) if ran else {}
         return {s.key: run_strip(recent.get(s.key, []), now=now, root=here) for s in schedules}
 
     async def schedule(self, request: Request, session: Session) -> Response:
@@ -277,7 +277,9 @@ class Pages:
         typed = form.get("note")  # the text field beside the buttons: why
         note = typed.strip() or None if isinstance(typed, str) else None
         try:
-            changed = await run_in_threadpool(self.engine.change_state, key, state_action, note)
+            changed = await run_in_threadpool(
+                self.engine.console.change_state, key, state_action, note
+            )
         except ConfigError as exc:  # a note too long, or with control characters
             return back(request, form, f"{key}: not {DONE[state_action]}: {exc}")
         info = None if changed is None else await run_in_threadpool(self.engine.get_schedule, key)
@@ -294,7 +296,11 @@ class Pages:
         try:
             start, end = _form_instant(texts["from"]), _form_instant(texts["to"])
             done = await run_in_threadpool(
-                self.engine.backfill_counted, key, start, end, overlap=texts["overlap"] or None
+                self.engine.console.backfill_counted,
+                key,
+                start,
+                end,
+                overlap=texts["overlap"] or None,
             )
         except ConfigError as exc:
             return self.renderer.back(request, form, f"{key}: not backfilled: {exc}")
@@ -338,10 +344,12 @@ class Pages:
             )
         older = runs[RUNS_LIMIT - 1].id if len(runs) > RUNS_LIMIT else None
         runs = runs[:RUNS_LIMIT]
-        schedule_keys = self.engine.schedule_keys(SUGGESTED_KEYS)
+        schedule_keys = self.engine.console.schedule_keys(SUGGESTED_KEYS)
         workflows = sorted({*self.engine.workflows(), *(r.workflow for r in runs)})
         pending = {
-            w: n for (w, status), n in self.engine.stats().runs.items() if status == "pending"
+            w: n
+            for (w, status), n in self.engine.console.stats().runs.items()
+            if status == "pending"
         }
         return {
             "runs": runs,

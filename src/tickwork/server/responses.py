@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .. import _events as events
 from .. import _models as models
 from .._event_flow import SubscriptionDecision as SubscriptionDecisionInfo
 from .._models import RunStatus
@@ -364,7 +363,7 @@ class WorkerList(_Response):
 
 
 Event = _drawn(
-    events.EventInfo,
+    models.EventInfo,
     "Event",
     said={
         "started": "The runs it started, one per subscription.",
@@ -385,7 +384,7 @@ class Emitted(_Response):
 
 
 Subscription = _drawn(
-    events.SubscriptionInfo,
+    models.SubscriptionInfo,
     "Subscription",
     said={
         "name": "The event name it subscribes to.",

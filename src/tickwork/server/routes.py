@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._checks import MAX_LIMIT
 from .._models import ScheduleAction
-from .._registry import MAX_LIMIT
 
 __all__ = ["ENDPOINTS", "REF", "Endpoint", "document_path", "json_answer", "ref"]
 

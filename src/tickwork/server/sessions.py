@@ -104,7 +104,7 @@ class Sessions:
         with self._ended_lock:
             if nonce in self._ended:
                 return None
-        if not self.engine.api_key_id_is_live(key_id):
+        if not self.engine.console.api_key_id_is_live(key_id):
             return None
         return Session(
             key_id, nonce, int(expires), self.signer.sign("csrf", key_id, expires, nonce)
