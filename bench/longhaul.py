@@ -177,7 +177,7 @@ class Filled:
 def generate(n: int, end_ms: int, filled: Filled) -> Iterator[tuple[list[Any], ...]]:
     """Chunks of (runs, steps, history) rows: 13 runs a second for n/13 seconds up to
     ``end_ms``, oldest first (the order the engine would have written them)."""
-    from tickwork._ids import new_run_id, occurrence_run_id
+    from tickwork._values.ids import new_run_id, occurrence_run_id
 
     keys = schedule_keys()
     per_second = SCHEDULES + 1
@@ -298,7 +298,7 @@ class Store:
 def check_shapes(store: Store, engine: Any) -> None:
     """One run through the engine; its stored rows must have generate()'s shape: the same
     columns NULL and the same types in the others."""
-    from tickwork._ids import new_run_id
+    from tickwork._values.ids import new_run_id
 
     run_id = engine.start(MANUAL_WORKFLOW).id
     engine.run_until_idle()
@@ -733,7 +733,7 @@ class ShiftedClock:
     anything the prune removes and its schedules have nothing to catch up."""
 
     def __init__(self, offset_ms: int) -> None:
-        from tickwork._clock import SystemClock
+        from tickwork._values.clock import SystemClock
 
         self._system = SystemClock()
         self._offset = timedelta(milliseconds=offset_ms)
@@ -822,7 +822,7 @@ class PruneGate:
         store.pruning = Overridden(store.pruning, prune_batch=self._gated)
 
     def _gated(self, **kwargs: Any) -> Any:
-        from tickwork._retention import PruneBatch, PrunePosition
+        from tickwork._rules.retention import PruneBatch, PrunePosition
 
         while True:
             self._open.wait()
@@ -887,7 +887,7 @@ def prune_under_load(store: Store, args: argparse.Namespace) -> UnderLoad:
     import multiprocessing
     import tempfile
 
-    from tickwork._clock import from_ms
+    from tickwork._values.clock import from_ms
     from tickwork.testing import FakeClock
 
     size_before = store.size()

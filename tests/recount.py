@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from tickwork._buckets import LATENESS_MS, RUN_MS, STEP_MS
-from tickwork._models import Histogram, Stats
+from tickwork._values.buckets import LATENESS_MS, RUN_MS, STEP_MS
+from tickwork._values.models import Histogram, Stats
 
 #: name -> labels -> value (counters) or (cumulative buckets..., sum) (histograms)
 Figures = dict[str, dict[Any, Any]]

@@ -21,29 +21,33 @@ from urllib.parse import quote
 
 import pydantic
 
-from . import _clock
-from ._async_api import with_twins
-from ._calendar_wire import (
-    calendar_from_wire,
+from ._edge.async_api import with_twins
+from ._edge.calendar_wire import (
     calendar_list_from_wire,
     holidays_from_wire,
 )
-from ._calendars import declared_calendar, is_calendar_name, unknown_calendar
-from ._checks import check_name, check_note
-from ._durations import Duration, format_duration, parse_duration
-from ._event_flow import SubscriptionDecision
-from ._event_wire import (
+from ._edge.event_wire import (
     decision_list_from_wire,
     emitted_from_wire,
-    event_from_wire,
     event_list_from_wire,
-    subscription_from_wire,
 )
-from ._events import check_event_id, check_event_name, payload_json
-from ._handle import RunHandle
-from ._holidays import Holiday, check_year
-from ._ids import canonical_json
-from ._models import (
+from ._edge.handle import RunHandle
+from ._edge.wire import (
+    error_from_wire,
+    instant_from_wire,
+    spec_to_wire,
+    worker_from_wire,
+)
+from ._rules.calendars import declared_calendar, is_calendar_name, unknown_calendar
+from ._rules.spec import ScheduleOptions, check_option_names, make_spec, takes_schedule_options
+from ._values import clock as _clock
+from ._values.checks import check_name, check_note
+from ._values.durations import Duration, format_duration, parse_duration
+from ._values.event_flow import SubscriptionDecision
+from ._values.events import check_event_id, check_event_name, payload_json
+from ._values.holidays import Holiday, check_year
+from ._values.ids import canonical_json
+from ._values.models import (
     CalendarInfo,
     EventInfo,
     HistoryEntry,
@@ -57,18 +61,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._spec import ScheduleOptions, check_option_names, make_spec, takes_schedule_options
-from ._wire import (
-    error_from_wire,
-    history_from_wire,
-    instant_from_wire,
-    run_from_wire,
-    schedule_from_wire,
-    spec_to_wire,
-    step_from_wire,
-    triggered_from_wire,
-    worker_from_wire,
-)
+from ._values.wire_values import from_json
 from .errors import (
     ApiError,
     ConfigError,
@@ -236,14 +229,14 @@ class Client:
         if not isinstance(run_id, str) or not run_id:
             return None
         found = self._request("GET", f"/runs/{_segment(run_id)}", missing_ok=True)
-        return None if found is None else run_from_wire(found)
+        return None if found is None else from_json(RunInfo, found)
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
         """The checkpoints a run has recorded, in order ([] for an unknown run)."""
         if not isinstance(run_id, str) or not run_id:
             return []
         found = self._request("GET", f"/runs/{_segment(run_id)}", missing_ok=True)
-        return [] if found is None else [step_from_wire(s) for s in found["steps"]]
+        return [] if found is None else [from_json(StepInfo, s) for s in found["steps"]]
 
     def list_runs(
         self,
@@ -265,7 +258,7 @@ class Client:
             "before": before,
         }
         page = self._request("GET", "/runs", params=params)
-        return [run_from_wire(r) for r in page["runs"]]
+        return [from_json(RunInfo, r) for r in page["runs"]]
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a run; False when it is unknown or already finished."""
@@ -342,7 +335,7 @@ class Client:
             return None
         path = f"/schedules/{_segment(key)}/trigger"
         done = self._request("POST", path, body={"new_run": new_run}, missing_ok=True)
-        return None if done is None else triggered_from_wire(done)
+        return None if done is None else from_json(Triggered, done)
 
     def backfill(
         self,
@@ -370,7 +363,7 @@ class Client:
         if not isinstance(key, str) or not key:
             return None
         found = self._request("GET", f"/schedules/{_segment(key)}", missing_ok=True)
-        return None if found is None else schedule_from_wire(found)
+        return None if found is None else from_json(ScheduleInfo, found)
 
     def list_schedules(
         self, *, workflow: str | None = None, state: ScheduleState | str | None = None
@@ -378,7 +371,7 @@ class Client:
         """As ``Engine``'s: every schedule, or those of ``workflow`` and in ``state``."""
         params = {"workflow": workflow, "state": None if state is None else str(state)}
         found = self._request("GET", "/schedules", params=params)
-        return [schedule_from_wire(s) for s in found["schedules"]]
+        return [from_json(ScheduleInfo, s) for s in found["schedules"]]
 
     def schedule_history(self, key: str, limit: int = 100) -> list[HistoryEntry]:
         """Every decision about the schedule's occurrences, newest first ([] if unknown)."""
@@ -388,7 +381,7 @@ class Client:
         found = self._request(
             "GET", f"/schedules/{_segment(key)}/history", params=params, missing_ok=True
         )
-        return [] if found is None else [history_from_wire(e) for e in found["history"]]
+        return [] if found is None else [from_json(HistoryEntry, e) for e in found["history"]]
 
     # -- events (DESIGN §9) ----------------------------------------------------------------
 
@@ -439,7 +432,7 @@ class Client:
     def list_subscriptions(self) -> list[SubscriptionInfo]:
         """Every stored subscription, by key."""
         found = self._request("GET", "/subscriptions")
-        return [subscription_from_wire(s) for s in found["subscriptions"]]
+        return [from_json(SubscriptionInfo, s) for s in found["subscriptions"]]
 
     def subscription_history(self, key: str, limit: int = 100) -> list[SubscriptionDecision]:
         """A debounced or batched subscription's decisions, newest first ([] if none)."""
@@ -458,7 +451,7 @@ class Client:
         if not isinstance(id, str) or not id:
             return None
         found = self._request("GET", f"/events/{_segment(id)}", missing_ok=True)
-        return None if found is None else event_from_wire(found)
+        return None if found is None else from_json(EventInfo, found)
 
     # -- workers ---------------------------------------------------------------------------
 
@@ -493,14 +486,16 @@ class Client:
             "country": country,
             "subdivision": subdivision,
         }
-        return calendar_from_wire(self._request("PUT", f"/calendars/{_segment(name)}", body=body))
+        return from_json(
+            CalendarInfo, self._request("PUT", f"/calendars/{_segment(name)}", body=body)
+        )
 
     def get_calendar(self, name: str) -> CalendarInfo | None:
         """The stored calendar ``name``, or None."""
         if not is_calendar_name(name):
             return None
         found = self._request("GET", f"/calendars/{_segment(name)}", missing_ok=True)
-        return None if found is None else calendar_from_wire(found)
+        return None if found is None else from_json(CalendarInfo, found)
 
     def list_calendars(self) -> list[CalendarInfo]:
         """Every stored calendar, by name."""

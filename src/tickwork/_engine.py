@@ -15,23 +15,42 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, TypeVar, Unpack, overload
 
-from . import _clock
-from ._apikeys import ApiKeys
-from ._async_api import with_twins
-from ._calendar_ops import Calendars
-from ._calendars import Calendar, days_for_preview, declared_calendars
-from ._console import Console
-from ._declared import Declarations, workflow_schedules
-from ._durations import Duration
-from ._event_flow import SubscriptionDecision
-from ._event_ops import Events
-from ._events import On
-from ._firing import Firing, fire_ahead_ms
-from ._handle import RunHandle
-from ._heartbeat import list_workers
-from ._holidays import Holiday
-from ._hooks import DeadlineHook, Hook
-from ._models import (
+from ._edge.async_api import with_twins
+from ._edge.declared import Declarations, workflow_schedules
+from ._edge.handle import RunHandle
+from ._rules.calendars import Calendar, days_for_preview, declared_calendars
+from ._rules.preview import holiday_marks, preview
+from ._rules.registry import (
+    Registry,
+    WorkflowDef,
+    WorkflowOptions,
+)
+from ._rules.retention import DEFAULT_RETENTION
+from ._rules.spec import (
+    ScheduleOptions,
+    ScheduleSpec,
+    check_option_names,
+    make_spec,
+    takes_schedule_options,
+)
+from ._runtime.core import Runtime
+from ._runtime.hooks import DeadlineHook, Hook
+from ._services.apikeys import ApiKeys
+from ._services.calendar_ops import Calendars
+from ._services.console import Console
+from ._services.event_ops import Events
+from ._services.firing import Firing, fire_ahead_ms
+from ._services.heartbeat import list_workers
+from ._services.pruning import Pruner
+from ._services.runs import Runs
+from ._services.scheduling import Schedules
+from ._services.worker import Worker, run_until_idle, run_until_signalled
+from ._values import clock as _clock
+from ._values.durations import Duration
+from ._values.event_flow import SubscriptionDecision
+from ._values.events import On
+from ._values.holidays import Holiday
+from ._values.models import (
     ApiKeyInfo,
     CalendarInfo,
     EventInfo,
@@ -46,26 +65,7 @@ from ._models import (
     Triggered,
     WorkerInfo,
 )
-from ._preview import holiday_marks, preview
-from ._pruning import Pruner
-from ._registry import (
-    Registry,
-    WorkflowDef,
-    WorkflowOptions,
-)
-from ._retention import DEFAULT_RETENTION
-from ._retry import Retry
-from ._runs import Runs
-from ._runtime import Runtime
-from ._scheduling import Schedules
-from ._spec import (
-    ScheduleOptions,
-    ScheduleSpec,
-    check_option_names,
-    make_spec,
-    takes_schedule_options,
-)
-from ._worker import Worker, run_until_idle, run_until_signalled
+from ._values.retry import Retry
 from .errors import ConfigError, UnknownWorkflowError
 
 __all__ = ["DEFAULT_URL", "Engine"]

@@ -19,9 +19,9 @@ on every call) and a few words of ``explain``.
 - cronsim walks the calendar. In a time zone other than UTC it walks *wall-clock* time,
   which is what Debian cron matches the fields against; the expression is parsed by
   cronsim once per ``CronExpr`` and the parsed walk copied for each start, with a
-  cheaper tick (``tickwork._cron_walk``);
+  cheaper tick (``tickwork._values.cron_walk``);
 - this module turns wall-clock times into instants, following Debian cron across DST
-  changes as cronsim documents it (``tickwork._cron_walk``).
+  changes as cronsim documents it (``tickwork._values.cron_walk``).
 
 Why the last step is ours and not cronsim's: cronsim loses the ``fold`` of its start time
 when it applies Debian's fixed-time rule (from the second 01:15 of a repeated hour it
@@ -47,10 +47,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from cronsim import CronSim, CronSimError
 from cronsim.explain import Expression
 
-from ._business_days import LAST, MAX_NTH, BusinessDays, describe_days
-from ._cron_walk import forward, reverse, start_walk, utc_forward
-from ._hints import close_names, did_you_mean
-from ._models import DstGap, DstRepeat
+from ._values.business_days import LAST, MAX_NTH, BusinessDays, describe_days
+from ._values.cron_walk import forward, reverse, start_walk, utc_forward
+from ._values.hints import close_names, did_you_mean
+from ._values.models import DstGap, DstRepeat
 from .errors import ConfigError, CronError
 
 __all__ = ["CronExpr", "DstGap", "DstRepeat", "load_zone", "parse"]

@@ -7,9 +7,9 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
-from ._clock import Clock, SystemClock
-from ._durations import Duration, parse_duration
 from ._engine import Engine
+from ._values.clock import Clock, SystemClock
+from ._values.durations import Duration, parse_duration
 from .errors import ConfigError
 
 __all__ = ["FakeClock", "engine_for_test"]

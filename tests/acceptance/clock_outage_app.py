@@ -14,7 +14,7 @@ import os
 import time
 
 from tickwork import Context, Engine
-from tickwork._clock import ReferenceClock
+from tickwork._values.clock import ReferenceClock
 
 SCHEDULES = 5
 REFRESH_NS = 2_000_000_000

@@ -13,9 +13,9 @@ import pytest
 from tests.contract.test_schedules_contract import HOUR, MINUTE, T0, record
 from tests.pg import fresh_schema
 
-from tickwork._models import ScheduleState
 from tickwork._store import ScheduleRecord, Store, open_store
 from tickwork._store.contract import Registration
+from tickwork._values.models import ScheduleState
 
 Request = tuple[ScheduleRecord, str, bool | None]
 

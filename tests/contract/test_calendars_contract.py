@@ -12,9 +12,9 @@ from datetime import UTC, date, datetime
 import pytest
 from tests.pg import fresh_schema
 
-from tickwork._holidays import Holiday
-from tickwork._models import CalendarInfo, Overlap
 from tickwork._store import ScheduleRecord, Store, open_store
+from tickwork._values.holidays import Holiday
+from tickwork._values.models import CalendarInfo, Overlap
 from tickwork.errors import CalendarInUse, ConfigError
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z

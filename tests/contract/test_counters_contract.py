@@ -10,10 +10,7 @@ import pytest
 from tests.pg import delete_rows
 
 from tickwork import RunStatus
-from tickwork._buckets import LATENESS_MS, RUN_MS, STEP_MS, bucket_of
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Histogram, Stats
-from tickwork._planning import Plan, PlannedDecision, PlannedRun
+from tickwork._rules.planning import Plan, PlannedDecision, PlannedRun
 from tickwork._store import (
     ClaimedRun,
     ClaimRequest,
@@ -26,6 +23,9 @@ from tickwork._store import (
     StepRecord,
     Store,
 )
+from tickwork._values.buckets import LATENESS_MS, RUN_MS, STEP_MS, bucket_of
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Decision, Histogram, Stats
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 MINUTE = 60_000

@@ -12,10 +12,10 @@ import pytest
 from tests.pg import fresh_schema
 
 from tickwork import RunStatus
-from tickwork._event_flow import Flow
-from tickwork._events import event_run_id
 from tickwork._store import ClaimRequest, LeaseLost, NewRun, Store, open_store
 from tickwork._store.event_records import NewEvent, NewWait, SubscriptionRecord
+from tickwork._values.event_flow import Flow
+from tickwork._values.events import event_run_id
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 LEASE = 30_000

@@ -6,13 +6,13 @@ from __future__ import annotations
 import threading
 
 from tickwork import RunStatus
-from tickwork._clock import from_ms
-from tickwork._models import Overlap
-from tickwork._occurrences import occurrences_of
-from tickwork._planning import Plan, PlanInput, plan
-from tickwork._records import DueSchedule, NewRun, ScheduleRecord, StepRecord
-from tickwork._retention import KEEP_HISTORY, Cutoffs, PrunePosition
+from tickwork._rules.occurrences import occurrences_of
+from tickwork._rules.planning import Plan, PlanInput, plan
+from tickwork._rules.retention import KEEP_HISTORY, Cutoffs, PrunePosition
 from tickwork._store import ClaimRequest, ExclusiveWrites, Store, open_store
+from tickwork._values.clock import from_ms
+from tickwork._values.models import Overlap
+from tickwork._values.records import DueSchedule, NewRun, ScheduleRecord, StepRecord
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 MINUTE = 60_000

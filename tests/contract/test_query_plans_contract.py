@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from tickwork import RunStatus
-from tickwork._models import ACTIVE_STATUSES
 from tickwork._store import Store
 from tickwork._store.claim_room import COUNT_LIVE
 from tickwork._store.flow_history import SELECT_DECISIONS
@@ -62,6 +61,7 @@ from tickwork._store.sql_schedules import (
 )
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
 from tickwork._store.transaction import SOUGHT, UNSORTED, WALKED, Transaction, in_filters
+from tickwork._values.models import ACTIVE_STATUSES
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 WORKFLOWS = ("report", "sync")

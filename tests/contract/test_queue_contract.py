@@ -9,8 +9,8 @@ from tests.contract.test_counters_contract import HOUR, fire, register, starting
 from tests.contract.test_runs_contract import LEASE, T0, claim, new_run, step
 
 from tickwork import RunStatus
-from tickwork._ids import occurrence_run_id
 from tickwork._store import Store
+from tickwork._values.ids import occurrence_run_id
 
 UNFINISHED = ("pending", "sleeping", "running")
 

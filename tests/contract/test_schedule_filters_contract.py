@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from tests.contract.test_schedules_contract import MINUTE, T0, record, register
 
-from tickwork._models import ScheduleAction, ScheduleState
 from tickwork._store import Store
+from tickwork._values.models import ScheduleAction, ScheduleState
 
 
 def three_schedules(store: Store) -> None:

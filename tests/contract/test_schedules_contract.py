@@ -9,12 +9,12 @@ from collections.abc import Callable
 import pytest
 
 from tickwork import RunStatus
-from tickwork._clock import to_ms
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Overlap, ScheduleState, Triggered
-from tickwork._occurrences import occurrences_of
-from tickwork._planning import Plan, PlanInput, plan
+from tickwork._rules.occurrences import occurrences_of
+from tickwork._rules.planning import Plan, PlanInput, plan
 from tickwork._store import ClaimRequest, DueSchedule, FireResult, NewRun, ScheduleRecord, Store
+from tickwork._values.clock import to_ms
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Decision, Overlap, ScheduleState, Triggered
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 MINUTE = 60_000

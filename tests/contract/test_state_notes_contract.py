@@ -7,9 +7,9 @@ import pytest
 from tests.contract.test_schedules_contract import HOUR, T0, record, register
 
 from tickwork import RunStatus
-from tickwork._clock import from_ms, to_ms
-from tickwork._models import Decision, ScheduleState
 from tickwork._store import ClaimRequest, Ended, LeaseLost, NewRun, Store
+from tickwork._values.clock import from_ms, to_ms
+from tickwork._values.models import Decision, ScheduleState
 
 LEASE = 30_000
 

@@ -11,9 +11,9 @@ from datetime import timedelta
 
 from tests.contract.test_events_contract import T0, event, subscription
 
-from tickwork._clock import from_ms
-from tickwork._event_flow import Flow, FlowDecision
 from tickwork._store import Store
+from tickwork._values.clock import from_ms
+from tickwork._values.event_flow import Flow, FlowDecision
 
 
 def flowing(store: Store, sub: str, **flow: object) -> None:

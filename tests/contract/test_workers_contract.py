@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tickwork._clock import from_ms
-from tickwork._liveness import FORGET_AFTER_MS, FORGET_BATCH
+from tickwork._rules.liveness import FORGET_AFTER_MS, FORGET_BATCH
 from tickwork._store import Store, WorkerRecord
+from tickwork._values.clock import from_ms
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 RENEW = 5_000

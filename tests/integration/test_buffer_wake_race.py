@@ -21,8 +21,8 @@ from tests.pg import fresh_schema
 from tests.timeline import START, at, rid
 
 from tickwork import Context, Engine, RunStatus
-from tickwork._clock import to_ms
 from tickwork._store import ClaimRequest, Store, open_store
+from tickwork._values.clock import to_ms
 from tickwork.testing import FakeClock
 
 

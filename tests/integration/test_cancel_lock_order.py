@@ -21,9 +21,9 @@ from tests.pg import fresh_schema
 from tests.timeline import START
 
 from tickwork import Context, Engine, RunStatus
-from tickwork._clock import to_ms
 from tickwork._store import open_store
 from tickwork._store.sql_runs import cancel_idle_run
+from tickwork._values.clock import to_ms
 from tickwork.testing import FakeClock
 
 RUN = "k@2026-03-01T12:10:00.000Z"  # the occurrence of 12:10

@@ -2,7 +2,7 @@
 wakes no durable sleep early and takes no live lease (issue 13: before, a +1 h step fired
 an hourly schedule half an hour early and woke a 30-minute sleep after a second).
 
-The step is simulated by shifting the wall clock ``tickwork._clock`` reads (its
+The step is simulated by shifting the wall clock ``tickwork._values.clock`` reads (its
 ``time.time_ns``) after the engine's clock first read it; its steady clock runs on. On
 PostgreSQL the engine keeps the database's time; on SQLite it keeps the steady clock's
 for ten minutes (longer than any of these tests).
@@ -17,7 +17,8 @@ from types import SimpleNamespace
 import pytest
 from tests.pg import fresh_schema
 
-from tickwork import Context, Engine, RunStatus, _clock
+from tickwork import Context, Engine, RunStatus
+from tickwork._values import clock as _clock
 
 HOUR_NS = 3600 * 1_000_000_000
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from tests.recount import figures, recount
 
-from tickwork._buckets import LATENESS_MS, RUN_MS, STEP_MS
 from tickwork._store import StatsSource, migrations, open_store
+from tickwork._values.buckets import LATENESS_MS, RUN_MS, STEP_MS
 
 T0 = 1_772_366_400_000
 WORKFLOWS = ("wf", "pipe|in|name", "ünïcode")

@@ -200,8 +200,8 @@ def test_client_refuses_a_bare_number_before_sending_anything() -> None:
 def test_client_sends_durations_the_api_reads(api: Api, app_engine: Engine) -> None:
     """What the Client sends for a schedule (durations as strings) is accepted by the API
     as the same definition the engine stores."""
-    from tickwork._spec import ScheduleSpec
-    from tickwork._wire import spec_to_wire
+    from tickwork._edge.wire import spec_to_wire
+    from tickwork._rules.spec import ScheduleSpec
 
     spec = ScheduleSpec(
         workflow="job", every="1h30m", jitter={"seconds": 30}, retry=Retry(backoff="2s")

@@ -13,7 +13,7 @@ import pytest
 from tests.timeline import START, at, run_id
 
 from tickwork import ConfigError, Context, Engine, RunStatus
-from tickwork._clock import to_ms
+from tickwork._values.clock import to_ms
 from tickwork.testing import FakeClock
 
 
@@ -186,7 +186,7 @@ def test_a_schedule_that_cannot_be_planned_is_not_retried_at_once_when_firing_ah
 ) -> None:
     """A broken schedule is looked at again a minute later, which the longest fire_ahead
     (10 s) does not bring into the same tick: reported once, the others fire."""
-    import tickwork._firing as firing
+    import tickwork._services.firing as firing
 
     original = firing.plan
 

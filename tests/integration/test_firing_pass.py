@@ -11,7 +11,7 @@ from typing import Any
 from tests.timeline import at, run_id
 
 from tickwork import Context, DeadlineMissed, Engine, On
-from tickwork._clock import from_ms
+from tickwork._values.clock import from_ms
 from tickwork.testing import FakeClock
 
 

@@ -12,7 +12,7 @@ from tests.pg import delete_rows
 from tests.recount import Figures, figures, recount
 
 from tickwork import Context, Engine, Retry
-from tickwork._buckets import LATENESS_MS, RUN_MS, STEP_MS, seconds
+from tickwork._values.buckets import LATENESS_MS, RUN_MS, STEP_MS, seconds
 from tickwork.server.metrics import metrics_registry, render_metrics
 from tickwork.testing import FakeClock
 

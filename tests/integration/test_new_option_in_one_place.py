@@ -27,7 +27,7 @@ FIELD = "    colour: Annotated[str, Field(min_length=1, max_length=10)] | None =
 def test_a_new_option_is_one_field(tmp_path: Path) -> None:
     package = tmp_path / "copy" / "tickwork"
     shutil.copytree(Path(tickwork.__file__).parent, package)
-    spec = package / "_spec.py"
+    spec = package / "_rules/spec.py"
     source = spec.read_text()
     assert source.count(ANCHOR) == 1, "the spec's last field moved: update ANCHOR"
     spec.write_text(source.replace(ANCHOR, ANCHOR + FIELD))

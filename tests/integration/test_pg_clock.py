@@ -3,7 +3,7 @@
 ``Engine(postgresql_url)`` without a clock uses a ``ReferenceClock`` over the database's
 ``clock_timestamp()``: a worker whose own clock runs an hour ahead still reads the
 database's "now", so it neither fires occurrences early nor sees live leases as expired.
-A local clock running ahead is simulated by shifting what ``tickwork._clock`` reads (its
+A local clock running ahead is simulated by shifting what ``tickwork._values.clock`` reads (its
 ``datetime.now`` and ``time.time``) by an hour.
 """
 
@@ -21,8 +21,9 @@ import pytest
 from tests.pg import base_url, fresh_schema
 from tests.pg_proxy import proxied
 
-from tickwork import Context, Engine, _clock
-from tickwork._clock import MAX_ROUND_TRIP_NS, ReferenceClock, SystemClock
+from tickwork import Context, Engine
+from tickwork._values import clock as _clock
+from tickwork._values.clock import MAX_ROUND_TRIP_NS, ReferenceClock, SystemClock
 
 HOUR = timedelta(hours=1)
 #: how far apart two readings of the same machine's clocks may be (a round trip or two)

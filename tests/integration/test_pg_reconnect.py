@@ -18,11 +18,11 @@ import pytest
 from tests.pg import base_url, fresh_schema
 from tests.polling import wait_until
 
-from tickwork._clock import SystemClock
-from tickwork._hooks import Hooks
-from tickwork._registry import Registry
-from tickwork._runtime import LeaseKeeper, Runtime
+from tickwork._rules.registry import Registry
+from tickwork._runtime.core import LeaseKeeper, Runtime
+from tickwork._runtime.hooks import Hooks
 from tickwork._store.postgres import PostgresStore
+from tickwork._values.clock import SystemClock
 from tickwork.errors import StoreError
 
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tickwork import ConfigError, Context, Engine, RunStatus
-from tickwork._retention import FIRST_PASS_MS, MOST_ROWS_PER_S, PASS_INTERVAL_MS
+from tickwork._rules.retention import FIRST_PASS_MS, MOST_ROWS_PER_S, PASS_INTERVAL_MS
 from tickwork.cli import main
 from tickwork.errors import StoreError
 from tickwork.testing import FakeClock
@@ -280,7 +280,7 @@ def test_a_pass_paces_itself_where_writes_do_not_take_turns(
 ) -> None:
     # PostgreSQL: the pauses hold a pass to MOST_ROWS_PER_S (its WAL, not a lock, is what
     # the others wait behind). SQLite: half a batch's time, whatever its size.
-    from tickwork import _pruning
+    from tickwork._services import pruning as _pruning
 
     add_stepped(short)
     run_many(short, "stepped", 700)  # 2,100 rows: several batches

@@ -98,7 +98,7 @@ def test_concurrency_limit_holds_across_engines(db_url: str, clock: FakeClock) -
 
 
 def _keeper(engine: Engine) -> Any:
-    from tickwork._runtime import LeaseKeeper
+    from tickwork._runtime.core import LeaseKeeper
 
     return LeaseKeeper(engine._runtime)
 

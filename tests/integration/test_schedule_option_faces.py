@@ -13,7 +13,7 @@ from tests.integration.test_api import Api, error_of
 from tests.integration.test_client import server_url
 
 from tickwork import Client, ConfigError, Context, Engine
-from tickwork._spec import MAX_CATCHUP, MAX_KEY, MAX_PAUSE_AFTER_FAILURES
+from tickwork._rules.spec import MAX_CATCHUP, MAX_KEY, MAX_PAUSE_AFTER_FAILURES
 from tickwork.server import create_app
 
 __all__ = ["server_url"]  # the fixture, shared with the Client's tests

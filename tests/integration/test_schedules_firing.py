@@ -11,7 +11,7 @@ import pytest
 from tests.timeline import START, at, run_id
 
 from tickwork import Context, Engine, Retry, RunStatus
-from tickwork._firing import ScheduleFiring
+from tickwork._services.firing import ScheduleFiring
 from tickwork.testing import FakeClock
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from tests.polling import wait_until
 
-from tickwork import Context, Engine, _pruning
+from tickwork import Context, Engine
+from tickwork._services import pruning as _pruning
 from tickwork._store import sqlite_checkpoints
 from tickwork._store.sqlite import SQLiteDatabase
 from tickwork._store.sqlite_checkpoints import Checkpointer

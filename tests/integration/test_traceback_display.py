@@ -42,7 +42,7 @@ def failed_run(url: str) -> str:
         engine.run_until_idle()
         run = engine.get_run(run_id)
         assert run is not None and run.status is RunStatus.FAILED
-        assert run.traceback is not None and "_executor.py" in run.traceback  # kept whole
+        assert run.traceback is not None and "_runtime/executor.py" in run.traceback  # kept whole
     return run_id
 
 
@@ -57,7 +57,7 @@ def assert_folded(text: str, indent: str) -> None:
     assert re.search(rf'^{indent}    raise ValueError\(f"negative row {{row}}"\)$', text, re.M)
     assert re.search(rf"^{indent}ValueError: negative row -2$", text, re.M)
     assert re.search(rf"^{indent}  … \d+ frames? in tickwork …$", text, re.M)
-    assert "_executor.py" not in text and "_context.py" not in text
+    assert "_runtime/executor.py" not in text and "_runtime/context.py" not in text
 
 
 def test_runs_show_prints_the_traceback_indented_with_tickworks_frames_folded(

@@ -13,7 +13,7 @@ import pytest
 from tests.polling import wait_until
 
 from tickwork import Context, Engine, RunStatus
-from tickwork._worker import Worker
+from tickwork._services.worker import Worker
 
 
 def test_runs_claimed_but_not_begun_when_the_worker_stops_still_run(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tickwork._checks import MAX_NOTE, check_note
-from tickwork._models import ScheduleState
-from tickwork._policy import auto_pause_note, auto_pauses
+from tickwork._rules.policy import auto_pause_note, auto_pauses
+from tickwork._values.checks import MAX_NOTE, check_note
+from tickwork._values.models import ScheduleState
 from tickwork.errors import ConfigError
 
 

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays, on_business_day
-from tickwork._models import OnHoliday
+from tickwork._values.business_days import BusinessDays, on_business_day
+from tickwork._values.models import OnHoliday
 from tickwork.errors import ConfigError, CronError
 
 LONDON = ZoneInfo("Europe/London")

@@ -8,9 +8,9 @@ from datetime import UTC, date, datetime
 from types import SimpleNamespace
 from typing import Any
 
-from tickwork._calendar_days import CalendarDays
-from tickwork._holidays import Holiday
-from tickwork._models import CalendarInfo
+from tickwork._services.calendar_days import CalendarDays
+from tickwork._values.holidays import Holiday
+from tickwork._values.models import CalendarInfo
 
 
 class CountingStore:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tickwork import Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
-from tickwork._models import StepTry
+from tickwork._values.models import StepTry
 from tickwork.server.charts import (
     STRIP_RUNS,
     duration_chart,

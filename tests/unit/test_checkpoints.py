@@ -1,4 +1,4 @@
-"""What a sleep's or a wait's checkpoint stands for (``_checkpoints.py``): when it ended,
+"""What a sleep's or a wait's checkpoint stands for (``_values/checkpoints.py``): when it ended,
 what a wait waits for, and the words every face says them in."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tickwork import RunInfo, RunStatus, StepInfo
-from tickwork._checkpoints import (
+from tickwork._values.checkpoints import (
     WaitingFor,
     ended_at,
     match_words,

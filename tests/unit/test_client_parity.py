@@ -9,8 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tickwork import Client, Engine, errors
-from tickwork._async_api import TWINNED
-from tickwork._models import (
+from tickwork._edge.async_api import TWINNED
+from tickwork._edge.wire import (
+    ERROR_CLASSES,
+    error_details,
+    error_from_wire,
+    step_to_wire,
+)
+from tickwork._values.models import (
     Decision,
     HistoryEntry,
     Overlap,
@@ -20,19 +26,7 @@ from tickwork._models import (
     ScheduleState,
     StepInfo,
 )
-from tickwork._wire import (
-    ERROR_CLASSES,
-    error_details,
-    error_from_wire,
-    history_from_wire,
-    history_to_wire,
-    run_from_wire,
-    run_to_wire,
-    schedule_from_wire,
-    schedule_to_wire,
-    step_from_wire,
-    step_to_wire,
-)
+from tickwork._values.wire_values import from_json, to_json
 
 # Every call with an async twin, and two without one.
 MIRRORED = [*TWINNED, "workflows", "preview"]
@@ -125,9 +119,9 @@ def test_values_survive_the_wire_exactly() -> None:
         run_id="r", name="fetch#2", kind="step", status="failed", result=None,
         error="KeyError: 'x'", attempts=3, started_at=T0, finished_at=T0,
     )  # fmt: skip
-    assert schedule_from_wire(schedule_to_wire(schedule)) == schedule
-    assert run_from_wire(run_to_wire(run)) == run
-    assert history_from_wire(history_to_wire(entry)) == entry
-    assert step_from_wire(step_to_wire(step)) == step
-    assert schedule_to_wire(schedule)["every"] == "1h30m5ms"
-    assert run_to_wire(run)["created_at"] == "2026-03-01T12:00:00.123Z"
+    assert from_json(ScheduleInfo, to_json(schedule)) == schedule
+    assert from_json(RunInfo, to_json(run)) == run
+    assert from_json(HistoryEntry, to_json(entry)) == entry
+    assert from_json(StepInfo, step_to_wire(step)) == step
+    assert to_json(schedule)["every"] == "1h30m5ms"
+    assert to_json(run)["created_at"] == "2026-03-01T12:00:00.123Z"

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tickwork._clock import from_ms
-from tickwork._models import Decision, Overlap, ScheduleState
-from tickwork._records import FiringState, NewRun, ScheduleRecord, StoredSchedule
 from tickwork._store.columns import Columns
 from tickwork._store.run_rows import (
     NEW_RUN,
@@ -25,6 +22,9 @@ from tickwork._store.schedule_rows import (
     history_from_row,
     stored_from_row,
 )
+from tickwork._values.clock import from_ms
+from tickwork._values.models import Decision, Overlap, ScheduleState
+from tickwork._values.records import FiringState, NewRun, ScheduleRecord, StoredSchedule
 
 RECORD = ScheduleRecord(
     key="nightly", workflow="report", version="v1", input_json='{"a": 1}',

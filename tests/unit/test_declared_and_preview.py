@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tickwork._declared import Cron, Every
-from tickwork._preview import MAX_PREVIEW, near_dst_transition, preview, utc_offset_text
+from tickwork._edge.declared import Cron, Every
+from tickwork._rules.preview import MAX_PREVIEW, near_dst_transition, preview, utc_offset_text
 from tickwork.errors import ConfigError, CronError
 
 AFTER = datetime(2024, 3, 29, 12, tzinfo=UTC)  # a Friday, two days before London's change

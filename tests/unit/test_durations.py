@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import parse_duration
-from tickwork._clock import LAST_MS, capped, from_ms
-from tickwork._clock import to_ms as to_instant_ms
-from tickwork._durations import describe_duration, format_duration, instant_after, to_ms
-from tickwork._event_flow import Flow, buffered
+from tickwork._values.clock import LAST_MS, capped, from_ms
+from tickwork._values.clock import to_ms as to_instant_ms
+from tickwork._values.durations import describe_duration, format_duration, instant_after, to_ms
+from tickwork._values.event_flow import Flow, buffered
 from tickwork.errors import ConfigError
 
 ACCEPTED: list[tuple[Any, timedelta]] = [

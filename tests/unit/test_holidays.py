@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from tickwork._holidays import Holiday, check_source, public_holidays
+from tickwork._values.holidays import Holiday, check_source, public_holidays
 from tickwork.errors import ConfigError
 
 

@@ -6,7 +6,7 @@ import os
 import threading
 import uuid
 
-from tickwork._ids import new_run_id
+from tickwork._values.ids import new_run_id
 
 T0 = 1_772_366_400_000  # 2026-03-01T12:00:00Z
 

@@ -9,7 +9,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tickwork import ScheduleInfo, ScheduleState, WorkerInfo
-from tickwork._liveness import (
+from tickwork._edge.wire import (
+    worker_from_wire,
+    worker_to_wire,
+)
+from tickwork._rules.liveness import (
     OVERDUE_GRACE_MS,
     HeldBack,
     held_back_schedules,
@@ -21,8 +25,8 @@ from tickwork._liveness import (
     unserved_workflows,
     worker_alive,
 )
-from tickwork._models import Overlap
-from tickwork._wire import schedule_from_wire, schedule_to_wire, worker_from_wire, worker_to_wire
+from tickwork._values.models import Overlap
+from tickwork._values.wire_values import from_json, to_json
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
@@ -135,9 +139,9 @@ def test_workers_and_overdue_by_survive_the_wire_exactly() -> None:
     assert worker_to_wire(holding)["waiting_for_calendars"] == {"a": "uk", "b": "acme"}
     assert worker_from_wire(worker_to_wire(holding)) == holding
     late = schedule(overdue_by=timedelta(minutes=4, seconds=5, milliseconds=7))
-    assert schedule_to_wire(late)["overdue_by"] == "4m5s7ms"
-    assert schedule_from_wire(schedule_to_wire(late)) == late
-    assert schedule_to_wire(schedule())["overdue_by"] is None
+    assert to_json(late)["overdue_by"] == "4m5s7ms"
+    assert from_json(ScheduleInfo, to_json(late)) == late
+    assert to_json(schedule())["overdue_by"] is None
 
 
 def test_held_back_schedules_are_those_of_live_workers_and_the_apps_not_yet_stored() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tickwork._hooks import Hooks, Outage
+from tickwork._runtime.hooks import Hooks, Outage
 from tickwork.errors import StoreError
 
 

@@ -6,11 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from tickwork._clock import LAST_MS
-from tickwork._ids import jitter_ms, occurrence_run_id
-from tickwork._models import Decision, Overlap
-from tickwork._occurrences import IntervalOccurrences
-from tickwork._planning import (
+from tickwork._rules.occurrences import IntervalOccurrences
+from tickwork._rules.planning import (
     ALREADY_STARTED,
     CATCHUP_BATCH,
     Plan,
@@ -21,6 +18,9 @@ from tickwork._planning import (
     plan,
     settle,
 )
+from tickwork._values.clock import LAST_MS
+from tickwork._values.ids import jitter_ms, occurrence_run_id
+from tickwork._values.models import Decision, Overlap
 
 MIN = 60_000
 EVERY_MINUTE = IntervalOccurrences(anchor_ms=0, every_ms=MIN)

@@ -7,10 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Overlap
-from tickwork._occurrences import IntervalOccurrences
-from tickwork._planning import MAX_WAITING, Plan, PlanInput, plan, plan_backfill
+from tickwork._rules.backfill import plan_backfill
+from tickwork._rules.occurrences import IntervalOccurrences
+from tickwork._rules.planning import MAX_WAITING, Plan, PlanInput, plan
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Overlap
 
 MIN = 60_000
 EVERY_MINUTE = IntervalOccurrences(anchor_ms=0, every_ms=MIN)

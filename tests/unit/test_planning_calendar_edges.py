@@ -19,14 +19,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays
-from tickwork._clock import to_ms
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, OnHoliday, Overlap
-from tickwork._occurrences import CronOccurrences, HolidayRule
-from tickwork._planning import PlanInput, plan
-from tickwork._policy import current_occurrence, first_occurrence_after
-from tickwork._records import ScheduleRecord
+from tickwork._rules.occurrences import CronOccurrences, HolidayRule
+from tickwork._rules.planning import PlanInput, plan
+from tickwork._rules.policy import current_occurrence, first_occurrence_after
+from tickwork._values.business_days import BusinessDays
+from tickwork._values.clock import to_ms
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Decision, OnHoliday, Overlap
+from tickwork._values.records import ScheduleRecord
 
 LONDON = "Europe/London"
 # 2026-03-03 (a Tuesday) and 2026-03-09 (a Monday) are holidays

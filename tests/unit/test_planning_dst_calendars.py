@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays
-from tickwork._clock import from_ms, to_ms
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, OnHoliday, Overlap
-from tickwork._occurrences import CronOccurrences, HolidayRule, next_decided
-from tickwork._planning import PlanInput, PlannedDecision, PlannedRun, plan
+from tickwork._rules.occurrences import CronOccurrences, HolidayRule, next_decided
+from tickwork._rules.planning import PlanInput, PlannedDecision, PlannedRun, plan
+from tickwork._values.business_days import BusinessDays
+from tickwork._values.clock import from_ms, to_ms
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Decision, OnHoliday, Overlap
 
 LONDON, NY, LORD_HOWE = "Europe/London", "America/New_York", "Australia/Lord_Howe"
 SANTIAGO, CAIRO, HAVANA = "America/Santiago", "Africa/Cairo", "America/Havana"

@@ -6,8 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from tickwork._models import ScheduleState
-from tickwork._policy import (
+from tickwork._rules.policy import (
     current_occurrence,
     due_at,
     first_occurrence_after,
@@ -15,7 +14,8 @@ from tickwork._policy import (
     registration,
     transition,
 )
-from tickwork._records import FiringState, ScheduleRecord, StoredSchedule
+from tickwork._values.models import ScheduleState
+from tickwork._values.records import FiringState, ScheduleRecord, StoredSchedule
 from tickwork.errors import ConfigError
 
 ACTIVE, PAUSED, INACTIVE = ScheduleState.ACTIVE, ScheduleState.PAUSED, ScheduleState.INACTIVE

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tickwork import cron
-from tickwork._preview import DstMark, dst_marks, preview
+from tickwork._rules.preview import DstMark, dst_marks, preview
 
 NY = "America/New_York"  # 2024: gap 02:00-03:00 on Mar 10; 01:00-02:00 twice on Nov 3
 LONDON = "Europe/London"  # 2024: gap 01:00-02:00 on Mar 31; 01:00-02:00 twice on Oct 27

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from tickwork._retention import (
+from tickwork._rules.retention import (
     BATCH_ROWS,
     LEAST_BATCH_ROWS,
     MOST_ROWS_PER_S,

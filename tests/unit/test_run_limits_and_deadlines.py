@@ -8,12 +8,13 @@ from dataclasses import replace
 
 import pytest
 
-from tickwork._ids import occurrence_run_id
-from tickwork._models import Decision, Overlap, RunStatus, ScheduleAction, ScheduleState
-from tickwork._occurrences import IntervalOccurrences
-from tickwork._planning import PlanInput, plan, plan_backfill
-from tickwork._policy import deadline_reason, max_runs_note, spent, transition
-from tickwork._records import FiringState, ScheduleRecord, StoredSchedule
+from tickwork._rules.backfill import plan_backfill
+from tickwork._rules.occurrences import IntervalOccurrences
+from tickwork._rules.planning import PlanInput, plan
+from tickwork._rules.policy import deadline_reason, max_runs_note, spent, transition
+from tickwork._values.ids import occurrence_run_id
+from tickwork._values.models import Decision, Overlap, RunStatus, ScheduleAction, ScheduleState
+from tickwork._values.records import FiringState, ScheduleRecord, StoredSchedule
 from tickwork.errors import ConfigError
 
 MIN = 60_000

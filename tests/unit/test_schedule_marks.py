@@ -8,10 +8,10 @@ from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 from tickwork import cron
-from tickwork._business_days import BusinessDays
-from tickwork._models import OnHoliday
-from tickwork._occurrences import HolidayRule
-from tickwork._preview import schedule_marks
+from tickwork._rules.occurrences import HolidayRule
+from tickwork._rules.preview import schedule_marks
+from tickwork._values.business_days import BusinessDays
+from tickwork._values.models import OnHoliday
 
 NY = "America/New_York"  # 2026: 02:00-03:00 skipped on Sunday Mar 8
 

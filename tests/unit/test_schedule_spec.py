@@ -14,10 +14,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from tickwork import Client, Cron, Engine, Every, Retry
-from tickwork._declared import load_config
-from tickwork._models import Overlap
-from tickwork._records import ScheduleRecord
-from tickwork._spec import (
+from tickwork._edge.declared import load_config
+from tickwork._rules.spec import (
     MAX_CATCHUP,
     MAX_KEY,
     MAX_RUNS,
@@ -26,6 +24,8 @@ from tickwork._spec import (
     option_names,
     spec_from,
 )
+from tickwork._values.models import Overlap
+from tickwork._values.records import ScheduleRecord
 from tickwork.errors import ConfigError, CronError
 from tickwork.server.openapi import openapi_document
 

@@ -2,7 +2,7 @@
 neither tickwork's system clock (for ten minutes) nor its reference clock (ever).
 
 The machine's clocks are simulated: ``Clocks`` stands in for the wall clock that
-``tickwork._clock`` reads (``time.time_ns``) and for its steady clock (``_steady_ns``).
+``tickwork._values.clock`` reads (``time.time_ns``) and for its steady clock (``_steady_ns``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tickwork import _clock
-from tickwork._clock import STEP_GRACE_NS, ReferenceClock, SystemClock
+from tickwork._values import clock as _clock
+from tickwork._values.clock import STEP_GRACE_NS, ReferenceClock, SystemClock
 
 SECOND = 1_000_000_000
 HOUR = 3600 * SECOND

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import os
 
-from tickwork._tracebacks import TICKWORK_DIR, fold_traceback
+from tickwork._values.tracebacks import TICKWORK_DIR, fold_traceback
 
 ASYNCIO = os.path.dirname(asyncio.__file__)
-EXECUTOR = os.path.join(TICKWORK_DIR, "_executor.py")
-CONTEXT = os.path.join(TICKWORK_DIR, "_context.py")
+EXECUTOR = os.path.join(TICKWORK_DIR, "_runtime/executor.py")
+CONTEXT = os.path.join(TICKWORK_DIR, "_runtime/context.py")
 
 
 def frame(path: str, func: str, source: str) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .._holidays import Holiday
-from .._models import (
+from .._values.holidays import Holiday
+from .._values.models import (
     CalendarInfo,
 )
 

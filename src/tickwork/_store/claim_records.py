@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .._models import HistoryEntry, RunInfo, StepInfo
+from .._values.models import HistoryEntry, RunInfo, StepInfo
 
 __all__ = ["ClaimRequest", "ClaimedRun", "Ended", "LeaseLost"]
 

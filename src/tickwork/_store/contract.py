@@ -27,7 +27,7 @@ attribute of the store: ``store.runs`` (``run_contract.RunStore``), ``store.sche
 in its implementation. The records of a claim are in ``claim_records``.
 
 The plain records it takes and gives (``NewRun``, ``StepRecord``, ``ScheduleRecord``,
-``DueSchedule``) live in ``tickwork._records``, below the store, and are re-exported here.
+``DueSchedule``) live in ``tickwork._values.records``, below the store, and are re-exported here.
 Capabilities only some stores have are Protocols at the end (``Listening``,
 ``ExclusiveWrites``, ``ReferenceTime``, ``StatsSource``): ask with
 ``isinstance(store, Listening)``.
@@ -39,9 +39,9 @@ import threading
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from .._clock import Reading
-from .._models import Stats
-from .._records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
+from .._values.clock import Reading
+from .._values.models import Stats
+from .._values.records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
 from .calendar_contract import CalendarStore
 from .claim_records import ClaimedRun, ClaimRequest, Ended, LeaseLost
 from .deadline_contract import DeadlineStore

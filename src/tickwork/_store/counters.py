@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .._buckets import LATENESS_MS, RUN_MS, STEP_MS, bucket_of
-from .._models import Histogram
+from .._values.buckets import LATENESS_MS, RUN_MS, STEP_MS, bucket_of
+from .._values.models import Histogram
 from .transaction import Transaction
 
 __all__ = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._models import (
+from .._values.models import (
     DeadlineMissed,
     HistoryEntry,
 )

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .._event_flow import SubscriptionDecision
-from .._models import Event
+from .._values.event_flow import SubscriptionDecision
+from .._values.models import Event
 from .claim_records import ClaimRequest, Ended
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 

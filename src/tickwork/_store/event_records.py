@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._ids import JSON
+from .._values.ids import JSON
 from .claim_records import ClaimedRun
 
 __all__ = ["Emitted", "NewEvent", "NewWait", "SubscriptionRecord"]

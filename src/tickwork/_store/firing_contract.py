@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._models import HistoryEntry, Triggered
-from .._planning import Plan
-from .._records import DueSchedule, NewRun
+from .._rules.planning import Plan
+from .._values.models import HistoryEntry, Triggered
+from .._values.records import DueSchedule, NewRun
 
 __all__ = ["BackfillDecide", "FireResult", "FiringStore"]
 

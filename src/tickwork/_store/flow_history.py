@@ -8,8 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .._clock import from_ms
-from .._event_flow import Decided, FlowDecision, SubscriptionDecision
+from .._values.clock import from_ms
+from .._values.event_flow import Decided, FlowDecision, SubscriptionDecision
 from .transaction import Transaction
 
 __all__ = ["PRUNE_DECISIONS", "SELECT_DECISIONS", "decision_from_row", "record_decision"]

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._records import NewRun
+from .._values.records import NewRun
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED
 from .run_rows import EVENT_MARK, NEW_RUN
 from .schedule_rows import CHANGEABLE, FIRING

@@ -29,8 +29,8 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .. import _clock
-from .._records import NewRun, StepRecord
+from .._values import clock as _clock
+from .._values.records import NewRun, StepRecord
 from ..errors import ConfigError, StoreError, StoreUnreachable
 from . import counters, migrations, pg_claim
 from .claim_records import ClaimRequest, LeaseLost

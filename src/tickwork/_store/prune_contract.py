@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._retention import Cutoffs, PruneBatch, PrunePosition
+from .._rules.retention import Cutoffs, PruneBatch, PrunePosition
 
 __all__ = ["PruneStore"]
 

@@ -1,4 +1,4 @@
-"""The latest runs of many schedules in one read (``Store.recent_runs``): the dashboard's
+"""The latest runs of many schedules in one read (``store.runs.recent_runs``): the dashboard's
 run strips, one statement for a page of schedules instead of one ``list_runs`` each.
 
 Each schedule's runs are read from ``tickwork_runs_schedule`` (schedule_key, created_at,
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._models import RunInfo
+from .._values.models import RunInfo
 from .run_rows import COL_SCHEDULE_KEY, RUN_COLUMNS, run_from_row
 from .transaction import Database, Transaction
 

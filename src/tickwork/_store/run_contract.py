@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .._models import RunInfo, RunStatus, StepInfo
-from .._records import NewRun, StepRecord
+from .._values.models import RunInfo, RunStatus, StepInfo
+from .._values.records import NewRun, StepRecord
 from .claim_records import ClaimedRun, ClaimRequest, Ended
 
 __all__ = ["RunStore"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._records import NewRun
+from .._values.records import NewRun
 from .claim_records import ClaimRequest
 from .claim_room import open_workflows
 from .counters import observe_lateness

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._models import ACTIVE_STATUSES, RunStatus
+from .._values.models import ACTIVE_STATUSES, RunStatus
 from .run_rows import RUN_COLUMNS
 from .statuses import ENDED
 

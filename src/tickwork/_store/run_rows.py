@@ -14,10 +14,10 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .._clock import from_ms
-from .._ids import from_json
-from .._models import RunInfo, RunStatus, StepInfo
-from .._records import NewRun, tries_from_json
+from .._values.clock import from_ms
+from .._values.ids import from_json
+from .._values.models import RunInfo, RunStatus, StepInfo
+from .._values.records import NewRun, tries_from_json
 from .claim_records import ClaimedRun
 from .columns import Columns
 

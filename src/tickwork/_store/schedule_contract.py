@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .._business_days import BusinessDays
-from .._models import (
+from .._values.business_days import BusinessDays
+from .._values.models import (
     HistoryEntry,
     ScheduleAction,
     ScheduleInfo,
 )
-from .._records import DueSchedule, ScheduleRecord
+from .._values.records import DueSchedule, ScheduleRecord
 
 __all__ = ["Registration", "ScheduleStore"]
 

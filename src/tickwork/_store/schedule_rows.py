@@ -14,9 +14,9 @@ from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
-from .._clock import from_ms
-from .._ids import from_json
-from .._models import (
+from .._values.clock import from_ms
+from .._values.ids import from_json
+from .._values.models import (
     Decision,
     DstGap,
     DstRepeat,
@@ -27,7 +27,7 @@ from .._models import (
     ScheduleInfo,
     ScheduleState,
 )
-from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
+from .._values.records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
 from .columns import Columns
 
 __all__ = [

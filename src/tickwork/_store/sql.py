@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
-from .._models import Stats
+from .._values.models import Stats
 from .sql_calendars import CalendarsSql
 from .sql_deadlines import DeadlinesSql
 from .sql_events import EventsSql

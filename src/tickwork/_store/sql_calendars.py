@@ -7,10 +7,10 @@ import json
 from collections.abc import Iterable, Sequence
 from datetime import date
 
-from .._calendars import unknown_calendar
-from .._clock import from_ms
-from .._holidays import Holiday
-from .._models import CalendarInfo
+from .._rules.calendars import unknown_calendar
+from .._values.clock import from_ms
+from .._values.holidays import Holiday
+from .._values.models import CalendarInfo
 from ..errors import CalendarInUse
 from .transaction import Database, Transaction
 

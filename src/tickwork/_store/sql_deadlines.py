@@ -18,9 +18,9 @@ end, which locks its schedule's row before its own.
 
 from __future__ import annotations
 
-from .. import _policy
-from .._clock import from_ms
-from .._models import DeadlineMissed, HistoryEntry, RunStatus
+from .._rules import policy as _policy
+from .._values.clock import from_ms
+from .._values.models import DeadlineMissed, HistoryEntry, RunStatus
 from .counters import count_deadline_miss
 from .schedule_rows import HISTORY_COLUMNS, history_from_row
 from .transaction import Database, Transaction

@@ -24,8 +24,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._clock import LAST_MS, from_ms
-from .._event_flow import (
+from .._values.clock import LAST_MS, from_ms
+from .._values.event_flow import (
     Buffer,
     Flow,
     SubscriptionDecision,
@@ -34,10 +34,10 @@ from .._event_flow import (
     decided_on_flush,
     flow_run_id,
 )
-from .._events import event_run_id, event_to_json, map_input, match_key, match_paths, matches
-from .._ids import JSON, canonical_json
-from .._models import Event, RunStatus
-from .._records import NewRun
+from .._values.events import event_run_id, event_to_json, map_input, match_key, match_paths, matches
+from .._values.ids import JSON, canonical_json
+from .._values.models import Event, RunStatus
+from .._values.records import NewRun
 from .claim_records import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .flow_history import PRUNE_DECISIONS, SELECT_DECISIONS, decision_from_row, record_decision
@@ -102,7 +102,7 @@ LIST_EVENTS = f"""
 SELECT {_EVENT_COLUMNS} FROM tickwork_events {{where}}
 ORDER BY emitted_at DESC, id DESC LIMIT ?
 """
-# Debounce and batch (_event_flow.py): a subscription's buffer for one key value, ...
+# Debounce and batch (_values/event_flow.py): a subscription's buffer for one key value, ...
 SELECT_BUFFER = """
 SELECT first_event, first_at, due_at, payloads, events FROM tickwork_event_buffers
 WHERE subscription = ? AND grp = ?
@@ -408,7 +408,7 @@ class EventsSql:
                 self._record_woke(tx, found[0], wait.run_id)
             else:
                 step_status = "waiting"
-                # What it waits for, kept where its faces read it (_checkpoints.py),
+                # What it waits for, kept where its faces read it (_values/checkpoints.py),
                 # and where its look back began (a wait taken up again keeps it).
                 result = canonical_json({
                     "names": list(wait.names), "match": wait.match,

@@ -16,7 +16,7 @@ decided by the planner too, a bounded batch per transaction.
 
 When the loop is next due (``next_firing_due_ms``) is one statement: the schedules' next
 occurrence, the next deadline to check and the next debounce/batch buffer to flush. An
-idle worker reads it once a poll (``_worker.py``); read as three transactions, it was
+idle worker reads it once a poll (``_services/worker.py``); read as three transactions, it was
 nine round trips a second on PostgreSQL (BEGIN, SELECT, COMMIT each). Now it is one
 statement the dialect runs outside any transaction (``Database.read_rows``): one round
 trip. The three reads are the owners' own statements (here, ``sql_deadlines``,
@@ -29,12 +29,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from .. import _policy
-from .._clock import capped, from_ms
-from .._ids import occurrence_run_id
-from .._models import Decision, HistoryEntry, Overlap, RunStatus, Triggered
-from .._planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
-from .._records import DueSchedule, FiringState, NewRun, StoredSchedule
+from .._rules import policy as _policy
+from .._rules.planning import Plan, PlannedDecision, PlannedRun, fires_ahead, settle
+from .._values.clock import capped, from_ms
+from .._values.ids import occurrence_run_id
+from .._values.models import Decision, HistoryEntry, Overlap, RunStatus, Triggered
+from .._values.records import DueSchedule, FiringState, NewRun, StoredSchedule
 from .counters import count_firings, observe_lateness
 from .firing_contract import BackfillDecide, FireResult
 from .run_inserts import INSERT_RUN, QUEUE_INSERTED, insert_run_row
@@ -301,7 +301,7 @@ class FiringSql:
     def next_firing_due_ms(
         self, *, pools: Sequence[str], workflows: Sequence[str], ahead_ms: int = 0
     ) -> int | None:
-        """``Store.next_firing_due_ms``: the earliest of the three, or None."""
+        """``store.firing.next_firing_due_ms``: the earliest of the three, or None."""
         db = self._db
         if not pools or not workflows:
             rows = db.read_rows(OTHERS_DUE)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .._clock import from_ms
-from .._models import ApiKeyInfo
+from .._values.clock import from_ms
+from .._values.models import ApiKeyInfo
 from .transaction import Database, Transaction
 
 __all__ = ["ApiKeysSql"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .._retention import (
+from .._rules.retention import (
     KEEP_HISTORY,
     MOST_VISITS,
     Cutoffs,
@@ -128,7 +128,7 @@ class _Batch:
 
 
 class PruneSql:
-    """``prune_batch`` over a dialect's ``Database`` (see ``Store.prune_batch``)."""
+    """``prune_batch`` over a dialect's ``Database`` (see ``store.pruning.prune_batch``)."""
 
     __slots__ = ("_db",)
 

@@ -16,9 +16,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._clock import to_ms
-from .._models import HistoryEntry, RunInfo, RunStatus, StepInfo
-from .._records import NewRun, StepRecord
+from .._values.clock import to_ms
+from .._values.models import HistoryEntry, RunInfo, RunStatus, StepInfo
+from .._values.records import NewRun, StepRecord
 from .claim_records import ClaimedRun, ClaimRequest, Ended, LeaseLost
 from .claim_room import can_claim, open_workflows
 from .counters import count_run_end, observe_step
@@ -359,7 +359,7 @@ class RunsSql(RecentRunsSql):
         return StraightClaim(self._db, tx, request)
 
     def claim_in(self, tx: Transaction, request: ClaimRequest | None) -> list[TakenRun]:
-        """Claim runs in the transaction ``tx`` (see ``Store.claim_runs``); ``_claimed``
+        """Claim runs in the transaction ``tx`` (see ``store.runs.claim_runs``); ``_claimed``
         makes them ``ClaimedRun`` after the commit, out of the writer's way."""
         opened = open_workflows(self._db, tx, request)
         if request is None or opened is None:

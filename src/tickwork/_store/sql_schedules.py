@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .. import _policy
-from .._business_days import BusinessDays
-from .._models import Decision, HistoryEntry, ScheduleAction, ScheduleInfo
-from .._records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
+from .._rules import policy as _policy
+from .._values.business_days import BusinessDays
+from .._values.models import Decision, HistoryEntry, ScheduleAction, ScheduleInfo
+from .._values.records import DueSchedule, FiringState, ScheduleRecord, StoredSchedule
 from .schedule_contract import Registration
 from .schedule_rows import (
     CHANGEABLE,

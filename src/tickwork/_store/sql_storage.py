@@ -1,5 +1,5 @@
 """What the database holds, for ``tickwork db stats``: rows and bytes per table, the oldest
-ended run, and the backlog retention will prune (``Store.storage_stats``).
+ended run, and the backlog retention will prune (``store.storage.storage_stats``).
 
 Rows are counted exactly (a full count per table: a diagnostic command's cost, not the
 hot path's). Bytes are the one part that differs by dialect: SQLite reads the ``dbstat``
@@ -9,9 +9,9 @@ otherwise; PostgreSQL asks ``pg_total_relation_size`` (table, indexes and TOAST)
 
 from __future__ import annotations
 
-from .._clock import from_ms
-from .._models import StorageStats, TableStats
-from .._retention import KEEP_HISTORY, Cutoffs
+from .._rules.retention import KEEP_HISTORY, Cutoffs
+from .._values.clock import from_ms
+from .._values.models import StorageStats, TableStats
 from .statuses import ENDED
 from .transaction import Database, Transaction
 

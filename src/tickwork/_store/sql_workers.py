@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._clock import from_ms
-from .._ids import canonical_json, from_json
-from .._liveness import FORGET_BATCH, seen_since_ms, worker_alive
-from .._models import WorkerInfo
-from .._records import WorkerRecord
+from .._rules.liveness import FORGET_BATCH, seen_since_ms, worker_alive
+from .._values.clock import from_ms
+from .._values.ids import canonical_json, from_json
+from .._values.models import WorkerInfo
+from .._values.records import WorkerRecord
 from .columns import Columns
 from .transaction import Database, Transaction
 

@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import _clock
-from .._records import NewRun, StepRecord
-from .._urls import parse_sqlite_url
+from .._values import clock as _clock
+from .._values.records import NewRun, StepRecord
+from .._values.urls import parse_sqlite_url
 from ..errors import StoreError, StoreUnreachable
 from . import counters, migrations, run_inserts, sql_runs
 from .claim_records import ClaimRequest

@@ -20,10 +20,10 @@ the run's, in the order firing does (it holds the schedule and may ask the run t
 
 from __future__ import annotations
 
-from .. import _policy
-from .._clock import from_ms
-from .._models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleState
-from .._records import FiringState, StoredSchedule
+from .._rules import policy as _policy
+from .._values.clock import from_ms
+from .._values.models import Decision, HistoryEntry, RunStatus, ScheduleAction, ScheduleState
+from .._values.records import FiringState, StoredSchedule
 from .schedule_rows import FIRING, SELECT_STORED, stored_from_row
 from .transaction import Transaction
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .._liveness import OVERDUE_GRACE_MS, overdue_ms
-from .._models import ScheduleState, Stats
+from .._rules.liveness import OVERDUE_GRACE_MS, overdue_ms
+from .._values.models import ScheduleState, Stats
 from .counters import read_counters
 from .transaction import Database
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._models import (
+from .._rules.retention import Cutoffs
+from .._values.models import (
     StorageStats,
 )
-from .._retention import Cutoffs
 
 __all__ = ["StorageStore"]
 

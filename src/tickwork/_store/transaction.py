@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from .._records import NewRun, StepRecord
+    from .._values.records import NewRun, StepRecord
     from .claim_records import ClaimRequest
     from .run_rows import TakenRun
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .._models import (
+from .._values.models import (
     WorkerInfo,
 )
-from .._records import WorkerRecord
+from .._values.records import WorkerRecord
 
 __all__ = ["WorkerStore"]
 

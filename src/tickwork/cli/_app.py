@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from .._engine import Engine
-from .._hints import close_names, did_you_mean
+from .._values.hints import close_names, did_you_mean
 from ..errors import StoreError, TickworkError
 
 __all__ = ["load_engine"]

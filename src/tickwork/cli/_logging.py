@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from .._tracebacks import fold_traceback
+from .._values.tracebacks import fold_traceback
 
 __all__ = [
     "FORMATS",

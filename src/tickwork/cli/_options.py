@@ -9,7 +9,7 @@ import click
 from click.core import ParameterSource
 
 from .._engine import Engine
-from .._hints import not_found
+from .._values.hints import not_found
 from ..errors import StoreUnreachable, TickworkError
 from ._app import load_engine
 from ._exit import EXIT_UNREACHABLE, fail_with

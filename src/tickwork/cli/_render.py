@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._durations import describe_duration, format_duration, parse_duration
+from .._values.durations import describe_duration, format_duration, parse_duration
 from ..errors import ConfigError
 
 __all__ = ["echo_json", "fail", "field_rows", "json_text", "print_table", "printable"]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
-from .._hints import not_found
+from .._values.hints import not_found
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, print_table, printable
 

@@ -6,10 +6,11 @@ from datetime import UTC
 
 import click
 
-from .. import _clock
-from .._calendar_wire import calendar_list_to_wire, calendar_to_wire, calendar_year_to_wire
-from .._hints import not_found
-from .._models import CalendarInfo
+from .._edge.calendar_wire import calendar_list_to_wire, calendar_year_to_wire
+from .._values import clock as _clock
+from .._values.hints import not_found
+from .._values.models import CalendarInfo
+from .._values.wire_values import to_json
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, print_table, printable
 
@@ -107,7 +108,7 @@ def set_(
             name, holidays=holidays, weekend=days, country=country, subdivision=subdivision
         )
     if as_json:
-        echo_json(calendar_to_wire(calendar))
+        echo_json(to_json(calendar))
         return
     click.echo(f"{printable(name)}: set")
 

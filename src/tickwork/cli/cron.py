@@ -15,11 +15,9 @@ from datetime import datetime, tzinfo
 
 import click
 
-from .. import _clock
-from .._business_days import BusinessDays
-from .._calendars import days_for_preview
-from .._models import DstGap, DstRepeat, OnHoliday
-from .._preview import (
+from .._edge.wire import preview_to_wire
+from .._rules.calendars import days_for_preview
+from .._rules.preview import (
     DstMark,
     HolidayMark,
     MarkedOccurrence,
@@ -29,7 +27,9 @@ from .._preview import (
     preview,
     utc_offset_text,
 )
-from .._wire import preview_to_wire
+from .._values import clock as _clock
+from .._values.business_days import BusinessDays
+from .._values.models import DstGap, DstRepeat, OnHoliday
 from ..cron import CronExpr, load_zone, parse
 from ..errors import ConfigError, CronError
 from ._options import database_option, open_engine

@@ -7,9 +7,9 @@ from contextlib import AbstractContextManager
 
 import click
 
-from .._durations import describe_duration
 from .._engine import Engine
-from .._models import Pruned, StorageStats
+from .._values.durations import describe_duration
+from .._values.models import Pruned, StorageStats
 from ..errors import TickworkError
 from ._exit import fail_with
 from ._options import app_engine, database_option, json_option, open_engine

@@ -14,17 +14,17 @@ from typing import Any
 
 import click
 
-from .._event_wire import (
+from .._edge.event_wire import (
     decision_list_to_wire,
     emitted_text,
     emitted_to_wire,
     event_list_to_wire,
-    event_to_wire,
     flow_text,
     subscription_list_to_wire,
 )
-from .._hints import not_found
-from .._ids import MAX_JSON_DEPTH, canonical_json
+from .._values.hints import not_found
+from .._values.ids import MAX_JSON_DEPTH, canonical_json
+from .._values.wire_values import to_json
 from ..errors import ConfigError
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, print_table
@@ -109,7 +109,7 @@ def show(event_id: str, database: str | None, as_json: bool) -> None:
         event = engine.get_event(event_id)
     if event is None:
         fail(not_found("event", event_id, engine.console.where), code=3)
-    wire = event_to_wire(event)
+    wire = to_json(event)
     if as_json:
         echo_json(wire)
         return

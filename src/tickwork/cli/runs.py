@@ -8,23 +8,22 @@ from typing import Any
 
 import click
 
-from .._checkpoints import asleep_in, step_took, wait_words, waiting_for
-from .._checks import MAX_LIMIT
-from .._clock import from_ms
-from .._durations import describe_duration, parse_duration
-from .._engine import Engine
-from .._hints import not_found
-from .._liveness import unserved_run
-from .._models import RunInfo, RunStatus, StepInfo
-from .._tracebacks import fold_traceback
-from .._wire import (
+from .._edge.wire import (
     error_line,
     instant,
     run_detail_to_wire,
     run_page_to_wire,
-    run_to_wire,
     step_to_wire,
 )
+from .._engine import Engine
+from .._rules.liveness import unserved_run
+from .._values.checkpoints import asleep_in, step_took, wait_words, waiting_for
+from .._values.checks import MAX_LIMIT
+from .._values.clock import from_ms
+from .._values.durations import describe_duration, parse_duration
+from .._values.hints import not_found
+from .._values.models import RunInfo, RunStatus, StepInfo
+from .._values.tracebacks import fold_traceback
 from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
 from ._options import app_engine, database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, json_text, print_table, printable
@@ -34,7 +33,7 @@ __all__ = ["command", "to_json"]
 
 def to_json(value: RunInfo | StepInfo) -> dict[str, Any]:
     """A run or step as the HTTP API sends it: one JSON shape for scripts everywhere."""
-    return run_to_wire(value) if isinstance(value, RunInfo) else step_to_wire(value)
+    return to_json(value) if isinstance(value, RunInfo) else step_to_wire(value)
 
 
 #: exit codes of ``runs start --wait``: the run failed or was cancelled; --timeout passed

@@ -7,19 +7,17 @@ from typing import Any
 
 import click
 
-from .._durations import describe_duration
-from .._liveness import held_back_schedules, held_back_text
-from .._models import HistoryEntry, Overlap, ScheduleAction, ScheduleInfo
-from .._wire import (
+from .._edge.wire import (
     backfill_text,
     backfilled_to_wire,
     history_list_to_wire,
-    history_to_wire,
     schedule_list_to_wire,
-    schedule_to_wire,
     state_change_text,
     triggered_to_wire,
 )
+from .._rules.liveness import held_back_schedules, held_back_text
+from .._values.durations import describe_duration
+from .._values.models import HistoryEntry, Overlap, ScheduleAction, ScheduleInfo
 from ._options import database_option, json_option, missing_schedule, open_engine
 from ._render import echo_json, fail, field_rows, print_table, printable
 
@@ -29,8 +27,8 @@ __all__ = ["command", "to_json"]
 def to_json(value: ScheduleInfo | HistoryEntry) -> dict[str, Any]:
     """A schedule or history entry as the HTTP API sends it (durations as "1h30m")."""
     if isinstance(value, ScheduleInfo):
-        return schedule_to_wire(value)
-    return history_to_wire(value)
+        return to_json(value)
+    return to_json(value)
 
 
 def _when(value: datetime | None) -> str:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import click
 
-from .._models import WorkerInfo
-from .._wire import worker_list_to_wire
+from .._edge.wire import worker_list_to_wire
+from .._values.models import WorkerInfo
 from ._options import database_option, json_option, open_engine
 from ._render import echo_json, print_table
 

@@ -33,33 +33,31 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .._calendars import days_for_preview
-from .._checks import MAX_LIMIT
-from .._durations import format_duration
-from .._engine import Engine
-from .._event_wire import (
+from .._edge.event_wire import (
     decision_list_to_wire,
     emitted_to_wire,
     event_list_to_wire,
-    event_to_wire,
     subscription_list_to_wire,
 )
-from .._liveness import HeldBack, held_back_schedules
-from .._models import RunInfo, ScheduleAction, ScheduleInfo
-from .._registry import WorkflowDef
-from .._wire import (
+from .._edge.wire import (
     backfilled_to_wire,
     history_list_to_wire,
     preview_to_wire,
     run_detail_to_wire,
     run_page_to_wire,
-    run_to_wire,
     schedule_list_to_wire,
-    schedule_to_wire,
     state_change_to_wire,
     triggered_to_wire,
     worker_list_to_wire,
 )
+from .._engine import Engine
+from .._rules.calendars import days_for_preview
+from .._rules.liveness import HeldBack, held_back_schedules
+from .._rules.registry import WorkflowDef
+from .._values.checks import MAX_LIMIT
+from .._values.durations import format_duration
+from .._values.models import RunInfo, ScheduleAction, ScheduleInfo
+from .._values.wire_values import to_json
 from ..errors import ConfigError
 from . import schemas
 from .api_errors import EXCEPTION_HANDLERS, ApiProblem, no_run, no_schedule
@@ -202,7 +200,7 @@ class _Api:
         info = await self._call(self.engine.get_schedule, key)
         if info is None:
             raise await self._no_schedule(key)
-        return schedule_to_wire(info)
+        return to_json(info)
 
     async def _no_schedule(self, key: str) -> ApiProblem:
         """The 404 for ``key``: names the database, and the closest key (a typo's fix)."""
@@ -251,7 +249,7 @@ class _Api:
         run = await self._call(self.engine.get_run, handle.id)
         if run is None:  # removed between the two calls
             raise no_run(handle.id, self.engine.console.where)
-        return JSONResponse(run_to_wire(run))
+        return JSONResponse(to_json(run))
 
     async def cancel_run(self, request: Request) -> Response:
         run_id = request.path_params["run_id"]
@@ -281,7 +279,7 @@ class _Api:
             raise ApiProblem(
                 404, "EVENT_NOT_FOUND", f"No event {event_id!r} in {self.engine.console.where}"
             )
-        return JSONResponse(event_to_wire(found))
+        return JSONResponse(to_json(found))
 
     async def list_subscriptions(self, request: Request) -> Response:
         found = await self._call(self.engine.list_subscriptions)

@@ -15,8 +15,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._hints import not_found
-from .._wire import error_details
+from .._edge.wire import error_details
+from .._values.hints import not_found
 from ..errors import CalendarInUse, ConfigError, ScheduleConflict, StoreError, TickworkError
 from .auth import error_response
 

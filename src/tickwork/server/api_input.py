@@ -16,8 +16,8 @@ import pydantic
 from pydantic import BaseModel
 from starlette.requests import Request
 
-from .._retry import Retry
-from .._spec import ScheduleSpec
+from .._rules.spec import ScheduleSpec
+from .._values.retry import Retry
 from ..errors import ConfigError
 from . import schemas
 from .api_errors import ApiProblem

@@ -17,8 +17,8 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .._edge.wire import error_body
 from .._engine import Engine
-from .._wire import error_body
 from ..errors import StoreError
 
 __all__ = [

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote, urlencode
 
-from .._liveness import (
+from .._rules.liveness import (
     HeldBack,
     held_back_text,
     unserved_reason,
     unserved_schedules,
     unserved_workflows,
 )
-from .._models import HistoryEntry, ScheduleInfo, WorkerInfo
+from .._values.models import HistoryEntry, ScheduleInfo, WorkerInfo
 from .display import format_elapsed
 
 __all__ = [

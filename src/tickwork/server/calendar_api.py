@@ -20,8 +20,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .._calendar_wire import calendar_list_to_wire, calendar_to_wire, calendar_year_to_wire
+from .._edge.calendar_wire import calendar_list_to_wire, calendar_year_to_wire
 from .._engine import Engine
+from .._values.wire_values import to_json
 from . import schemas
 from .api_errors import no_calendar
 from .api_input import int_param, read_body
@@ -48,7 +49,7 @@ class _Calendars:
         if calendar is None:
             raise no_calendar(name, self.engine.console.where)
         if year is None:
-            return JSONResponse(calendar_to_wire(calendar))
+            return JSONResponse(to_json(calendar))
         holidays = await run_in_threadpool(self.engine.calendar_holidays, name, year)
         return JSONResponse(calendar_year_to_wire(calendar, year, holidays))
 
@@ -63,7 +64,7 @@ class _Calendars:
                 weekend=body.weekend,
             )
         )
-        return JSONResponse(calendar_to_wire(stored))
+        return JSONResponse(to_json(stored))
 
     async def delete_calendar(self, request: Request) -> Response:
         name = request.path_params["name"]

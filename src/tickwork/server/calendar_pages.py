@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .._engine import Engine
-from .._holidays import Holiday
+from .._values.holidays import Holiday
 from ..errors import ConfigError
 from .rendering import Renderer
 from .sessions import Session

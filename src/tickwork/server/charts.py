@@ -24,9 +24,9 @@ from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
-from .._checkpoints import wait_what, waiting_for
-from .._clock import from_ms
-from .._models import ACTIVE_STATUSES, Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
+from .._values.checkpoints import wait_what, waiting_for
+from .._values.clock import from_ms
+from .._values.models import ACTIVE_STATUSES, Decision, HistoryEntry, RunInfo, RunStatus, StepInfo
 from .display import format_elapsed, format_utc
 
 __all__ = [

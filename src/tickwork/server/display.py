@@ -10,11 +10,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .._business_days import BusinessDays
-from .._checkpoints import relative_words, wait_words, waiting_for
-from .._clock import from_ms
-from .._durations import describe_duration
-from .._models import ScheduleInfo, StepInfo
+from .._values.business_days import BusinessDays
+from .._values.checkpoints import relative_words, wait_words, waiting_for
+from .._values.clock import from_ms
+from .._values.durations import describe_duration
+from .._values.models import ScheduleInfo, StepInfo
 from ..cron import parse
 from ..errors import ConfigError
 

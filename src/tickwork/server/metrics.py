@@ -54,9 +54,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from .. import _buckets as buckets
 from .._engine import Engine
-from .._models import Histogram, Stats
+from .._values import buckets as buckets
+from .._values.models import Histogram, Stats
 
 __all__ = ["CONTENT_TYPE_LATEST", "EngineCollector", "metrics_registry", "render_metrics"]
 

@@ -22,13 +22,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .. import cron
-from .._business_days import BusinessDays
-from .._calendars import business_days
-from .._checkpoints import asleep_in
+from .._edge.wire import DONE, backfill_text, state_change_text
 from .._engine import Engine
-from .._holidays import Holiday
-from .._liveness import HeldBack, held_back_schedules, held_back_text
-from .._models import (
+from .._rules.calendars import business_days
+from .._rules.liveness import HeldBack, held_back_schedules, held_back_text
+from .._rules.occurrences import HolidayRule
+from .._rules.preview import UpcomingMark, schedule_marks
+from .._values.business_days import BusinessDays
+from .._values.checkpoints import asleep_in
+from .._values.holidays import Holiday
+from .._values.models import (
     ACTIVE_STATUSES,
     Decision,
     HistoryEntry,
@@ -40,9 +43,6 @@ from .._models import (
     ScheduleState,
     WorkerInfo,
 )
-from .._occurrences import HolidayRule
-from .._preview import UpcomingMark, schedule_marks
-from .._wire import DONE, backfill_text, state_change_text
 from ..cron import load_zone
 from ..errors import ConfigError
 from .banners import (

@@ -22,12 +22,12 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from .._checkpoints import ended_at, step_took, wait_what
-from .._durations import describe_duration
-from .._event_wire import flow_text
-from .._models import ACTIVE_STATUSES
-from .._tracebacks import fold_traceback
-from .._wire import error_line
+from .._edge.event_wire import flow_text
+from .._edge.wire import error_line
+from .._values.checkpoints import ended_at, step_took, wait_what
+from .._values.durations import describe_duration
+from .._values.models import ACTIVE_STATUSES
+from .._values.tracebacks import fold_traceback
 from ..errors import StoreError
 from .display import (
     checkpoint_words,

@@ -17,10 +17,10 @@ from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .. import _models as models
-from .._event_flow import SubscriptionDecision as SubscriptionDecisionInfo
-from .._models import RunStatus
-from .._wire_values import Instant, Length
+from .._values import models as models
+from .._values.event_flow import SubscriptionDecision as SubscriptionDecisionInfo
+from .._values.models import RunStatus
+from .._values.wire_values import Instant, Length
 
 __all__ = [
     "RESPONSE_MODELS",

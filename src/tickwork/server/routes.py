@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._checks import MAX_LIMIT
-from .._models import ScheduleAction
+from .._values.checks import MAX_LIMIT
+from .._values.models import ScheduleAction
 
 __all__ = ["ENDPOINTS", "REF", "Endpoint", "document_path", "json_answer", "ref"]
 

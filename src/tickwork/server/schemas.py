@@ -22,10 +22,10 @@ from pydantic import (
     create_model,
 )
 
-from .. import _spec
-from .._durations import bare_number_error
-from .._models import Overlap
-from .._retry import Retry
+from .._rules import spec as _spec
+from .._values.durations import bare_number_error
+from .._values.models import Overlap
+from .._values.retry import Retry
 
 __all__ = [
     "INSTANT_OPTIONS",

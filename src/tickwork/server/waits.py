@@ -1,12 +1,12 @@
 """What a waiting run waits for, as the dashboard says it: "waits for order.paid where
 order_id = 404, until …" (DESIGN §9), read from the wait's checkpoint (kind ``event``,
-status ``waiting``; the words are ``_checkpoints.py``'s, shared with the CLI)."""
+status ``waiting``; the words are ``_values/checkpoints.py``'s, shared with the CLI)."""
 
 from __future__ import annotations
 
-from .._checkpoints import WaitingFor
-from .._checkpoints import waiting_for as step_waits_for
-from .._models import RunInfo, RunStatus, StepInfo
+from .._values.checkpoints import WaitingFor
+from .._values.checkpoints import waiting_for as step_waits_for
+from .._values.models import RunInfo, RunStatus, StepInfo
 
 __all__ = ["WaitingFor", "waiting_for"]
 

@@ -1,0 +1,1 @@
+"""The edge: what the entry points (Engine, Client) share or hand work to."""

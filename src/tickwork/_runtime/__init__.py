@@ -1,0 +1,1 @@
+"""The runtime: the parts one engine shares, one attempt of a run, its context."""

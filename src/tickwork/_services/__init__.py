@@ -1,0 +1,1 @@
+"""Services: each concept's operations over the runtime and the store."""

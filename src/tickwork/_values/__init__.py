@@ -1,0 +1,1 @@
+"""Values: frozen records, durations, ids, the clock; they import only each other."""
