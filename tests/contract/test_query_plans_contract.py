@@ -42,16 +42,7 @@ from tickwork._store.sql_firing import (
     SELECT_QUEUED_BETWEEN,
 )
 from tickwork._store.sql_prune import FIRST_WORKFLOW, NEXT_WORKFLOW, SELECT_PRUNABLE_RUNS
-from tickwork._store.sql_runs import (
-    NEXT_DUE,
-    QUEUE_FILTER,
-    RELEASE_LEASE,
-    SELECT_CLAIMABLE,
-    SELECT_LEVELS,
-    SELECT_RUN,
-    SELECT_STEPS,
-)
-from tickwork._store.sql_runs import _claim_statements as claim_statements
+from tickwork._store.sql_runs import QUEUE_FILTER, RELEASE_LEASE, SELECT_RUN, SELECT_STEPS
 from tickwork._store.sql_schedules import (
     CLEAR_QUEUE,
     GET_INFO,
@@ -60,6 +51,8 @@ from tickwork._store.sql_schedules import (
     SELECT_KEYS,
 )
 from tickwork._store.sql_storage import COUNT_PAST, NEXT_ENDED_WORKFLOW, OLDEST_ENDED
+from tickwork._store.sqlite_claim import NEXT_DUE, SELECT_CLAIMABLE, SELECT_LEVELS
+from tickwork._store.sqlite_claim import _claim_statements as claim_statements
 from tickwork._store.transaction import SOUGHT, UNSORTED, WALKED, Transaction, in_filters
 from tickwork._values.models import ACTIVE_STATUSES
 

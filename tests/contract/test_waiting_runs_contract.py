@@ -22,7 +22,8 @@ from tickwork._store import Store
 from tickwork._store.contract import ClaimRequest
 from tickwork._store.pg_claim import claim_statement
 from tickwork._store.run_rows import COL_ID
-from tickwork._store.sql_runs import QUEUE_FILTER, SELECT_CLAIMABLE
+from tickwork._store.sql_runs import QUEUE_FILTER
+from tickwork._store.sqlite_claim import SELECT_CLAIMABLE
 from tickwork._store.transaction import UNSORTED, Transaction, in_filters
 
 T = TypeVar("T")

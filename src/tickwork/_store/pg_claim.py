@@ -93,7 +93,7 @@ SELECT_LEVELS = LEVELS_OF_SERVED + (
 )
 # The earliest instant at which some run becomes claimable: the first run of each level
 # of each workflow served, sought in tickwork_queue_claim, the earliest of them;
-# {filters}: the pools' and suspects' (sql_runs.NEXT_DUE_OF_LEVELS is SQLite's).
+# {filters}: the pools' and suspects' (sqlite_claim.NEXT_DUE_OF_LEVELS is SQLite's).
 NEXT_DUE = (
     LEVELS_OF_SERVED
     + """
@@ -150,7 +150,7 @@ WALK = f"""
     LIMIT ?
     FOR UPDATE OF q SKIP LOCKED"""
 # The most urgent suspect of the workflows served, at any level: a walk of the few-row
-# tickwork_queue_suspects; {filters} as in sql_runs.SELECT_CLAIMABLE.
+# tickwork_queue_suspects; {filters} as in sqlite_claim.SELECT_CLAIMABLE.
 SUSPECT_WALK = f"""
     SELECT {CLAIM_SELECT}, q.available_at
     FROM tickwork_queue q JOIN tickwork_runs r ON r.id = q.id
@@ -165,7 +165,7 @@ TAKE_ALL = "SELECT * FROM candidate"
 TAKE_FIRST = "SELECT * FROM candidate ORDER BY priority DESC, available_at, id LIMIT ?"
 # Under concurrency limits: the first candidates of each limited workflow, as many as it
 # has room for (given as two arrays: workflows, room), then the first `limit` of those,
-# in the candidates' order (as sql_runs.take_runs picks them, one by one).
+# in the candidates' order (as sqlite_claim.take_runs picks them, one by one).
 TAKE_WITH_ROOM = """
     SELECT ranked.* FROM (
         SELECT candidate.*, row_number() OVER (

@@ -31,7 +31,7 @@ from .._values import clock as _clock
 from .._values.records import NewRun, StepRecord
 from .._values.urls import parse_sqlite_url
 from ..errors import StoreError, StoreUnreachable
-from . import counters, migrations, run_inserts, sql_runs
+from . import counters, migrations, run_inserts, sqlite_claim
 from .claim_records import ClaimRequest
 from .recent_runs import newest_runs_sqlite
 from .run_rows import TakenRun
@@ -262,7 +262,7 @@ class SQLiteDatabase:
         except StoreError as exc:
             raise StoreError(f"SQLite migration failed: {exc}") from exc
 
-    # The claim reads its candidates, then writes each run taken (sql_runs.py).
+    # The claim reads its candidates, then writes each run taken (sqlite_claim.py).
 
     def take_runs(
         self,
@@ -271,7 +271,7 @@ class SQLiteDatabase:
         open_workflows: Sequence[str],
         room: Mapping[str, int],
     ) -> list[TakenRun]:
-        return sql_runs.take_runs(tx, request, open_workflows, room)
+        return sqlite_claim.take_runs(tx, request, open_workflows, room)
 
     def claim_candidates(
         self,
@@ -280,7 +280,7 @@ class SQLiteDatabase:
         open_workflows: Sequence[str],
         room: Mapping[str, int],
     ) -> list[Any]:
-        return sql_runs.claim_candidates(tx, request, open_workflows, room)
+        return sqlite_claim.claim_candidates(tx, request, open_workflows, room)
 
     def next_due_in(
         self,
@@ -290,7 +290,7 @@ class SQLiteDatabase:
         *,
         suspects: bool = True,
     ) -> int | None:
-        return sql_runs.next_due_in(tx, pools, workflows, suspects=suspects)
+        return sqlite_claim.next_due_in(tx, pools, workflows, suspects=suspects)
 
     def record_step(
         self,
@@ -304,7 +304,7 @@ class SQLiteDatabase:
     ) -> bool:
         """The checkpoint alone: the lease is ``renew_leases``' (one more statement here
         would cost every checkpoint; SQLite has no data-modifying CTE to join them)."""
-        return sql_runs.record_step(tx, run_id=run_id, token=token, step=step)
+        return sqlite_claim.record_step(tx, run_id=run_id, token=token, step=step)
 
     def insert_runs(self, tx: Transaction, runs: Sequence[NewRun]) -> set[str]:
         return run_inserts.insert_runs_checked(tx, runs)

@@ -225,7 +225,7 @@ class Database(Protocol):
         any other error as it is. The write combiner reports a write's failure with it."""
         ...
 
-    # -- the claim (sql_runs.py walks candidates then writes each; pg_claim.py: one
+    # -- the claim (sqlite_claim.py walks candidates then writes each; pg_claim.py: one
     # statement per level) -----------------------------------------------------------------
 
     def take_runs(
