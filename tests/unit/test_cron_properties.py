@@ -175,6 +175,19 @@ def is_fixed(expr: str) -> bool:
     return not (parts[-5].startswith("*") or parts[-4].startswith("*"))
 
 
+def fixed_time(data: st.DataObject, expr: str) -> str:
+    """``expr`` with a fixed minute and hour: a value drawn where it had a wildcard (drawn,
+    not filtered: most expressions have one, and filtering them tripped Hypothesis's
+    filter_too_much health check)."""
+    parts = expr.split()
+    for at, top in ((-5, 59), (-4, 23)):
+        if parts[at].startswith("*"):
+            parts[at] = str(data.draw(st.integers(0, top)))
+    fixed = " ".join(parts)
+    assert is_fixed(fixed)
+    return fixed
+
+
 def cronsim_after(expr: str, zone: str, after: datetime, count: int) -> list[datetime]:
     """cronsim's occurrences after ``after``; it can start from the wrong pass of a
     repeated hour, so what is not after ``after`` is dropped."""
@@ -266,7 +279,7 @@ def test_agrees_with_cronsim(data: st.DataObject, expr: str, zone: str) -> None:
 def test_fixed_time_jobs_agree_with_cronsim_in_odd_zones(
     data: st.DataObject, expr: str, zone: str
 ) -> None:
-    assume(is_fixed(expr))
+    expr = fixed_time(data, expr)
     parsed = valid(expr, zone)
     start = data.draw(instants(zone))
     theirs = cronsim_after(expr, zone, start, 12)
@@ -343,7 +356,7 @@ def test_calendar_words_next_agrees_with_cronsim(data: st.DataObject, expr: str,
 def test_calendar_words_at_fixed_times_agree_with_cronsim_in_every_zone(
     data: st.DataObject, expr: str, zone: str
 ) -> None:
-    assume(is_fixed(expr))
+    expr = fixed_time(data, expr)
     parsed = valid(expr, zone)
     start = data.draw(instants(zone))
     theirs = cronsim_after(expr, zone, start, 12)

@@ -13,7 +13,6 @@ from .._edge.wire import (
     instant,
     run_detail_to_wire,
     run_page_to_wire,
-    step_to_wire,
 )
 from .._engine import Engine
 from .._rules.liveness import unserved_run
@@ -24,16 +23,12 @@ from .._values.durations import describe_duration, parse_duration
 from .._values.hints import not_found
 from .._values.models import RunInfo, RunStatus, StepInfo
 from .._values.tracebacks import fold_traceback
+from .._values.wire_values import to_json
 from ..errors import ConfigError, RunCancelled, RunFailed, RunTimeout
 from ._options import app_engine, database_option, json_option, open_engine
 from ._render import echo_json, fail, field_rows, json_text, print_table, printable
 
-__all__ = ["command", "to_json"]
-
-
-def to_json(value: RunInfo | StepInfo) -> dict[str, Any]:
-    """A run or step as the HTTP API sends it: one JSON shape for scripts everywhere."""
-    return to_json(value) if isinstance(value, RunInfo) else step_to_wire(value)
+__all__ = ["command"]
 
 
 #: exit codes of ``runs start --wait``: the run failed or was cancelled; --timeout passed

@@ -17,18 +17,12 @@ from .._edge.wire import (
 )
 from .._rules.liveness import held_back_schedules, held_back_text
 from .._values.durations import describe_duration
-from .._values.models import HistoryEntry, Overlap, ScheduleAction, ScheduleInfo
+from .._values.models import Overlap, ScheduleAction, ScheduleInfo
+from .._values.wire_values import to_json
 from ._options import database_option, json_option, missing_schedule, open_engine
 from ._render import echo_json, fail, field_rows, print_table, printable
 
-__all__ = ["command", "to_json"]
-
-
-def to_json(value: ScheduleInfo | HistoryEntry) -> dict[str, Any]:
-    """A schedule or history entry as the HTTP API sends it (durations as "1h30m")."""
-    if isinstance(value, ScheduleInfo):
-        return to_json(value)
-    return to_json(value)
+__all__ = ["command"]
 
 
 def _when(value: datetime | None) -> str:
