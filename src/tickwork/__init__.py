@@ -6,7 +6,6 @@ The public surface is exactly ``__all__``; everything else is internal.
 from ._client import Client as Client
 from ._edge.declared import Cron as Cron
 from ._edge.declared import Every as Every
-from ._edge.handle import RunHandle as RunHandle
 from ._engine import Engine as Engine
 from ._rules.calendars import Calendar as Calendar
 from ._rules.registry import WorkflowDef as WorkflowDef
@@ -19,6 +18,7 @@ from ._values.durations import parse_duration as parse_duration
 from ._values.event_flow import FlowDecision as FlowDecision
 from ._values.event_flow import SubscriptionDecision as SubscriptionDecision
 from ._values.events import On as On
+from ._values.handle import RunHandle as RunHandle
 from ._values.holidays import Holiday as Holiday
 from ._values.models import ApiKeyInfo as ApiKeyInfo
 from ._values.models import Backfilled as Backfilled
@@ -28,6 +28,7 @@ from ._values.models import Decision as Decision
 from ._values.models import Event as Event
 from ._values.models import EventInfo as EventInfo
 from ._values.models import HistoryEntry as HistoryEntry
+from ._values.models import Outcome as Outcome
 from ._values.models import Overlap as Overlap
 from ._values.models import Pruned as Pruned
 from ._values.models import RunInfo as RunInfo
@@ -44,6 +45,7 @@ from ._values.models import WorkerInfo as WorkerInfo
 from ._values.retry import Retry as Retry
 from .errors import ApiError as ApiError
 from .errors import CalendarInUse as CalendarInUse
+from .errors import ChildRunFailed as ChildRunFailed
 from .errors import ConfigError as ConfigError
 from .errors import CronError as CronError
 from .errors import InputValidationError as InputValidationError
@@ -57,6 +59,7 @@ from .errors import StoreError as StoreError
 from .errors import StoreUnreachable as StoreUnreachable
 from .errors import TickworkError as TickworkError
 from .errors import UnknownWorkflowError as UnknownWorkflowError
+from .errors import WaitTimedOut as WaitTimedOut
 
 __all__ = [
     "ApiError",
@@ -65,6 +68,7 @@ __all__ = [
     "Calendar",
     "CalendarInUse",
     "CalendarInfo",
+    "ChildRunFailed",
     "Client",
     "Clock",
     "ConfigError",
@@ -82,6 +86,7 @@ __all__ = [
     "Holiday",
     "InputValidationError",
     "On",
+    "Outcome",
     "Overlap",
     "Pruned",
     "ResultError",
@@ -109,6 +114,7 @@ __all__ = [
     "TickworkError",
     "Triggered",
     "UnknownWorkflowError",
+    "WaitTimedOut",
     "Worker",
     "WorkerInfo",
     "WorkflowDef",

@@ -31,7 +31,6 @@ from ._edge.event_wire import (
     emitted_from_wire,
     event_list_from_wire,
 )
-from ._edge.handle import RunHandle
 from ._edge.wire import (
     error_from_wire,
     instant_from_wire,
@@ -45,6 +44,7 @@ from ._values.checks import check_name, check_note
 from ._values.durations import Duration, format_duration, parse_duration
 from ._values.event_flow import SubscriptionDecision
 from ._values.events import check_event_id, check_event_name, payload_json
+from ._values.handle import RunHandle
 from ._values.holidays import Holiday, check_year
 from ._values.ids import canonical_json
 from ._values.models import (
@@ -246,16 +246,20 @@ class Client:
         schedule_key: str | None = None,
         limit: int = 100,
         before: str | None = None,
+        parent: str | None = None,
     ) -> list[RunInfo]:
-        """Runs matching every filter given, newest first; ``before`` as ``Engine``'s."""
-        if before is not None and (not isinstance(before, str) or not before):
-            raise ConfigError(f"before must be a run id, not {before!r}")
+        """Runs matching every filter given, newest first; ``before`` and ``parent`` as
+        ``Engine``'s."""
+        for name, value in (("before", before), ("parent", parent)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigError(f"{name} must be a run id, not {value!r}")
         params = {
             "workflow": workflow,
             "status": None if status is None else str(getattr(status, "value", status)),
             "schedule_key": schedule_key,
             "limit": limit if isinstance(limit, int) and not isinstance(limit, bool) else "",
             "before": before,
+            "parent": parent,
         }
         page = self._request("GET", "/runs", params=params)
         return [from_json(RunInfo, r) for r in page["runs"]]

@@ -17,7 +17,6 @@ from typing import Any, TypeVar, Unpack, overload
 
 from ._edge.async_api import with_twins
 from ._edge.declared import Declarations, workflow_schedules
-from ._edge.handle import RunHandle
 from ._rules.calendars import Calendar, days_for_preview, declared_calendars
 from ._rules.preview import holiday_marks, preview
 from ._rules.registry import (
@@ -49,6 +48,7 @@ from ._values import clock as _clock
 from ._values.durations import Duration
 from ._values.event_flow import SubscriptionDecision
 from ._values.events import On
+from ._values.handle import RunHandle
 from ._values.holidays import Holiday
 from ._values.models import (
     ApiKeyInfo,
@@ -246,22 +246,26 @@ class Engine:
         schedule_key: str | None = None,
         limit: int = 100,
         before: str | None = None,
+        parent: str | None = None,
     ) -> list[RunInfo]:
         """Runs matching every filter given, newest first.
 
         ``before=<run id>`` gives the next page after a page that ended with that run
-        (stable while new runs arrive); none if there is no such run.
+        (stable while new runs arrive); none if there is no such run. ``parent=<run id>``:
+        the child runs that run started (``ctx.start``, ``ctx.map``).
         """
         return self._runs.query(
-            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit, before=before
-        )
+            workflow=workflow, status=status, schedule_key=schedule_key, limit=limit,
+            before=before, parent=parent,
+        )  # fmt: skip
 
     def list_steps(self, run_id: str) -> list[StepInfo]:
         """The checkpoints a run has recorded, in order (steps, sleeps, ``now()``s)."""
         return self._runs.steps(run_id)
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a run: at once if pending or sleeping, at its next step if running.
+        """Cancel a run: at once if pending, sleeping or waiting, at its next step if
+        running; its unfinished child runs (and theirs) with it.
 
         False when the run is unknown or already finished.
         """

@@ -12,8 +12,12 @@
     ├── CalendarInUse                  a calendar schedules use cannot be deleted
     │                                  (``.calendar``, ``.schedules``)
     ├── RunFailed                      ``RunHandle.result()``: the run failed (``.run_id``)
+    │   └── ChildRunFailed             ``ctx.wait`` / ``ctx.map``: a child run failed or was
+    │                                  cancelled (``.run_id``, ``.status``, ``.error``)
     ├── RunCancelled                   ``RunHandle.result()``: the run was cancelled
     ├── RunTimeout (+ TimeoutError)    ``RunHandle.result(timeout=...)`` gave up waiting
+    ├── WaitTimedOut                   ``ctx.wait`` / ``ctx.map``: children still running
+    │                                  past the wait's ``timeout`` (``.run_ids``)
     ├── StepFailed                     replay of a step whose tries ran out (``.step``)
     ├── StoreError                     the database failed (``.transient``: an outage, not
     │   │                              a refused value); the driver error is ``__cause__``
@@ -29,9 +33,12 @@ output, so a remote caller can raise the very same class.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "ApiError",
     "CalendarInUse",
+    "ChildRunFailed",
     "ConfigError",
     "CronError",
     "InputValidationError",
@@ -45,6 +52,7 @@ __all__ = [
     "StoreUnreachable",
     "TickworkError",
     "UnknownWorkflowError",
+    "WaitTimedOut",
 ]
 
 
@@ -144,6 +152,37 @@ class RunFailed(TickworkError):
         self.run_id = run_id
         self.error = error
         super().__init__(f"Run {run_id} failed: {error}")
+
+
+class ChildRunFailed(RunFailed):
+    """A child run that a parent waited for (``ctx.wait``, ``ctx.map``) failed or was
+    cancelled: ``run_id`` is the child's, ``status`` ``"failed"`` or ``"cancelled"``,
+    ``error`` its stored error (None for a cancelled child)."""
+
+    code = "CHILD_RUN_FAILED"
+
+    def __init__(self, run_id: str, status: str, error: str | None) -> None:
+        TickworkError.__init__(
+            self,
+            f"Child run {run_id} failed: {error}"
+            if status == "failed"
+            else f"Child run {run_id} was {status}",
+        )
+        self.run_id, self.status, self.error = run_id, status, error
+
+
+class WaitTimedOut(TickworkError):
+    """A parent's wait for its children (``ctx.wait``, ``ctx.map``) passed its
+    ``timeout``; ``run_ids`` are the children still unfinished then. They go on."""
+
+    code = "WAIT_TIMED_OUT"
+
+    def __init__(self, run_ids: Sequence[str], timeout: str) -> None:
+        self.run_ids = tuple(run_ids)
+        shown = ", ".join(run_ids[:3]) + (
+            f" and {len(run_ids) - 3} more" if len(run_ids) > 3 else ""
+        )
+        super().__init__(f"{len(run_ids)} child run(s) still unfinished after {timeout}: {shown}")
 
 
 class RunCancelled(TickworkError):

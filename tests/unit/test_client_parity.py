@@ -81,6 +81,8 @@ def test_every_error_class_comes_back_as_itself(cls: type[errors.TickworkError])
         errors.StepFailed: errors.StepFailed("s", "KeyError: k"),
         errors.StoreUnreachable: errors.StoreUnreachable("SQLite file 'x.db'", "not a database"),
         errors.CalendarInUse: errors.CalendarInUse("uk", ("a", "b")),
+        errors.ChildRunFailed: errors.ChildRunFailed("p/c", "failed", "ValueError: x"),
+        errors.WaitTimedOut: errors.WaitTimedOut(["p/a", "p/b"], "10 minutes"),
     }
     original = samples.get(cls) or cls("something is wrong")
     rebuilt = error_from_wire(cls.code, str(original), error_details(original))

@@ -16,161 +16,50 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from .._rules.registry import WorkflowDef
+from .._rules.registry import Registry, WorkflowDef
 from .._store import ClaimedRun, StepRecord, Store
 from .._store.event_records import Emitted, NewEvent
 from .._values import clock as _clock
-from .._values.durations import Duration, check_instant, instant_after, to_ms
+from .._values.durations import Duration, check_instant, describe_duration, instant_after, to_ms
 from .._values.events import check_event_name, check_match, event_from_json, payload_json
+from .._values.handle import RunHandle
 from .._values.ids import canonical_json, from_canonical_json
 from .._values.logs import log_step_failed
 from .._values.models import RunInfo, RunStatus, StepTry
-from .._values.records import tries_from_json, tries_to_json
+from .._values.records import NewRun, tries_from_json, tries_to_json
 from .._values.retry import NO_RETRY, Retry
-from ..errors import ConfigError, ResultError, StepFailed, StoreError
+from ..errors import ConfigError, ResultError, StepFailed, WaitTimedOut
+from .children import (
+    check_key,
+    check_max_parallel,
+    child_id,
+    joined_value,
+    map_children,
+    new_child,
+    waited_ids,
+)
+from .exits import (
+    MAX_TRY_ERROR_CHARS,
+    AttemptTimedOut,
+    CancelRequested,
+    JoinSuspend,
+    Suspend,
+    WaitSuspend,
+    WorkerLost,
+    describe_error,
+    describe_traceback,
+    durable,
+    not_a_function,
+)
 
-__all__ = [
-    "AttemptTimedOut",
-    "CancelRequested",
-    "Context",
-    "StoreUnavailable",
-    "Suspend",
-    "WaitSuspend",
-    "WorkerLost",
-    "describe_error",
-    "durable",
-]
+__all__ = ["Context"]
 
 T = TypeVar("T")
-
-
-class Suspend(BaseException):
-    """Leave the workflow now and resume it at ``available_ms`` with ``status``."""
-
-    def __init__(self, available_ms: int, status: RunStatus) -> None:
-        super().__init__(available_ms, status)
-        self.available_ms = available_ms
-        self.status = status
-
-
-class WaitSuspend(Suspend):
-    """Leave the workflow to wait for an event (``Context.wait_for_event``): the store
-    looks back for one already emitted and, finding none, registers the wait (DESIGN §9)."""
-
-    def __init__(
-        self,
-        *,
-        names: tuple[str, ...],
-        match: dict[str, Any] | None,
-        since_ms: int,
-        until_ms: int | None,
-        step: str,
-        seq: int,
-        seen: frozenset[str],
-        since_run: bool = True,
-        after: int | None = None,
-    ) -> None:
-        super().__init__(until_ms or 0, RunStatus.WAITING)
-        self.names, self.match, self.since_ms, self.until_ms = names, match, since_ms, until_ms
-        self.step, self.seq, self.seen = step, seq, seen
-        #: which events the look back takes, in the store's order (``NewWait``)
-        self.since_run, self.after = since_run, after
-
-
-class CancelRequested(BaseException):
-    """The run was cancelled while running: stop at this step boundary."""
-
-
-class AttemptTimedOut(BaseException):
-    """The attempt ran past its workflow's ``timeout``."""
-
-
-class StoreUnavailable(BaseException):
-    """The database stayed unreachable: abandon the attempt (the lease will expire and
-    the run be taken over), and never let the workflow swallow it."""
-
-
-class WorkerLost(BaseException):
-    """What ran at ``where`` (a step) lost its worker ``losses`` times in a row, reaching
-    ``max_recoveries``: end the run as failed, without a retry, rather than hand the step
-    another worker to kill."""
-
-    def __init__(self, where: str, losses: int, limit: int) -> None:
-        super().__init__(
-            f"{where} lost its worker {losses} times in a row (max_recoveries={limit})"
-        )
-        self.losses, self.limit = losses, limit
-
-
-def durable(call: Callable[[], T], *, give_up_after: float) -> T:
-    """``call()``, tried again with back-off while the database is unreachable.
-
-    A checkpoint write is idempotent, so repeating one whose commit may have gone
-    through is safe. After ``give_up_after`` seconds, raise ``StoreUnavailable``.
-    """
-    deadline = _clock.monotonic() + give_up_after
-    delay = 0.05
-    while True:
-        try:
-            return call()
-        except StoreError as exc:
-            if not exc.transient:
-                raise  # a value the database refused: it would refuse it again
-            if _clock.monotonic() + delay > deadline:
-                raise StoreUnavailable(str(exc)) from exc
-            _clock.sleep(delay)
-            delay = min(delay * 2, 2.0)
-
-
-def describe_error(exc: BaseException) -> str:
-    """How an exception is stored: "Type: message", as text every database can hold."""
-    message = str(exc)
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return storable_text(text)
-
-
-#: characters of a traceback kept: its end, where the exception was raised
-MAX_TRACEBACK_CHARS = 8000
-#: characters of a failed try's error kept (ten are kept per step): its start
-MAX_TRY_ERROR_CHARS = 2000
-
-
-def describe_traceback(exc: BaseException) -> str:
-    """The exception's traceback as stored: its last ``MAX_TRACEBACK_CHARS`` characters."""
-    text = "".join(traceback.format_exception(exc))
-    if len(text) > MAX_TRACEBACK_CHARS:
-        text = "…" + text[-MAX_TRACEBACK_CHARS:]
-    return storable_text(text)
-
-
-def not_a_function(name: str, value: object) -> str:
-    """What ``ctx.step(name, value)`` is told when ``value`` is no function: most often the
-    step's result, the function called too early (``ctx.step("x", f())``)."""
-    kind = type(value).__name__
-    article = "an" if kind[:1].lower() in "aeiou" else "a"
-    got = "None" if value is None else f"{article} {kind}"
-    return (
-        f"ctx.step({name!r}, ...) needs a function to call, got {got} (the result of "
-        f"calling it?): write ctx.step({name!r}, f) or ctx.step({name!r}, f, arg)"
-    )
-
-
-def storable_text(text: str) -> str:
-    """``text`` with what a database column cannot hold written out as escapes: NUL
-    (PostgreSQL refuses it in text) and lone surrogates (not UTF-8)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\\x00")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 @dataclass
@@ -196,9 +85,12 @@ class Context:
         lease_ms: int,
         input: Any,
         on_emitted: Callable[[str, Emitted], None] = lambda _id, _emitted: None,
+        registry: Registry | None = None,
+        on_started: Callable[[RunInfo, str], None] = lambda _parent, _child: None,
     ) -> None:
         info = claim.info
-        self._on_emitted = on_emitted
+        self._on_emitted, self._on_started = on_emitted, on_started
+        self._registry = registry
         self.run_id: str = info.id
         self.workflow: str = info.workflow
         self.attempt: int = info.attempt
@@ -229,6 +121,10 @@ class Context:
         self._spent_limit = limit if limit is not None and claim.lost_workers >= limit else None
         #: the coroutines handed to an async workflow, each with the call that made it
         self._coroutines: list[tuple[str, Coroutine[Any, Any, Any]]] = []
+        #: the children this run started (ctx.start), which its waits may name
+        self._started: set[str] = {
+            s.result for s in claim.steps if s.kind == "start" and isinstance(s.result, str)
+        }
 
     @property
     def info(self) -> RunInfo:
@@ -424,6 +320,194 @@ class Context:
                        None, 1, now, self._now_ms())
         )  # fmt: skip
         return self._returning(what, started)
+
+    # -- child runs (DESIGN §10) -----------------------------------------------------------
+
+    def start(
+        self,
+        workflow: str,
+        input: Any = None,
+        *,
+        key: str | None = None,
+        priority: int | None = None,
+        pool: str | None = None,
+        delay: Duration | None = None,
+    ) -> Any:
+        """Start a child run of ``workflow`` and return its ``RunHandle``, checkpointed:
+        a replay returns the same handle and never starts a second child. ``key``
+        (default: the workflow's name, numbered by call) names it among this run's
+        children; the child's id is this run's id and the key. Checked as
+        ``engine.start``: the workflow known, the input valid, before anything is stored.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        if not isinstance(workflow, str):
+            raise ConfigError(f"ctx.start needs a workflow's name, not {workflow!r}")
+        step = self._key("start", check_key(key) or workflow)
+        what = f"ctx.start({workflow!r}, ...)"
+        stored = self._log.get(("start", step))
+        if stored is not None:
+            return self._returning(what, self._handle(stored.result))
+        registry = self._children_registry()
+        self._check_boundary()
+        now, run_id = self._now_ms(), child_id(self.run_id, step)
+        child = new_child(
+            registry, self._info, workflow, input, run_id=run_id, now_ms=now,
+            priority=priority, pool=pool, delay=delay,
+        )  # fmt: skip
+        record = StepRecord(
+            "start", step, self._next_seq(), "completed", canonical_json(run_id), None, 1, now, now
+        )
+        lease = self._lease
+        inserted = durable(
+            lambda: lease.store.children.start_child(
+                run_id=self.run_id, token=lease.token, step=record, child=child,
+                lease_ms=lease.lease_ms,
+            ),
+            give_up_after=lease.lease_ms / 2000,
+        )  # fmt: skip
+        self._log[("start", step)] = _Logged("completed", run_id, None, 1, ())
+        self._started.add(run_id)
+        if inserted:
+            self._on_started(self._info, run_id)
+        return self._returning(what, self._handle(run_id))
+
+    def wait(self, handles: Any, *, timeout: Duration | None = None, settle: bool = False) -> Any:
+        """Suspend the run (status ``waiting``, the worker and the concurrency slot freed)
+        until the child ``handles`` names (a ``RunHandle`` or a list of them) has ended,
+        or all of them; return its result (a list, in the handles' order). A child that
+        failed or was cancelled raises ``ChildRunFailed``; with ``settle=True`` it returns
+        ``Outcome``s instead. Past ``timeout``, ``WaitTimedOut`` (the children go on).
+        Checkpointed: a replay returns or raises the same without waiting.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        ids, single = waited_ids(handles, self.run_id, self._started)
+        if timeout is not None:
+            to_ms(timeout, "timeout")
+        step = self._key("join", "wait")
+        return self._join("join", step, ids, timeout, settle=settle, single=single)
+
+    def map(
+        self,
+        workflow: str,
+        inputs: Sequence[Any],
+        *,
+        max_parallel: int | None = None,
+        settle: bool = False,
+        timeout: Duration | None = None,
+        key: str | None = None,
+    ) -> Any:
+        """Start one child run of ``workflow`` per input (1 to 100,000, inserted in one
+        transaction) and wait for all of them; return their results in the inputs'
+        order (``Outcome``s with ``settle=True``; else ``ChildRunFailed`` for a child that
+        failed). With ``max_parallel=N`` at most N of them are runnable at once: each
+        child's end releases the next, durably and across the fleet.
+
+        In an ``async def`` workflow, ``await`` it.
+        """
+        if not isinstance(workflow, str):
+            raise ConfigError(f"ctx.map needs a workflow's name, not {workflow!r}")
+        window = check_max_parallel(max_parallel)
+        if timeout is not None:
+            to_ms(timeout, "timeout")
+        step = self._key("map", check_key(key) or workflow)
+        prefix = child_id(self.run_id, step) + "/"
+        stored = self._log.get(("map", step))
+        if stored is not None:
+            count = int(stored.result["count"])
+            ids = [f"{prefix}{n}" for n in range(count)]
+            return self._join("map", step, ids, timeout, settle=settle, single=False)
+        registry = self._children_registry()
+        children = map_children(
+            registry, self._info, workflow, inputs, prefix=prefix, joined=f"map:{step}",
+            max_parallel=window, now_ms=self._now_ms(),
+        )  # fmt: skip
+        ids = [child.id for child in children]
+        return self._join(
+            "map", step, ids, timeout, settle=settle, single=False, children=children,
+            prefix=prefix, released=window,
+        )  # fmt: skip
+
+    def _join(
+        self,
+        kind: str,
+        step: str,
+        ids: list[str],
+        timeout: Duration | None,
+        *,
+        settle: bool,
+        single: bool,
+        children: tuple[NewRun, ...] = (),
+        prefix: str | None = None,
+        released: int | None = None,
+    ) -> Any:
+        """A wait for the children ``ids``: their value when all have ended (now, or
+        read on a replay), ``WaitTimedOut`` past its time, else the run suspended."""
+        what = f"ctx.{'wait' if kind == 'join' else 'map'}(...)"
+        stored = self._log.get((kind, step))
+        if stored is not None and stored.status == "completed":
+            if stored.result.get("timed_out"):
+                raise WaitTimedOut(list(stored.result["timed_out"]), stored.result["after"])
+            found = self._lease.store.children.outcomes(ids)
+            return self._returning(what, joined_value(found, ids, settle=settle, single=single))
+        self._check_boundary()
+        now = self._now_ms()
+        if stored is not None:  # waiting: woken by its last child, its timeout, a take-over
+            until = stored.result["until"]
+        else:
+            until = None if timeout is None else instant_after(now, timeout, "timeout")
+        if not children:
+            found = self._lease.store.children.outcomes(ids)
+            if all(outcome is not None for outcome in found):
+                self._close(kind, step, now, {"count": len(ids)})
+                return self._returning(what, joined_value(found, ids, settle=settle, single=single))
+            if until is not None and now >= until:
+                late = [run_id for run_id, o in zip(ids, found, strict=True) if o is None]
+                after = "its timeout"
+                if timeout is not None:
+                    after = describe_duration(timedelta(milliseconds=to_ms(timeout, "timeout")))
+                self._close(kind, step, now, {"count": len(ids), "timed_out": late, "after": after})
+                raise WaitTimedOut(late, after)
+        waiting = {"count": len(ids), "until": until}
+        if kind == "join":
+            waiting["runs"] = ids
+        raise JoinSuspend(
+            kind=kind, step=step, seq=self._seq_of(kind, step), child_ids=tuple(ids),
+            until_ms=until, waiting_json=canonical_json(waiting), children=children,
+            prefix=prefix, released=released,
+        )  # fmt: skip
+
+    def _close(self, kind: str, step: str, now: int, result: dict[str, Any]) -> None:
+        """Write a wait's checkpoint completed and forget its join."""
+        began = self._began(kind, step, now)
+        record = StepRecord(
+            kind, step, self._seq_of(kind, step), "completed", canonical_json(result), None, 1,
+            began, now,
+        )  # fmt: skip
+        lease = self._lease
+        durable(
+            lambda: lease.store.children.close_join(
+                run_id=self.run_id, token=lease.token, step=record, lease_ms=lease.lease_ms
+            ),
+            give_up_after=lease.lease_ms / 2000,
+        )
+        self._log[(kind, step)] = _Logged("completed", result, None, 1, ())
+
+    def _handle(self, run_id: str) -> RunHandle:
+        self._started.add(run_id)
+        store, now_ms = self._lease.store, self._now_ms
+        return RunHandle(
+            run_id,
+            get_run=store.runs.get_run,
+            cancel=lambda child: store.runs.cancel_run(child, now_ms=now_ms()),
+            pause=lambda seconds, _look: _clock.sleep(min(seconds, 0.1)),
+        )
+
+    def _children_registry(self) -> Registry:
+        if self._registry is None:  # a Context built without one (tests of steps alone)
+            raise ConfigError("child runs need the engine's registry")
+        return self._registry
 
     def _returning(self, what: str, value: T) -> Any:
         """``value``, or in an ``async def`` workflow an awaitable of it."""

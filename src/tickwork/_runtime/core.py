@@ -26,7 +26,7 @@ from .._values import clock as _clock
 from .._values.checks import check_pool
 from .._values.durations import Duration, to_ms
 from .._values.ids import new_worker_id
-from .._values.logs import log_emitted
+from .._values.logs import log_child_started, log_emitted
 from .._values.models import RunInfo, RunStatus, Stats
 from ..errors import ConfigError, StoreError
 from .context import Context
@@ -199,6 +199,12 @@ class Runtime:
         if emitted.buffered:  # the firing loop reads when the new buffer is due
             self.schedule_changed()
 
+    def child_started(self, parent: RunInfo, child_id: str) -> None:
+        """After a workflow's ``ctx.start`` here: this process's worker looks for the
+        child at once (other processes are told by the store), and it is logged."""
+        self.wake.set()
+        log_child_started(parent, child_id)
+
     def run_ended(self) -> None:
         with self.finished:
             self.finished.notify_all()
@@ -291,6 +297,8 @@ class Runtime:
                 on_context=lambda ctx: keeper.attach(claim.info.id, ctx),
                 next_claim=next_claim,
                 on_emitted=self.emitted,
+                registry=self.registry,
+                on_started=self.child_started,
             )
         finally:
             keeper.drop(claim.info.id)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from .._rules.registry import WorkflowDef
+from .._rules.registry import Registry, WorkflowDef
 from .._store import ClaimedRun, ClaimRequest, Ended, LeaseLost, Store
 from .._store.event_records import Emitted, NewWait
 from .._values import clock as _clock
@@ -20,12 +20,14 @@ from .._values.clock import capped
 from .._values.ids import canonical_json
 from .._values.logs import RUNS, elapsed, instant, log_decision, log_run
 from .._values.models import HistoryEntry, RunInfo, RunStatus
+from .._values.records import NewJoin
 from .._values.retry import Retry
 from ..errors import ConfigError, ResultError, StoreError
-from .context import (
+from .context import Context
+from .exits import (
     AttemptTimedOut,
     CancelRequested,
-    Context,
+    JoinSuspend,
     StoreUnavailable,
     Suspend,
     WaitSuspend,
@@ -80,6 +82,8 @@ def execute(
     on_context: Callable[[Context | None], None] = lambda _ctx: None,
     next_claim: Callable[[int], ClaimRequest | None] = lambda _now_ms: None,
     on_emitted: Callable[[str, Emitted], None] = lambda _id, _emitted: None,
+    registry: Registry | None = None,
+    on_started: Callable[[RunInfo, str], None] = lambda _parent, _child: None,
 ) -> Outcome:
     """Execute the claimed run until it finishes, suspends or fails this attempt.
 
@@ -87,9 +91,11 @@ def execute(
     flag a cancellation seen by a lease renewal. ``next_claim(now_ms)`` says which runs
     to claim in the transaction that ends this attempt (None: claim nothing).
     ``on_emitted(event_id, emitted)`` hears of each event the workflow's ``ctx.emit``
-    stored.
+    stored; ``registry`` is where ``ctx.start`` / ``ctx.map`` find their children's
+    workflows, and ``on_started(parent, child_id)`` hears of each child started.
     """
     attempt = _Attempt(claim, definition, store, clock, lease_ms, next_claim, on_emitted)
+    attempt.registry, attempt.on_started = registry, on_started
     try:
         if claim.cancel_requested:
             outcome = attempt.end(RunStatus.CANCELLED)
@@ -166,6 +172,8 @@ class _Attempt:
         self.claim, self.definition, self.store = claim, definition, store
         self.clock, self.lease_ms, self.next_claim = clock, lease_ms, next_claim
         self.on_emitted = on_emitted
+        self.registry: Registry | None = None
+        self.on_started: Callable[[RunInfo, str], None] = lambda _parent, _child: None
         self.give_up_after = lease_ms / 2000
         #: what failed the attempt, for the log's traceback
         self.failure: BaseException | None = None
@@ -187,6 +195,8 @@ class _Attempt:
                 lease_ms=self.lease_ms,
                 input=definition.load_input(info.input),
                 on_emitted=self.on_emitted,
+                registry=self.registry,
+                on_started=self.on_started,
             )
             on_context(ctx)
             value = _call(definition, ctx)
@@ -276,6 +286,8 @@ class _Attempt:
         """Store the run as sleeping (or pending) until the suspension's time."""
         if isinstance(suspend, WaitSuspend):
             return self.wait(suspend)
+        if isinstance(suspend, JoinSuspend):
+            return self.join(suspend)
         self.wake_ms = suspend.available_ms
 
         def write() -> Outcome:
@@ -309,6 +321,28 @@ class _Attempt:
                     step=wait.step, seq=wait.seq, seen=wait.seen, now_ms=now,
                     attempt=info.attempt, since_run=wait.since_run, after=wait.after,
                 ),
+                then_claim=request,
+            )  # fmt: skip
+            return Outcome.of(ended, finished=False, next_claim_asked=request is not None)
+
+        return durable(write, give_up_after=self.give_up_after)
+
+    def join(self, join: JoinSuspend) -> Outcome:
+        """Store the run as waiting for its children (pending: all ended already)."""
+        self.waiting_for = (f"{len(join.child_ids)} child run(s)", join.until_ms)
+
+        def write() -> Outcome:
+            now = _clock.now_ms(self.clock)
+            request = self.next_claim(now)
+            info = self.claim.info
+            ended = self.store.children.join(
+                NewJoin(
+                    run_id=info.id, token=self.claim.lease_token, kind=join.kind,
+                    step=join.step, seq=join.seq, child_ids=join.child_ids,
+                    until_ms=join.until_ms, now_ms=now, attempt=info.attempt,
+                    waiting_json=join.waiting_json, prefix=join.prefix, released=join.released,
+                ),
+                children=join.children,
                 then_claim=request,
             )  # fmt: skip
             return Outcome.of(ended, finished=False, next_claim_asked=request is not None)

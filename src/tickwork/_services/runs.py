@@ -77,16 +77,20 @@ class Runs:
         schedule_key: str | None,
         limit: int,
         before: str | None,
+        parent: str | None = None,
     ) -> list[RunInfo]:
         check_limit(limit)
         if before is not None and (not isinstance(before, str) or not before):
             raise ConfigError(f"before must be a run id, not {before!r}")
+        if parent is not None and (not isinstance(parent, str) or not parent):
+            raise ConfigError(f"parent must be a run id, not {parent!r}")
         return self._runtime.store.runs.list_runs(
             workflow=workflow,
             status=None if status is None else _status(status),
             schedule_key=schedule_key,
             limit=limit,
             before=before,
+            parent_id=parent,
         )
 
     def recent_by_schedule(self, keys: Sequence[str], limit: int) -> dict[str, list[RunInfo]]:

@@ -22,9 +22,10 @@ attribute of the store: ``store.runs`` (``run_contract.RunStore``), ``store.sche
 (``schedule_contract``), ``store.firing`` (``firing_contract``), ``store.deadlines``
 (``deadline_contract``), ``store.keys`` (``key_contract``), ``store.calendars``
 (``calendar_contract``), ``store.workers`` (``worker_contract``), ``store.events``
-(``event_contract``), ``store.pruning`` (``prune_contract``) and ``store.storage``
-(``storage_contract``). A new store method is written twice: in its part's Protocol and
-in its implementation. The records of a claim are in ``claim_records``.
+(``event_contract``), ``store.children`` (``child_contract``), ``store.pruning``
+(``prune_contract``) and ``store.storage`` (``storage_contract``). A new store method is
+written twice: in its part's Protocol and in its implementation. The records of a claim
+are in ``claim_records``.
 
 The plain records it takes and gives (``NewRun``, ``StepRecord``, ``ScheduleRecord``,
 ``DueSchedule``) live in ``tickwork._values.records``, below the store, and are re-exported here.
@@ -43,6 +44,7 @@ from .._values.clock import Reading
 from .._values.models import Stats
 from .._values.records import DueSchedule, NewRun, ScheduleRecord, StepRecord, WorkerRecord
 from .calendar_contract import CalendarStore
+from .child_contract import ChildStore
 from .claim_records import ClaimedRun, ClaimRequest, Ended, LeaseLost
 from .deadline_contract import DeadlineStore
 from .event_contract import EventStore
@@ -113,6 +115,9 @@ class Store(Protocol):
 
     @property
     def events(self) -> EventStore: ...
+
+    @property
+    def children(self) -> ChildStore: ...
 
     @property
     def pruning(self) -> PruneStore: ...

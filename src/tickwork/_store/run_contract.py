@@ -43,11 +43,13 @@ class RunStore(Protocol):
         schedule_key: str | None = None,
         limit: int = 100,
         before: str | None = None,
+        parent_id: str | None = None,
     ) -> list[RunInfo]:
         """Runs matching every filter given, newest first (by creation, then id).
 
         With ``before``, only runs after the run of that id in this order (the next page
-        after a page that ended with it); none if there is no such run.
+        after a page that ended with it); none if there is no such run. ``parent_id``:
+        the children of that run.
         """
         ...
 

@@ -213,5 +213,6 @@ def _candidate_row(run: NewRun) -> tuple[Any, ...]:
         schedule_key=run.schedule_key, scheduled_for=run.scheduled_for_ms,
         created_at=run.created_ms, schedule_revision=run.schedule_revision,
         cancel_requested=0, retry=run.retry_json, recoveries=0, recovery_mark=0, suspect=0,
+        parent_id=run.parent_id,
     )  # fmt: skip
     return tuple(values.values())

@@ -12,6 +12,7 @@ filters                                 index
 none                                    ``tickwork_runs_created``
 workflow                                ``tickwork_runs_workflow``
 schedule (+ workflow)                   ``tickwork_runs_schedule``
+parent (+ any but an unfinished status)  ``tickwork_runs_parent`` (migration 0024)
 ended status                            ``tickwork_runs_status_ended``
 ended status, workflow                  ``tickwork_runs_workflow_status_ended``
 ended status, schedule (+ workflow)     ``tickwork_runs_schedule_status_ended``
@@ -73,23 +74,29 @@ def list_runs_query(
     after: tuple[int, str] | None,
     no_index: str,
     ranged: bool,
+    parent_id: str | None = None,
 ) -> tuple[str, list[Any]]:
     """``LIST_RUNS`` for these filters and the keyset ``after`` (None: the first page),
     with its parameters but the limit; ``no_index`` is ``Database.no_index``, ``ranged``
     whether the planner plans for values from statistics (PostgreSQL: ``LEADING``)."""
     if status is not None and status in ACTIVE_STATUSES:
-        return _in_flight(workflow, status, schedule_key, after, no_index)
-    # Which filters the index holds: a schedule's runs are fewer than its workflow's.
-    by_schedule = schedule_key is not None
-    by_workflow = workflow is not None and not by_schedule
+        return _in_flight(workflow, status, schedule_key, after, no_index, parent_id)
+    # Which filters the index holds: a parent's children and a schedule's runs are fewer
+    # than a workflow's.
+    by_parent = parent_id is not None
+    by_schedule = schedule_key is not None and not by_parent
+    by_workflow = workflow is not None and not by_schedule and not by_parent
     leading = ""
-    if ranged and (by_schedule or by_workflow or status is not None):
+    if by_parent:
+        leading = "parent_id"  # the only index that holds it: first, whatever the planner
+    elif ranged and (by_schedule or by_workflow or status is not None):
         leading = "schedule_key" if by_schedule else "workflow" if by_workflow else "status"
     clauses: list[str] = []
     params: list[Any] = []
     for column, value, hide in (
-        ("status", None if status is None else str(status), ""),
-        ("schedule_key", schedule_key, ""),
+        ("parent_id", parent_id, ""),
+        ("status", None if status is None else str(status), no_index if by_parent else ""),
+        ("schedule_key", schedule_key, no_index if by_parent else ""),
         ("workflow", workflow, "" if by_workflow else no_index),
     ):
         if value is None:
@@ -116,6 +123,7 @@ def _in_flight(
     schedule_key: str | None,
     after: tuple[int, str] | None,
     no_index: str,
+    parent_id: str | None,
 ) -> tuple[str, list[Any]]:
     """``list_runs_query`` for an unfinished status: the runs' ids from the queue."""
     queued = ["status = ?"]
@@ -125,6 +133,9 @@ def _in_flight(
             queued.append(f"{column} = ?")
             params.append(value)
     clauses = [IN_QUEUE.format(where=" AND ".join(queued))]
+    if parent_id is not None:
+        clauses.append(f"{no_index}parent_id = ?")
+        params.append(parent_id)
     if after is not None:
         clauses.append(OLDER_THAN.format(hide=no_index))
         params += after

@@ -72,7 +72,8 @@ RUN_COLUMNS = RUN.names
 NEW_RUN: Columns[NewRun] = Columns(
     NewRun,
     fields=("id", "workflow", "version", "input_json", "priority", "pool", "schedule_key",
-            "schedule_revision", "scheduled_for_ms", "retry_json", "created_ms", "deadline_ms"),
+            "schedule_revision", "scheduled_for_ms", "retry_json", "created_ms", "deadline_ms",
+            "parent_id", "joined"),
     column={"input_json": "input", "scheduled_for_ms": "scheduled_for", "retry_json": "retry",
             "created_ms": "created_at", "deadline_ms": "deadline_at"},
 )  # fmt: skip
@@ -172,6 +173,7 @@ def inserted_run(run: NewRun) -> RunInfo:
         started_at=None,
         finished_at=None,
         schedule_revision=run.schedule_revision,
+        parent_id=run.parent_id,
     )
 
 

@@ -21,6 +21,7 @@ from typing import ClassVar, TypeVar
 
 from .._values.models import Stats
 from .sql_calendars import CalendarsSql
+from .sql_children import ChildrenSql
 from .sql_deadlines import DeadlinesSql
 from .sql_events import EventsSql
 from .sql_firing import FiringSql
@@ -60,6 +61,7 @@ class SqlStore:
         self.calendars = CalendarsSql(db)
         self.workers = WorkersSql(db)
         self.events = EventsSql(db, self.runs)  # an emit inserts and claims runs
+        self.children = ChildrenSql(db, self.runs)  # a map inserts and claims runs
         self.pruning = PruneSql(db)
         self.storage = StorageSql(db)
         self._stats = StatsSql(db)

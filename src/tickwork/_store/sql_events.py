@@ -41,6 +41,7 @@ from .._values.records import NewRun
 from .claim_records import ClaimRequest, Ended, LeaseLost
 from .event_records import Emitted, NewEvent, NewWait, SubscriptionRecord
 from .flow_history import PRUNE_DECISIONS, SELECT_DECISIONS, decision_from_row, record_decision
+from .joins import WAKE_QUEUED, WAKE_RUN
 from .run_inserts import insert_run_row
 from .run_rows import claimed_runs, run_from_row
 from .sql_runs import REQUEUE_HELD, RESCHEDULE_RUN, RunsSql
@@ -163,11 +164,6 @@ INSERT_WAIT = """
 INSERT INTO tickwork_waits (run_id, name, paths, match_key, step) VALUES (?, ?, ?, ?, ?)
 """
 DELETE_WAITS = "DELETE FROM tickwork_waits WHERE run_id = ?"
-# Wake a waiting run: in the queue (only if it still waits) and in its row.
-WAKE_QUEUED = """
-UPDATE tickwork_queue SET status = 'pending', available_at = ? WHERE id = ? AND status = 'waiting'
-"""
-WAKE_RUN = "UPDATE tickwork_runs SET status = 'pending' WHERE id = ?"
 # The wait's checkpoint: "waiting" (its result: what it waits for, until when) or
 # "completed" (the event, or null when it timed out); its started_at is kept.
 WRITE_WAIT_STEP = """

@@ -274,7 +274,7 @@ class FiringSql:
             span = tx.execute(SELECT_QUEUED_BETWEEN, key, occurrences[0], occurrences[-1])
             queued = frozenset(found[0] for found in span.fetchall())
             plan = decide(due, has_run, queued)  # pure: nothing written yet
-            _apply_backfill(tx, due, plan, has_run, now_ms)
+            _apply_backfill(tx, self._db, due, plan, has_run, now_ms)
             if plan.starts:
                 self._db.notify(tx, "runs")
             if plan.enqueued or plan.cancel_run_ids:
@@ -408,7 +408,7 @@ def _apply(
     """
     for _, plan in plans:
         for run_id in plan.cancel_run_ids:
-            if not cancel_idle_run(tx, run_id, now_ms)[0]:
+            if not cancel_idle_run(db, tx, run_id, now_ms)[0]:
                 tx.execute(REQUEST_CANCEL, run_id)  # running: its executor stops
     new_runs = [
         _new_run(due, run, now_ms, fired=True) for due, plan in plans for run in plan.starts
@@ -457,7 +457,12 @@ def _apply(
 
 
 def _apply_backfill(
-    tx: Transaction, due: DueSchedule, plan: Plan, has_run: frozenset[str], now_ms: int
+    tx: Transaction,
+    db: Database,
+    due: DueSchedule,
+    plan: Plan,
+    has_run: frozenset[str],
+    now_ms: int,
 ) -> HistoryEntry | None:
     """Carry out a backfill batch's plan: cancel, insert its runs (``ON CONFLICT DO
     NOTHING`` still guards each), queue, record every decision, and note the last run.
@@ -465,7 +470,7 @@ def _apply_backfill(
     reach ``max_runs``: it deactivates itself (the entry recorded is returned)."""
     record = due.record
     for run_id in plan.cancel_run_ids:
-        if not cancel_idle_run(tx, run_id, now_ms)[0]:
+        if not cancel_idle_run(db, tx, run_id, now_ms)[0]:
             tx.execute(REQUEST_CANCEL, run_id)
     settled = settle(plan, has_run)
     new = settled.starts

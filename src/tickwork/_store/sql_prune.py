@@ -54,8 +54,9 @@ ORDER BY workflow LIMIT 1
 # A workflow's ended runs that ended from the floor on and before the cutoff, oldest
 # first, with when each ended and how many steps it has; not a schedule's latest run, nor
 # the run of its latest occurrence (its schedule row names them: a primary-key probe;
-# migration 0014). The dialect's SKIP LOCKED is appended: rows another pruner holds are
-# left to it.
+# migration 0014), nor the child of a parent still unfinished (in the queue: its result is
+# kept until the parent has read it, DESIGN §10). The dialect's SKIP LOCKED is appended:
+# rows another pruner holds are left to it.
 SELECT_PRUNABLE_RUNS = f"""
 SELECT r.id, r.finished_at, (SELECT COUNT(*) FROM tickwork_steps s WHERE s.run_id = r.id)
 FROM tickwork_runs r
@@ -64,6 +65,7 @@ WHERE r.workflow = ? AND {_ENDED_IN_R}
     AND NOT EXISTS (SELECT 1 FROM tickwork_schedules k
                     WHERE k.key = r.schedule_key
                         AND (k.last_run_id = r.id OR k.last_occurrence_at = r.scheduled_for))
+    AND NOT EXISTS (SELECT 1 FROM tickwork_queue p WHERE p.id = r.parent_id)
 ORDER BY r.finished_at
 LIMIT ?
 """

@@ -21,6 +21,7 @@ from .._values.records import NewRun, StepRecord
 from .claim_records import ClaimedRun, ClaimRequest, Ended, LeaseLost
 from .claim_room import can_claim, open_workflows
 from .counters import count_run_end, observe_step
+from .joins import SELECT_DESCENDANTS, count_off, forget_joins
 from .recent_runs import RecentRunsSql
 from .run_inserts import StraightClaim
 from .run_lists import SELECT_KEYSET, list_runs_query
@@ -37,7 +38,7 @@ from .run_rows import (
     step_from_row,
 )
 from .state_changes import WAKE_BUFFERED, end_run_of_schedule
-from .transaction import Transaction
+from .transaction import Database, Transaction
 
 __all__ = [
     "NOT_SUSPECT",
@@ -87,8 +88,9 @@ UPDATE tickwork_queue SET available_at = ?
 WHERE id = ? AND lease_token = ? AND status = 'running'
 RETURNING cancel_requested
 """
-# The schedule of a run (finish_run reads it first when its caller does not know it).
-SELECT_SCHEDULE_KEY = "SELECT schedule_key FROM tickwork_runs WHERE id = ?"
+# The schedule and parent of a run (finish_run reads them first when its caller does not
+# know them).
+SELECT_SCHEDULE_KEY = "SELECT schedule_key, parent_id FROM tickwork_runs WHERE id = ?"
 # A held run leaves the queue (it ends) ...
 UNQUEUE_HELD = """
 DELETE FROM tickwork_queue WHERE id = ? AND lease_token = ? AND status = 'running'
@@ -123,11 +125,11 @@ UNQUEUE_IDLE = (
     "DELETE FROM tickwork_queue WHERE id = ? AND status IN ('pending', 'sleeping', 'waiting')"
 )
 # ... and ends (a cancelled run misses no deadline: it is cleared); returns its
-# schedule's key, and its workflow and start (for metrics).
+# schedule's key, its workflow and start (for metrics) and its parent (a child's join).
 CANCEL_RUN = """
 UPDATE tickwork_runs SET status = 'cancelled', finished_at = ?, deadline_at = NULL
 WHERE id = ?
-RETURNING schedule_key, workflow, started_at
+RETURNING schedule_key, workflow, started_at, parent_id
 """
 # With Database.lock_row, a cancel takes the run's schedule's row before the run's: firing
 # holds the schedule and may cancel the run (cancel_previous), and the other order could
@@ -160,14 +162,20 @@ def _kept_deadlines_until(status: RunStatus, now_ms: int) -> int:
 _NO_DEADLINE_CLEARED = 2**62
 
 
-def cancel_idle_run(tx: Transaction, run_id: str, now_ms: int) -> tuple[bool, str | None]:
-    """Cancel the run if it is pending or sleeping, counting its end; return whether it
-    was, and its schedule's key."""
+def cancel_idle_run(
+    db: Database, tx: Transaction, run_id: str, now_ms: int
+) -> tuple[bool, str | None]:
+    """Cancel the run if it is pending, sleeping or waiting, counting its end (and, for a
+    child, off its parent's join; a waiting parent's joins are forgotten); return whether
+    it was, and its schedule's key."""
     tx.execute(UNQUEUE_IDLE, run_id)
     if tx.rowcount != 1:
         return False, None
-    schedule_key, workflow, started_ms = tx.execute(CANCEL_RUN, now_ms, run_id).fetchone()
+    schedule_key, workflow, started_ms, parent = tx.execute(CANCEL_RUN, now_ms, run_id).fetchone()
     count_run_end(tx, workflow, RunStatus.CANCELLED.value, started_ms, now_ms)
+    forget_joins(tx, run_id)
+    if parent is not None:
+        count_off(db, tx, run_id, parent, now_ms)
     return True, schedule_key
 
 
@@ -204,6 +212,7 @@ class RunsSql(RecentRunsSql):
         schedule_key: str | None = None,
         limit: int = 100,
         before: str | None = None,
+        parent_id: str | None = None,
     ) -> list[RunInfo]:
         # Every combination is read from an index, newest first (run_lists.py).
         with self._db.read() as tx:
@@ -218,6 +227,7 @@ class RunsSql(RecentRunsSql):
                 workflow=workflow,
                 status=status,
                 schedule_key=schedule_key,
+                parent_id=parent_id,
                 after=None if after is None else (after[0], after[1]),
                 no_index=self._db.no_index,
                 ranged=bool(self._db.plan_for_values),
@@ -302,9 +312,9 @@ class RunsSql(RecentRunsSql):
         def work(tx: Transaction) -> tuple[Any, list[TakenRun], HistoryEntry | None]:
             if running is None:  # not known to the caller: read its schedule first
                 found = tx.execute(SELECT_SCHEDULE_KEY, run_id).fetchone()
-                owner = None if found is None else found[0]
+                owner, parent = (None, None) if found is None else found
             else:
-                owner = running.schedule_key
+                owner, parent = running.schedule_key, running.parent_id
             # pause_after_failures' count and the buffered occurrence's wake-up, before
             # the run's row (state_changes.py)
             paused = None
@@ -329,6 +339,8 @@ class RunsSql(RecentRunsSql):
                 row, workflow, started = None, running.workflow, running.started_at
                 started_ms = None if started is None else to_ms(started)
             count_run_end(tx, workflow, str(status), started_ms, now_ms)
+            if parent is not None:  # a child: off its parent's join (joins.py)
+                count_off(self._db, tx, run_id, parent, now_ms)
             return row, self.claim_in(tx, then_claim), paused
 
         row, taken, paused = self._db.write(work)
@@ -371,13 +383,19 @@ class RunsSql(RecentRunsSql):
         def work(tx: Transaction) -> bool:
             if lock_row:  # in the order firing takes them (see LOCK_SCHEDULE_OF_RUN)
                 tx.execute(LOCK_SCHEDULE_OF_RUN + lock_row, run_id)
-            cancelled, schedule_key = cancel_idle_run(tx, run_id, now_ms)
+            cancelled, schedule_key = cancel_idle_run(self._db, tx, run_id, now_ms)
             if cancelled:
                 if schedule_key is not None:
                     tx.execute(WAKE_BUFFERED, now_ms, now_ms, schedule_key)
-                return True
-            tx.execute(REQUEST_CANCEL, run_id)
-            return tx.rowcount == 1
+            else:
+                tx.execute(REQUEST_CANCEL, run_id)
+                if tx.rowcount != 1:
+                    return False
+            # The cancel cascades: its unfinished children, and theirs (DESIGN §10).
+            for (below,) in tx.execute(SELECT_DESCENDANTS, run_id).fetchall():
+                if not cancel_idle_run(self._db, tx, below, now_ms)[0]:
+                    tx.execute(REQUEST_CANCEL, below)
+            return True
 
         return self._db.write(work)
 

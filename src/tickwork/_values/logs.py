@@ -28,6 +28,7 @@ __all__ = [
     "RUNS",
     "elapsed",
     "instant",
+    "log_child_started",
     "log_deadline_missed",
     "log_decision",
     "log_emitted",
@@ -68,6 +69,11 @@ def log_run(
         RUNS.log(
             level, "run %s " + message, info.id, *args, exc_info=exc_info, extra=run_fields(info)
         )
+
+
+def log_child_started(parent: RunInfo, child_id: str) -> None:
+    """A workflow's ``ctx.start`` started a child run (INFO on ``tickwork.runs``)."""
+    log_run(logging.INFO, parent, "started child run %s", child_id)
 
 
 def log_step_failed(info: RunInfo, step: str, tries: int, exc: BaseException, retry: Retry) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "Histogram",
     "HistoryEntry",
     "OnHoliday",
+    "Outcome",
     "Overlap",
     "Pruned",
     "RunInfo",
@@ -116,6 +117,20 @@ class RunInfo:
     schedule_revision: int | None = None
     #: where a run that failed for good failed (the traceback's end, bounded)
     traceback: str | None = None
+    #: the run that started this one with ``ctx.start`` / ``ctx.map`` (None: a top-level run)
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a child run ended, as ``ctx.wait(..., settle=True)`` and ``ctx.map(...,
+    settle=True)`` return it: ``status`` is ``completed`` (``result`` set), ``failed``
+    (``error`` set) or ``cancelled``."""
+
+    run_id: str
+    status: RunStatus
+    result: Any
+    error: str | None
 
 
 @dataclass(frozen=True, slots=True)

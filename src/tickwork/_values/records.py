@@ -26,6 +26,7 @@ __all__ = [
     "OPTIONS",
     "DueSchedule",
     "FiringState",
+    "NewJoin",
     "NewRun",
     "ScheduleRecord",
     "StepRecord",
@@ -60,6 +61,33 @@ class NewRun:
     retry_json: str | None = None
     #: when it must have completed (an occurrence's fired run under ``deadline``)
     deadline_ms: int | None = None
+    #: the run that started it (``ctx.start``, ``ctx.map``)
+    parent_id: str | None = None
+    #: a map's child: the parent's join (its wait step) it counts itself off when it ends
+    joined: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewJoin:
+    """A held parent suspended until its children ``child_ids`` have ended (``ctx.wait``,
+    ``ctx.map``): its wait checkpoint (``kind``: "join" or "map", ``step``, ``seq``) is
+    written ``waiting`` with
+    ``waiting_json``; past ``until_ms`` (None: never) it is woken anyway. For a map,
+    ``prefix`` is its children's id prefix (the n-th child's id is ``prefix`` + n) and
+    ``released`` how many of them are runnable at first (the rest wait their turn)."""
+
+    run_id: str
+    token: str
+    kind: str
+    step: str
+    seq: int
+    child_ids: tuple[str, ...]
+    until_ms: int | None
+    now_ms: int
+    attempt: int
+    waiting_json: str
+    prefix: str | None = None
+    released: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

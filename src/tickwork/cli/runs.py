@@ -51,6 +51,7 @@ def command() -> None:
 @click.option("--schedule", "schedule_key", default=None, help="Runs of this schedule key.")
 @click.option("-n", "--limit", default=50, show_default=True)
 @click.option("--before", default=None, help="Only runs listed after this run id (next page).")
+@click.option("--parent", default=None, help="Only the child runs this run started.")
 @database_option
 @json_option
 def list_(
@@ -59,6 +60,7 @@ def list_(
     schedule_key: str | None,
     limit: int,
     before: str | None,
+    parent: str | None,
     database: str | None,
     as_json: bool,
 ) -> None:
@@ -71,6 +73,7 @@ def list_(
         runs = engine.list_runs(
             workflow=workflow, status=status, schedule_key=schedule_key,
             limit=min(limit + 1, MAX_LIMIT) if limit >= 1 else limit, before=before,
+            parent=parent,
         )  # fmt: skip
     if as_json:
         echo_json(run_page_to_wire(runs, offset=0, limit=limit))
@@ -78,7 +81,7 @@ def list_(
     runs = runs[:limit]
     if not runs:
         filters = {"workflow": workflow, "status": status, "schedule": schedule_key,
-                   "before": before}  # fmt: skip
+                   "parent": parent, "before": before}  # fmt: skip
         said = ", ".join(f"{name} {value!r}" for name, value in filters.items() if value)
         click.echo(f"No runs{f' ({said})' if said else ''} in {engine.console.where}.")
         return

@@ -224,6 +224,7 @@ class _Api:
             schedule_key=params.get("schedule_key"),
             limit=wanted,
             before=params.get("before"),
+            parent=params.get("parent"),
         )
         return JSONResponse(run_page_to_wire(runs, offset=offset, limit=limit))
 

@@ -209,6 +209,7 @@ _RUNS = (
             _query("workflow", {"type": "string"}, "Only this workflow's runs"),
             _query("status", ref("RunStatus"), "Only runs in this status"),
             _query("schedule_key", {"type": "string"}, "Only this schedule's runs"),
+            _query("parent", {"type": "string"}, "Only the child runs this run started"),
             _LIMIT,
             _query(
                 "before",

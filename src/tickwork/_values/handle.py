@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from .._values import clock as _clock
-from .._values.models import RunInfo, RunStatus
 from ..errors import RunCancelled, RunFailed, RunTimeout, TickworkError
+from . import clock as _clock
+from .models import RunInfo, RunStatus
 
 __all__ = ["RunHandle"]
 
