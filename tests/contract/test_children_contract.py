@@ -145,7 +145,7 @@ def test_a_maps_window_releases_one_child_per_end_and_never_more(store: Store) -
             parent_id="p",
             joined="map:work",
             available_ms=T0 if n < 3 else HELD_MS,
-        )  # fmt: skip
+        )
         for n in range(10)
     ]
     store.children.join(

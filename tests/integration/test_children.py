@@ -172,18 +172,16 @@ def test_map_starts_a_child_per_input_and_returns_results_in_order(engine: Engin
     assert all(c is not None and c.parent_id == handle.id for c in children)
 
 
-def test_map_under_max_parallel_never_has_more_runnable_at_once(
+def test_map_under_max_parallel_runs_every_child_and_keeps_the_order(
     engine: Engine, clock: FakeClock
 ) -> None:
-    running: list[int] = []
-    most = [0]
+    # The window itself (never more than max_parallel runnable) is the store's:
+    # tests/contract/test_children_contract.py.
+    ran: list[int] = []
 
     @engine.workflow("work")
     def work(ctx: Context, n: int) -> int:
-        queued = engine.list_runs(workflow="work", status="pending", limit=1000)
-        runnable = [r for r in queued if r.id != ctx.run_id]
-        running.append(n)
-        most[0] = max(most[0], len(runnable))
+        ran.append(n)
         return n * 2
 
     @engine.workflow("fan")
@@ -193,7 +191,9 @@ def test_map_under_max_parallel_never_has_more_runnable_at_once(
     handle = engine.start("fan")
     engine.run_until_idle()
     assert handle.result() == [n * 2 for n in range(10)]
-    assert sorted(running) == list(range(10))
+    assert sorted(ran) == list(range(10))
+    held = [r for r in engine.list_runs(parent=handle.id) if r.status is not RunStatus.COMPLETED]
+    assert held == []
 
 
 def test_grandchildren_and_a_replayed_parent_start_each_child_once(engine: Engine) -> None:
@@ -278,3 +278,93 @@ def test_a_cancelled_child_counts_as_ended(engine: Engine, settle: bool, clock: 
     assert engine.cancel(f"{handle.id}/slow")
     engine.run_until_idle()
     assert handle.result() == "cancelled"
+
+
+def test_parallel_async_steps_run_at_once_and_replay_by_their_keys(
+    engine: Engine, clock: FakeClock
+) -> None:
+    import asyncio
+
+    calls: list[str] = []
+    order: list[str] = []
+
+    @engine.workflow("fan")
+    async def fan(ctx: Context, input: Any) -> Any:
+        b_done = asyncio.Event()
+
+        async def a() -> str:
+            calls.append("a")
+            await b_done.wait()  # ends after b: both were running at once
+            order.append("a")
+            return "A"
+
+        async def b() -> str:
+            calls.append("b")
+            order.append("b")
+            b_done.set()
+            return "B"
+
+        got = await asyncio.gather(ctx.step("a", a), ctx.step("b", b))
+        await ctx.sleep("after", "1m")  # the run leaves here and is replayed later
+        return got
+
+    handle = engine.start("fan")
+    engine.run_until_idle()
+    assert order == ["b", "a"] and engine.get_run(handle.id).status is RunStatus.SLEEPING  # type: ignore[union-attr]
+    clock.advance("2m")
+    engine.run_until_idle()
+    assert handle.result() == ["A", "B"]
+    assert calls == ["a", "b"]  # the replay ran neither again
+
+
+def test_cancelling_a_waiting_parent_cancels_its_unfinished_children(
+    engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("slow")
+    def slow(ctx: Context, input: Any) -> str:
+        ctx.sleep("nap", "1h")
+        return "late"
+
+    @engine.workflow("quick")
+    def quick(ctx: Context, input: Any) -> str:
+        return "soon"
+
+    @engine.workflow("parent")
+    def parent(ctx: Context, input: Any) -> Any:
+        done = ctx.start("quick")
+        ctx.wait(done)
+        return ctx.map("slow", [1, 2, 3])
+
+    handle = engine.start("parent")
+    engine.run_until_idle()
+    assert engine.get_run(handle.id).status is RunStatus.WAITING  # type: ignore[union-attr]
+    assert engine.cancel(handle.id)
+    children = {r.id: r.status for r in engine.list_runs(parent=handle.id)}
+    assert children == {
+        f"{handle.id}/quick": RunStatus.COMPLETED,  # ended before: left as it was
+        **{f"{handle.id}/slow/{n}": RunStatus.CANCELLED for n in range(3)},
+    }
+    assert engine.get_run(handle.id).status is RunStatus.CANCELLED  # type: ignore[union-attr]
+    clock.advance("2h")
+    assert engine.run_until_idle() == 0
+
+
+def test_a_parent_that_ends_without_waiting_leaves_its_children_running(
+    engine: Engine, clock: FakeClock
+) -> None:
+    @engine.workflow("slow")
+    def slow(ctx: Context, input: Any) -> str:
+        ctx.sleep("nap", "1h")
+        return "late"
+
+    @engine.workflow("parent")
+    def parent(ctx: Context, input: Any) -> str:
+        ctx.start("slow")
+        return "left"
+
+    handle = engine.start("parent")
+    engine.run_until_idle()
+    assert handle.result() == "left"
+    clock.advance("2h")
+    engine.run_until_idle()
+    assert engine.get_run(f"{handle.id}/slow").status is RunStatus.COMPLETED  # type: ignore[union-attr]
