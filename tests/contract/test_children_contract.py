@@ -186,3 +186,18 @@ def test_a_closed_join_is_forgotten_and_its_late_children_wake_nothing(store: St
     (taken,) = claim(store, at=T0 + 1000)
     end(store, taken)
     assert status(store, "p") is RunStatus.RUNNING  # still the parent's execution's
+
+
+def test_retention_keeps_the_children_of_an_unfinished_parent(store: Store) -> None:
+    from tests.contract.test_prune_contract import prune_all
+
+    from tickwork._rules.retention import Cutoffs
+
+    held_parent(store)  # unfinished: running
+    store.runs.insert_run(child("p", "done"))
+    store.runs.insert_run(replace(new_run("orphan"), parent_id="gone"))  # its parent pruned
+    for taken in claim(store, limit=10):
+        end(store, taken)
+    removed, _ = prune_all(store, Cutoffs(runs_ms=T0 + 10, history_ms=None))
+    assert store.runs.get_run("p/done") is not None  # its parent has not read it yet
+    assert store.runs.get_run("orphan") is None and removed == 1

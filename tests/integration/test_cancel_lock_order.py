@@ -84,7 +84,7 @@ def test_a_cancel_waits_for_a_pass_that_holds_the_schedule_and_cancels_the_run(
                     threading.Event().wait(0.01)
                 else:
                     pytest.fail("the cancel never waited for the pass's lock")
-            return cancel_idle_run(tx, RUN, to_ms(clock.now()))[0]
+            return cancel_idle_run(other._db, tx, RUN, to_ms(clock.now()))[0]  # type: ignore[attr-defined]
 
         assert other._db.write(firing_pass) is True  # type: ignore[attr-defined]
         cancelling.join(30)

@@ -368,3 +368,26 @@ def test_a_parent_that_ends_without_waiting_leaves_its_children_running(
     clock.advance("2h")
     engine.run_until_idle()
     assert engine.get_run(f"{handle.id}/slow").status is RunStatus.COMPLETED  # type: ignore[union-attr]
+
+
+def test_a_parent_retried_after_a_failure_keeps_its_children(
+    engine: Engine, clock: FakeClock
+) -> None:
+    calls: list[Any] = []
+    add_resize(engine, calls)
+    attempts: list[int] = []
+
+    @engine.workflow("album", retry=Retry(max_attempts=2, backoff="1s"))
+    def album(ctx: Context, input: Any) -> Any:
+        attempts.append(ctx.attempt)
+        got = ctx.map("resize", [{"img": "a"}, {"img": "b"}])
+        if ctx.attempt == 1:
+            raise RuntimeError("a bug after the children ended")
+        return got
+
+    handle = engine.start("album")
+    engine.run_until_idle()
+    clock.advance("2s")
+    engine.run_until_idle()
+    assert attempts == [1, 1, 2] and handle.result() == [{"small": "a.small"}, {"small": "b.small"}]
+    assert len(calls) == 2  # the retry started no second child
