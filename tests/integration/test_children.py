@@ -391,3 +391,23 @@ def test_a_parent_retried_after_a_failure_keeps_its_children(
     engine.run_until_idle()
     assert attempts == [1, 1, 2] and handle.result() == [{"small": "a.small"}, {"small": "b.small"}]
     assert len(calls) == 2  # the retry started no second child
+
+
+def test_a_child_started_and_a_parent_woken_are_logged_at_info(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    add_resize(engine)
+
+    @engine.workflow("album")
+    def album(ctx: Context, input: Any) -> Any:
+        return ctx.wait(ctx.start("resize", {"img": "a"}, key="cover"))
+
+    caplog.set_level(logging.INFO, logger="tickwork.runs")
+    handle = engine.start("album", run_id="al")
+    engine.run_until_idle()
+    assert handle.result() == {"small": "a.small"}
+    said = [r.getMessage() for r in caplog.records if r.name == "tickwork.runs"]
+    assert "run al started child run al/cover" in said
+    assert "run al woken: its 1 child run(s) ended" in said

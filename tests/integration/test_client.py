@@ -425,3 +425,23 @@ def test_async_twins_are_the_blocking_calls(client: Client, app_engine: Engine) 
         assert await client.unschedule_async(key) is True
 
     asyncio.run(scenario())
+
+
+def test_the_client_lists_the_children_of_a_run_as_the_engine(
+    app_engine: Engine, client: Client
+) -> None:
+    @app_engine.workflow("leaf")
+    def leaf(ctx: Context, n: int) -> int:
+        return n
+
+    @app_engine.workflow("fan")
+    def fan(ctx: Context, input: Any) -> Any:
+        return ctx.map("leaf", [1, 2, 3])
+
+    handle = app_engine.start("fan", run_id="fan-1")
+    app_engine.run_until_idle()
+    assert handle.result() == [1, 2, 3]
+    assert client.list_runs(parent="fan-1") == app_engine.list_runs(parent="fan-1")
+    assert {r.parent_id for r in client.list_runs(parent="fan-1")} == {"fan-1"}
+    with pytest.raises(ConfigError):
+        client.list_runs(parent="")

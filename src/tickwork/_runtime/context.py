@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -29,7 +30,7 @@ from .._values.durations import Duration, check_instant, describe_duration, inst
 from .._values.events import check_event_name, check_match, event_from_json, payload_json
 from .._values.handle import RunHandle
 from .._values.ids import canonical_json, from_canonical_json
-from .._values.logs import log_step_failed
+from .._values.logs import log_run, log_step_failed
 from .._values.models import RunInfo, RunStatus, StepTry
 from .._values.records import NewRun, tries_from_json, tries_to_json
 from .._values.retry import NO_RETRY, Retry
@@ -461,6 +462,8 @@ class Context:
             found = self._lease.store.children.outcomes(ids)
             if all(outcome is not None for outcome in found):
                 self._close(kind, step, now, {"count": len(ids)})
+                if stored is not None:  # it waited, and its last child woke it
+                    log_run(logging.INFO, self._info, "woken: its %d child run(s) ended", len(ids))
                 return self._returning(what, joined_value(found, ids, settle=settle, single=single))
             if until is not None and now >= until:
                 late = [run_id for run_id, o in zip(ids, found, strict=True) if o is None]
@@ -469,9 +472,13 @@ class Context:
                     after = describe_duration(timedelta(milliseconds=to_ms(timeout, "timeout")))
                 self._close(kind, step, now, {"count": len(ids), "timed_out": late, "after": after})
                 raise WaitTimedOut(late, after)
-        waiting = {"count": len(ids), "until": until}
+        waiting: dict[str, Any] = {"count": len(ids), "until": until}
         if kind == "join":
             waiting["runs"] = ids
+        elif children:
+            waiting["workflow"] = children[0].workflow
+        elif stored is not None:
+            waiting["workflow"] = stored.result.get("workflow")
         raise JoinSuspend(
             kind=kind, step=step, seq=self._seq_of(kind, step), child_ids=tuple(ids),
             until_ms=until, waiting_json=canonical_json(waiting), children=children,

@@ -20,8 +20,10 @@ from .._values.models import (
     HistoryEntry,
     Pruned,
     RunInfo,
+    RunStatus,
     ScheduleAction,
     Stats,
+    StepInfo,
     StorageStats,
 )
 from .._values.urls import require_existing, shown_url
@@ -141,6 +143,14 @@ class Console:
     def event_counts(self) -> dict[str, int]:
         """Events emitted per name, ever (``tickwork_events_total``; pruning lowers none)."""
         return self._events.counts()
+
+    def child_counts(self, run_id: str) -> dict[RunStatus, int]:
+        """How many child runs ``run_id`` started are in each status."""
+        return self._runtime.store.children.counts(run_id)
+
+    def children_remaining(self, run_id: str, step: StepInfo) -> int | None:
+        """How many of its children the wait ``step`` of ``run_id`` still waits for."""
+        return self._runtime.store.children.remaining(run_id, step.kind, step.name)
 
     def stats(self) -> Stats:
         """The fleet's counts and histograms, for ``/metrics``: counted as events happen

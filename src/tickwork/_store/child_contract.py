@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .._values.models import Outcome
+from .._values.models import Outcome, RunStatus
 from .._values.records import NewJoin, NewRun, StepRecord
 from .claim_records import ClaimRequest, Ended
 
@@ -57,6 +57,15 @@ class ChildStore(Protocol):
         """Write the parent's wait checkpoint ``step`` (completed) and forget the join of
         that step, in one transaction, if the parent is still held (else ``LeaseLost``).
         Its children that still run no longer count off anything."""
+        ...
+
+    def counts(self, parent_id: str) -> dict[RunStatus, int]:
+        """How many children ``parent_id`` has in each status (one read of its index)."""
+        ...
+
+    def remaining(self, parent_id: str, kind: str, step: str) -> int | None:
+        """How many children the parent's wait (``kind``, ``step``) still waits for; None
+        when it waits for none (ended, or not registered)."""
         ...
 
     def descendants(self, run_id: str) -> list[str]:

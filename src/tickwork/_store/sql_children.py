@@ -61,6 +61,11 @@ SELECT id, status, result, error FROM tickwork_runs WHERE id IN ({{marks}}) AND 
 """
 
 
+# A parent's children counted by status (tickwork_runs_parent).
+COUNT_CHILDREN = "SELECT status, COUNT(*) FROM tickwork_runs WHERE parent_id = ? GROUP BY status"
+SELECT_REMAINING = "SELECT remaining FROM tickwork_joins WHERE parent_id = ? AND step = ?"
+
+
 class ChildrenSql:
     """``ChildStore`` over a dialect's ``Database``."""
 
@@ -155,6 +160,14 @@ class ChildrenSql:
             return True
 
         return self._db.write(work)
+
+    def counts(self, parent_id: str) -> dict[RunStatus, int]:
+        rows = self._db.read_rows(COUNT_CHILDREN, parent_id)
+        return {RunStatus(status): int(count) for status, count in rows}
+
+    def remaining(self, parent_id: str, kind: str, step: str) -> int | None:
+        rows = self._db.read_rows(SELECT_REMAINING, parent_id, f"{kind}:{step}")
+        return int(rows[0][0]) if rows else None
 
     def descendants(self, run_id: str) -> list[str]:
         with self._db.read() as tx:

@@ -20,8 +20,11 @@ from .durations import describe_duration
 from .models import RunInfo, RunStatus, StepInfo
 
 __all__ = [
+    "ChildWait",
     "WaitingFor",
     "asleep_in",
+    "child_wait",
+    "child_wait_words",
     "ended_at",
     "match_words",
     "relative_words",
@@ -56,6 +59,40 @@ def waiting_for(step: StepInfo) -> WaitingFor | None:
     return WaitingFor(tuple(names), match if isinstance(match, dict) else None, when)
 
 
+@dataclass(frozen=True, slots=True)
+class ChildWait:
+    """What a wait for child runs (``ctx.wait``, ``ctx.map``) waits for: ``count`` runs
+    (of ``workflow``, a map's), until ``until`` (None: no timeout)."""
+
+    count: int
+    workflow: str | None
+    until: datetime | None
+
+
+def child_wait(step: StepInfo) -> ChildWait | None:
+    """What ``step`` waits for while it waits for children; None for any other."""
+    stored = step.result
+    if step.kind not in ("join", "map") or step.status != "waiting":
+        return None
+    if not isinstance(stored, dict) or type(stored.get("count")) is not int:
+        return None
+    until, workflow = stored.get("until"), stored.get("workflow")
+    return ChildWait(
+        stored["count"],
+        workflow if isinstance(workflow, str) else None,
+        None if type(until) is not int else from_ms(until),
+    )
+
+
+def child_wait_words(wait: ChildWait, remaining: int | None) -> str:
+    """``17 of 20 runs of resize`` (``… runs`` for a wait on several workflows);
+    ``remaining`` None: all of them."""
+    left = wait.count if remaining is None else remaining
+    of = f" of {wait.workflow}" if wait.workflow else ""
+    noun = "run" if wait.count == 1 else "runs"
+    return f"{left} of {wait.count} {noun}{of}"
+
+
 def asleep_in(run: RunInfo, steps: Sequence[StepInfo]) -> StepInfo | None:
     """The sleep ``run`` sleeps in: its last checkpoint while it is ``sleeping``."""
     if run.status is RunStatus.SLEEPING and steps and steps[-1].kind == "sleep":
@@ -72,7 +109,7 @@ def ended_at(step: StepInfo, run: RunInfo, *, asleep: bool) -> datetime | None:
             return None
         wake = from_ms(step.result)
         return wake if run.finished_at is None else min(wake, run.finished_at)
-    if step.kind == "event" and step.status == "waiting":
+    if step.kind in ("event", "join", "map") and step.status == "waiting":
         return run.finished_at
     return step.finished_at
 

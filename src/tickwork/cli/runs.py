@@ -16,7 +16,14 @@ from .._edge.wire import (
 )
 from .._engine import Engine
 from .._rules.liveness import unserved_run
-from .._values.checkpoints import asleep_in, step_took, wait_words, waiting_for
+from .._values.checkpoints import (
+    asleep_in,
+    child_wait,
+    child_wait_words,
+    step_took,
+    wait_words,
+    waiting_for,
+)
 from .._values.checks import MAX_LIMIT
 from .._values.clock import from_ms
 from .._values.durations import describe_duration, parse_duration
@@ -104,6 +111,12 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
     with open_engine(database) as engine:
         run = engine.get_run(run_id)
         steps = engine.list_steps(run_id) if run is not None else []
+        children = engine.console.child_counts(run_id) if run is not None else {}
+        remaining = {
+            (s.kind, s.name): engine.console.children_remaining(run_id, s)
+            for s in steps
+            if child_wait(s) is not None
+        }
     if run is None:
         fail(not_found("run", run_id, engine.console.where), code=3)
     if as_json:
@@ -111,7 +124,11 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         return
     fields = to_json(run)
     traceback = fields.pop("traceback")  # many lines: printed as they are, below
-    print_table(["field", "value"], field_rows(fields), title=f"run {run.id}")
+    rows = field_rows(fields)
+    if children:  # its child runs by status, and where to list them
+        counted = ", ".join(f"{n} {status.value}" for status, n in sorted(children.items()))
+        rows.append(("children", f"{counted} (tickwork runs list --parent {run.id})"))
+    print_table(["field", "value"], rows, title=f"run {run.id}")
     if traceback:  # tickwork's frames folded; each line keeps its indentation
         click.echo("traceback:\n" + _indented(fold_traceback(traceback).rstrip().splitlines()))
     if steps:
@@ -119,7 +136,7 @@ def show(run_id: str, database: str | None, as_json: bool) -> None:
         asleep, now = asleep_in(run, steps), engine.clock.now()
         print_table(
             ["step", "kind", "status", "attempts", "duration", "result / error"],
-            [_step_row(s, run, asleep=s is asleep, now=now) for s in steps],
+            [_step_row(s, run, asleep=s is asleep, now=now, remaining=remaining) for s in steps],
         )
     for step in steps:  # what it took: each failed try, the end of its traceback
         for one in step.tries:
@@ -141,7 +158,12 @@ def _last_frame(lines: list[str]) -> list[str]:
 
 
 def _step_row(
-    step: StepInfo, run: RunInfo, *, asleep: bool, now: datetime
+    step: StepInfo,
+    run: RunInfo,
+    *,
+    asleep: bool,
+    now: datetime,
+    remaining: dict[tuple[str, str], int | None],
 ) -> tuple[str, str, str, int, str, str]:
     return (
         step.name,
@@ -149,7 +171,7 @@ def _step_row(
         "sleeping" if asleep else step.status,
         step.attempts,
         step_took(step, run, asleep=asleep, now=now),
-        _step_outcome(step, asleep, now),
+        _step_outcome(step, asleep, now, remaining),
     )
 
 
@@ -241,7 +263,9 @@ def _nobody_serves(engine: Engine, run_id: str) -> str | None:
     return unserved_run(run.pool, run.workflow, engine.list_workers())
 
 
-def _step_outcome(step: StepInfo, asleep: bool, now: datetime) -> str:
+def _step_outcome(
+    step: StepInfo, asleep: bool, now: datetime, remaining: dict[tuple[str, str], int | None]
+) -> str:
     """A step's result as JSON, its error as text; a sleep as when it wakes (the one the
     run is ``asleep`` in) or how long it slept, a recorded now() as the instant it read
     (never their epoch milliseconds)."""
@@ -256,6 +280,11 @@ def _step_outcome(step: StepInfo, asleep: bool, now: datetime) -> str:
         return f"slept {describe_duration(at - step.started_at, rounded=True)}"
     if step.kind == "event":
         return _wait_outcome(step, now)
+    children = child_wait(step)
+    if children is not None:  # "waits for 17 of 20 runs of resize"
+        return f"waits for {child_wait_words(children, remaining.get((step.kind, step.name)))}"
+    if step.kind == "start" and isinstance(step.result, str):
+        return f"started {step.result}"
     return json_text(step.result)
 
 

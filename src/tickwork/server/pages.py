@@ -29,7 +29,7 @@ from .._rules.liveness import HeldBack, held_back_schedules, held_back_text
 from .._rules.occurrences import HolidayRule
 from .._rules.preview import UpcomingMark, schedule_marks
 from .._values.business_days import BusinessDays
-from .._values.checkpoints import asleep_in
+from .._values.checkpoints import asleep_in, child_wait, child_wait_words
 from .._values.holidays import Holiday
 from .._values.models import (
     ACTIVE_STATUSES,
@@ -41,6 +41,7 @@ from .._values.models import (
     ScheduleAction,
     ScheduleInfo,
     ScheduleState,
+    StepInfo,
     WorkerInfo,
 )
 from ..cron import load_zone
@@ -69,6 +70,8 @@ from .waits import waiting_for
 __all__ = ["ACTIONS", "CHART_RUNS", "RUNS_LIMIT", "SCHEDULES_PER_PAGE", "Pages"]
 
 RUNS_LIMIT = 100
+#: a run's children listed on its page (the rest: the runs page, filtered by parent)
+CHILDREN_SHOWN = 100
 #: schedule keys the Runs page's filter suggests, the first in key order: each view reads
 #: them, and a longer list helps no one typing (any key may still be typed)
 SUGGESTED_KEYS = 500
@@ -314,6 +317,7 @@ class Pages:
             "status": params.get("status", ""),
             "workflow": params.get("workflow", "").strip(),
             "schedule": params.get("schedule", "").strip(),
+            "parent": params.get("parent", "").strip(),
         }
         before = params.get("before", "").strip()
         data = await run_in_threadpool(self._runs_data, filters, before)
@@ -341,6 +345,7 @@ class Pages:
                 schedule_key=filters["schedule"] or None,
                 limit=RUNS_LIMIT + 1,  # one more: is there an older page?
                 before=before or None,
+                parent=filters["parent"] or None,
             )
         older = runs[RUNS_LIMIT - 1].id if len(runs) > RUNS_LIMIT else None
         runs = runs[:RUNS_LIMIT]
@@ -382,6 +387,7 @@ class Pages:
         if run is None:
             return self.renderer.not_found(request, session, f"run {run_id!r}")
         steps = await run_in_threadpool(self.engine.list_steps, run_id)
+        children = await run_in_threadpool(self._children, run, steps, root(request))
         return self.renderer.render(
             request,
             "run.html",
@@ -389,11 +395,35 @@ class Pages:
             page="runs",
             run=run,
             steps=steps,
+            **children,
             timeline=step_timeline(run, steps, now=self.engine.clock.now()),
             refresh=run.status in ACTIVE_STATUSES,
             waiting_for=waiting_for(run, steps),
             asleep_in=asleep_in(run, steps),
         )
+
+    def _children(self, run: RunInfo, steps: list[StepInfo], at: str) -> dict[str, Any]:
+        """A run's child runs as its page shows them (DESIGN §10): counts by status, the
+        first ``CHILDREN_SHOWN`` newest first with their strip, and what a waiting parent
+        waits for ("3 of 20 runs of resize")."""
+        counts = self.engine.console.child_counts(run.id)
+        shown = self.engine.list_runs(parent=run.id, limit=CHILDREN_SHOWN) if counts else []
+        waits_for_children = None
+        if run.status is RunStatus.WAITING:
+            for step in reversed(steps):
+                wait = child_wait(step)
+                if wait is not None:
+                    left = self.engine.console.children_remaining(run.id, step)
+                    waits_for_children = child_wait_words(wait, left)
+                    break
+        return {
+            "child_counts": sorted(counts.items()),
+            "children_total": sum(counts.values()),
+            "children": shown,
+            "children_strip": run_strip(shown, now=self.engine.clock.now(),
+                                        root=at) if shown else "",
+            "waits_for_children": waits_for_children,
+        }  # fmt: skip
 
     async def events(self, request: Request, session: Session) -> Response:
         """Events, newest first, with the runs each started and woke; the runs waiting
