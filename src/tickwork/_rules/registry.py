@@ -21,9 +21,10 @@ import pydantic
 import pydantic_core
 
 from .._values.checks import check_name, check_pool, check_priority
-from .._values.durations import Duration, to_ms
+from .._values.durations import Duration, instant_after, to_ms
 from .._values.events import On, subscriptions
 from .._values.ids import JSON, canonical_json
+from .._values.records import NewRun
 from .._values.retry import NO_RETRY, Retry
 from ..errors import ConfigError, InputValidationError, UnknownWorkflowError
 
@@ -77,6 +78,39 @@ class WorkflowDef:
             value = self._validated_json(self.adapter, value)
         canonical_json(value, what=f"Input of workflow {self.name!r}")
         return value
+
+    def new_run(
+        self,
+        input: Any,
+        *,
+        run_id: str,
+        now_ms: int,
+        priority: int | None = None,
+        pool: str | None = None,
+        delay: Duration | None = None,
+        parent_id: str | None = None,
+        joined: str | None = None,
+        available_ms: int | None = None,
+    ) -> NewRun:
+        """A run of this workflow to insert, checked as ``engine.start`` checks one (its
+        input validated, priority and pool valid, the delay bounded) before anything is
+        stored; ``ctx.start`` and ``ctx.map`` make their children with it too
+        (``parent_id``, ``joined``; ``available_ms``: a map's held child)."""
+        value = self.validate_input(input)
+        if available_ms is None:
+            available_ms = now_ms if delay is None else instant_after(now_ms, delay, "delay")
+        return NewRun(
+            id=run_id,
+            workflow=self.name,
+            version=self.version,
+            input_json=None if value is None else canonical_json(value),
+            priority=self.priority if priority is None else check_priority(priority),
+            pool=self.pool if pool is None else check_pool(pool),
+            created_ms=now_ms,
+            available_ms=available_ms,
+            parent_id=parent_id,
+            joined=joined,
+        )
 
     def _validated_json(self, adapter: pydantic.TypeAdapter[Any], value: Any) -> JSON:
         """``value`` validated against the annotation, in its JSON form.

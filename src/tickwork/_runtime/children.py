@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._rules.registry import Registry
-from .._values.checks import MAX_NAME, check_pool, check_priority, has_control
-from .._values.durations import Duration, instant_after
+from .._values.checks import MAX_NAME, has_control
+from .._values.durations import Duration
 from .._values.handle import RunHandle
-from .._values.ids import canonical_json
 from .._values.models import Outcome, RunInfo, RunStatus
 from .._values.records import NewRun
 from ..errors import ChildRunFailed, ConfigError, TickworkError
@@ -87,21 +86,10 @@ def new_child(
 ) -> NewRun:
     """The child run to insert, checked as ``engine.start`` checks a run: the workflow
     known (served by any pool), its input validated, priority and pool valid."""
-    definition = registry.get(workflow)
-    value = definition.validate_input(input)
-    available = now_ms if delay is None else instant_after(now_ms, delay, "delay")
-    return NewRun(
-        id=run_id,
-        workflow=definition.name,
-        version=definition.version,
-        input_json=None if value is None else canonical_json(value),
-        priority=definition.priority if priority is None else check_priority(priority),
-        pool=definition.pool if pool is None else check_pool(pool),
-        created_ms=now_ms,
-        available_ms=HELD_MS if held else available,
-        parent_id=parent.id,
-        joined=joined,
-    )
+    return registry.get(workflow).new_run(
+        input, run_id=run_id, now_ms=now_ms, priority=priority, pool=pool, delay=delay,
+        parent_id=parent.id, joined=joined, available_ms=HELD_MS if held else None,
+    )  # fmt: skip
 
 
 def map_children(

@@ -12,10 +12,9 @@ from typing import Any
 
 from .._rules.registry import WorkflowDef
 from .._runtime.core import Runtime
-from .._store import NewRun
-from .._values.checks import check_limit, check_name, check_pool, check_priority
-from .._values.durations import Duration, instant_after
-from .._values.ids import canonical_json, new_run_id
+from .._values.checks import check_limit, check_name
+from .._values.durations import Duration
+from .._values.ids import new_run_id
 from .._values.models import RunInfo, RunStatus, StepInfo
 from ..errors import ConfigError
 
@@ -44,20 +43,13 @@ class Runs:
         A ``run_id`` that names a run of another workflow is refused (``ConfigError``)
         rather than answered with that run: the caller would wait for the wrong result.
         """
-        value = definition.validate_input(input)
-        if run_id is not None:
-            check_name(run_id, "run_id")
         now = self._runtime.now_ms()
-        run = NewRun(
-            id=run_id or new_run_id(now),
-            workflow=definition.name,
-            version=definition.version,
-            input_json=None if value is None else canonical_json(value),
-            priority=definition.priority if priority is None else check_priority(priority),
-            pool=definition.pool if pool is None else check_pool(pool),
-            created_ms=now,
-            available_ms=now if delay is None else instant_after(now, delay, "delay"),
-        )
+        run = definition.new_run(
+            input, run_id=run_id or new_run_id(now), now_ms=now, priority=priority, pool=pool,
+            delay=delay,
+        )  # fmt: skip
+        if run_id is not None:  # after the input's checks, as before
+            check_name(run_id, "run_id")
         stored = self._runtime.insert_run(run)
         if stored.workflow != run.workflow:
             raise ConfigError(
