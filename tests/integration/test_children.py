@@ -411,3 +411,20 @@ def test_a_child_started_and_a_parent_woken_are_logged_at_info(
     said = [r.getMessage() for r in caplog.records if r.name == "tickwork.runs"]
     assert "run al started child run al/cover" in said
     assert "run al woken: its 1 child run(s) ended" in said
+
+
+@pytest.mark.filterwarnings("error")  # no "coroutine was never awaited" when it suspends
+def test_gathered_waits_follow_one_another_and_return_both(engine: Engine) -> None:
+    import asyncio
+
+    add_resize(engine)
+
+    @engine.workflow("both")
+    async def both(ctx: Context, input: Any) -> Any:
+        a = await ctx.start("resize", {"img": "a"})
+        b = await ctx.start("resize", {"img": "b"})
+        return list(await asyncio.gather(ctx.wait(a), ctx.wait(b)))
+
+    handle = engine.start("both")
+    engine.run_until_idle()
+    assert handle.result() == [{"small": "a.small"}, {"small": "b.small"}]

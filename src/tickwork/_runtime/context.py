@@ -628,20 +628,24 @@ class Context:
         """``ConfigError`` naming the first checkpoint an ``async def`` workflow called
         without ``await``: its coroutine never ran, so its step never did (closed here,
         with the others, so Python does not warn of them again)."""
-        forgotten = [
-            what
-            for what, coroutine in self._coroutines
-            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED
-        ]
-        for _what, coroutine in self._coroutines:
-            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
-                coroutine.close()
-        self._coroutines.clear()
+        forgotten = self.close_unawaited()
         if forgotten:
             raise ConfigError(
                 f"{forgotten[0]} was never awaited (its work never ran): in an async def "
                 f"workflow write await {forgotten[0]}"
             )
+
+    def close_unawaited(self) -> list[str]:
+        """Close the checkpoints' coroutines never awaited, and say which: at the end of
+        an ``async def`` workflow, and when it leaves early (a gathered wait suspends the
+        run before the awaitables made before it are awaited: no warning of them)."""
+        forgotten = []
+        for what, coroutine in self._coroutines:
+            if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
+                forgotten.append(what)
+                coroutine.close()
+        self._coroutines.clear()
+        return forgotten
 
     def _check_boundary(self) -> None:
         if self._lease.cancel_requested:

@@ -417,6 +417,9 @@ def _call(definition: WorkflowDef, ctx: Context) -> Any:
         except ConfigError as forgotten:
             raise forgotten from exc
         raise
+    except BaseException:  # left early (a Suspend, a cancel): what it made goes unawaited
+        ctx.close_unawaited()
+        raise
     ctx.check_awaited()
     return value
 
