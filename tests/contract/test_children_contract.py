@@ -201,3 +201,36 @@ def test_retention_keeps_the_children_of_an_unfinished_parent(store: Store) -> N
     removed, _ = prune_all(store, Cutoffs(runs_ms=T0 + 10, history_ms=None))
     assert store.runs.get_run("p/done") is not None  # its parent has not read it yet
     assert store.runs.get_run("orphan") is None and removed == 1
+
+
+def test_a_maps_join_registered_again_keeps_its_window(store: Store) -> None:
+    parent = held_parent(store)
+    prefix = "p/work/"
+    kids = [
+        replace(
+            new_run(f"{prefix}{n}", workflow="wf"),
+            parent_id="p",
+            joined="map:work",
+            available_ms=T0 if n < 2 else HELD_MS,
+        )
+        for n in range(5)
+    ]
+    ids = [k.id for k in kids]
+    store.children.join(
+        join_of(parent, ids, kind="map", step="work", prefix=prefix, released=2, until_ms=T0 + 1),
+        children=kids,
+    )
+    # Its timeout comes before its children end: the parent runs again and its wait is
+    # registered again, with no window of its own (a replay's): the map's is kept.
+    (again,) = claim(store, at=T0 + 1, limits={"parent": None})
+    store.children.join(join_of(again, ids, kind="map", step="work"))
+    running = claim(store, at=T0 + 1, limit=100)
+    assert len(running) == 2
+    ended = 0
+    while running:
+        assert len(running) <= 2
+        end(store, running.pop(0))
+        ended += 1
+        running += claim(store, at=T0 + 1, limit=100)
+    assert ended == 5
+    assert status(store, "p") is RunStatus.PENDING

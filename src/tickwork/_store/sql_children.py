@@ -38,11 +38,12 @@ MARK_JOINED = f"""
 UPDATE tickwork_runs SET joined = ?
 WHERE parent_id = ? AND id IN ({{marks}}) AND NOT ({_ENDED})
 """
+# A wait registered again (its parent re-run before its children ended) counts them
+# afresh but keeps how far a map's window was released.
 INSERT_JOIN = """
 INSERT INTO tickwork_joins (parent_id, step, remaining, released, total, prefix)
 VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (parent_id, step) DO UPDATE SET remaining = excluded.remaining,
-    released = excluded.released, total = excluded.total, prefix = excluded.prefix
+ON CONFLICT (parent_id, step) DO UPDATE SET remaining = excluded.remaining
 """
 # A wait's checkpoint, written waiting (what it waits for) or completed.
 WRITE_JOIN_STEP = """
